@@ -1,0 +1,231 @@
+//! [`Builder`] and [`RollbackPolicy`]: how a [`Generator`] is configured.
+
+use super::Generator;
+use crate::clock::{Clock, SystemClock};
+use crate::error::{Error, Result};
+use crate::layout::Layout;
+use crate::worker::WorkerSource;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// What a generator does when the clock goes back by more than `max_drift`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RollbackPolicy {
+    /// Switch to another clock-id and restart the time at the clock's reading. IDs stay unique
+    /// (and increasing, unless a clock-id is reused). Needs clock-id bits; when no clock-id is
+    /// free for the reading, falls back to [`RollbackPolicy::Wait`]. The default when the
+    /// layout has clock-id bits.
+    BumpClock,
+    /// Wait for the clock to catch up, at most `max_wait`, then fail with
+    /// [`ErrorKind::ClockRollback`](crate::ErrorKind::ClockRollback). The default for layouts
+    /// without clock-id bits.
+    Wait,
+    /// Fail at once with [`ErrorKind::ClockRollback`](crate::ErrorKind::ClockRollback).
+    Error,
+}
+
+impl RollbackPolicy {
+    /// The policy for a name: `bump`, `wait` or `error` (the names the bindings use).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Config`](crate::ErrorKind::Config) for any other name.
+    pub fn from_name(name: &str) -> Result<Self> {
+        match name {
+            "bump" | "bump_clock" => Ok(RollbackPolicy::BumpClock),
+            "wait" => Ok(RollbackPolicy::Wait),
+            "error" => Ok(RollbackPolicy::Error),
+            other => Err(Error::config(format!(
+                "on_rollback: unknown policy {other:?}; use \"bump\", \"wait\" or \"error\""
+            ))),
+        }
+    }
+}
+
+/// Where a generator keeps its durable state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Storage {
+    /// In the state directory: `None` for the default one (see DESIGN.md, "Where things run").
+    Dir(Option<PathBuf>),
+    /// Nowhere: not restart-safe; asked for explicitly.
+    InMemory,
+}
+
+/// Configures a [`Generator`]; start with [`Generator::builder`].
+///
+/// # Example
+/// ```
+/// use rimeflake::{Generator, Layout, RollbackPolicy};
+/// use std::time::Duration;
+///
+/// let generator = Generator::builder()
+///     .layout(Layout::twitter())
+///     .worker_id(1)
+///     .in_memory()
+///     .rollback_policy(RollbackPolicy::Wait)
+///     .max_wait(Duration::from_millis(100))
+///     .build()?;
+/// let (a, b) = (generator.next_id()?, generator.next_id()?);
+/// assert!(a < b);
+/// # Ok::<(), rimeflake::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct Builder<C: Clock = SystemClock> {
+    pub(crate) layout: Layout,
+    pub(crate) worker: Option<WorkerSource>,
+    pub(crate) clock: C,
+    pub(crate) max_drift: Duration,
+    pub(crate) max_wait: Duration,
+    pub(crate) policy: Option<RollbackPolicy>,
+    pub(crate) strict_monotonic: bool,
+    pub(crate) storage: Storage,
+    pub(crate) namespace: String,
+    pub(crate) reserve_ahead: Duration,
+    pub(crate) refresh_every: Duration,
+}
+
+/// The default `max_drift`: rollbacks up to this are absorbed by counting on (a leap second fits).
+pub const DEFAULT_MAX_DRIFT: Duration = Duration::from_secs(2);
+/// The default `max_wait`: the longest any call waits before it fails.
+pub const DEFAULT_MAX_WAIT: Duration = Duration::from_secs(5);
+
+impl Builder<SystemClock> {
+    pub(crate) fn new() -> Self {
+        Builder {
+            layout: Layout::default(),
+            worker: None,
+            clock: SystemClock,
+            max_drift: DEFAULT_MAX_DRIFT,
+            max_wait: DEFAULT_MAX_WAIT,
+            policy: None,
+            strict_monotonic: false,
+            storage: Storage::Dir(None),
+            namespace: "default".to_string(),
+            reserve_ahead: Duration::from_secs(1),
+            refresh_every: Duration::from_millis(500),
+        }
+    }
+}
+
+impl<C: Clock> Builder<C> {
+    /// The bit layout (default: [`Layout::default`]).
+    pub fn layout(mut self, layout: Layout) -> Self {
+        self.layout = layout;
+        self
+    }
+
+    /// A fixed worker ID (same as `.worker(WorkerSource::Fixed(id))`). Without one, the
+    /// generator leases the lowest free worker ID of the state directory.
+    pub fn worker_id(mut self, worker_id: u64) -> Self {
+        self.worker = Some(WorkerSource::Fixed(worker_id));
+        self
+    }
+
+    /// Where the worker ID comes from.
+    pub fn worker(mut self, source: WorkerSource) -> Self {
+        self.worker = Some(source);
+        self
+    }
+
+    /// The clock (default: [`SystemClock`]); tests pass a [`ManualClock`](crate::ManualClock).
+    pub fn clock<C2: Clock>(self, clock: C2) -> Builder<C2> {
+        Builder {
+            layout: self.layout,
+            worker: self.worker,
+            clock,
+            max_drift: self.max_drift,
+            max_wait: self.max_wait,
+            policy: self.policy,
+            strict_monotonic: self.strict_monotonic,
+            storage: self.storage,
+            namespace: self.namespace,
+            reserve_ahead: self.reserve_ahead,
+            refresh_every: self.refresh_every,
+        }
+    }
+
+    /// Rollbacks up to this are absorbed by counting on from the last ID, and IDs may run this
+    /// far ahead of the clock when a time unit's sequence runs out (default 2 s).
+    pub fn max_drift(mut self, max_drift: Duration) -> Self {
+        self.max_drift = max_drift;
+        self
+    }
+
+    /// The longest any call waits (for the clock, or for a reservation) before it fails
+    /// (default 5 s).
+    pub fn max_wait(mut self, max_wait: Duration) -> Self {
+        self.max_wait = max_wait;
+        self
+    }
+
+    /// What to do when the clock goes back by more than `max_drift`.
+    pub fn rollback_policy(mut self, policy: RollbackPolicy) -> Self {
+        self.policy = Some(policy);
+        self
+    }
+
+    /// Forbids reusing an older clock-id, so IDs of this generator always increase (at the cost
+    /// of waiting when no higher clock-id is free).
+    pub fn strict_monotonic(mut self, strict: bool) -> Self {
+        self.strict_monotonic = strict;
+        self
+    }
+
+    /// Keeps no state at all: **not restart-safe**. A restarted process may repeat IDs if the
+    /// clock was set back meanwhile; `close` waits until the clock has passed the last ID so an
+    /// immediate rerun cannot.
+    pub fn in_memory(mut self) -> Self {
+        self.storage = Storage::InMemory;
+        self
+    }
+
+    /// The state directory (default: `$RIMEFLAKE_STATE_DIR`, else `$XDG_STATE_HOME/rimeflake`
+    /// or `~/.local/state/rimeflake`).
+    pub fn state_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.storage = Storage::Dir(Some(dir.into()));
+        self
+    }
+
+    /// The namespace: worker IDs and state are separate per namespace (default `default`).
+    pub fn namespace(mut self, namespace: impl Into<String>) -> Self {
+        self.namespace = namespace.into();
+        self
+    }
+
+    /// How far ahead of the clock the durable reservation is kept (default 1 s).
+    pub fn reserve_ahead(mut self, ahead: Duration) -> Self {
+        self.reserve_ahead = ahead;
+        self
+    }
+
+    /// How often the reservation is moved ahead (default every 500 ms).
+    pub fn refresh_every(mut self, every: Duration) -> Self {
+        self.refresh_every = every;
+        self
+    }
+
+    /// Validates the configuration, takes the worker ID and starts the generator.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Config`](crate::ErrorKind::Config) for an invalid option (a worker ID out of
+    /// range, `BumpClock` on a layout without clock-id bits, ...), and the errors of taking a
+    /// worker ID and loading its state.
+    pub fn build(self) -> Result<Generator<C>> {
+        let policy = match self.policy {
+            Some(RollbackPolicy::BumpClock) if self.layout.clock_id_bits() == 0 => {
+                return Err(Error::config(format!(
+                    "on_rollback: BumpClock needs clock-id bits, and layout {} has none; use Wait \
+                     or Error",
+                    self.layout.name()
+                )))
+            }
+            Some(p) => p,
+            None if self.layout.clock_id_bits() > 0 => RollbackPolicy::BumpClock,
+            None => RollbackPolicy::Wait,
+        };
+        if self.max_drift.as_millis() > u32::MAX as u128 {
+            return Err(Error::config("max_drift: at most 49 days"));
+        }
+        self.layout.check_epoch(self.clock.now_ms())?;
+        Generator::start(self, policy)
+    }
+}

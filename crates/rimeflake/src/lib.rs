@@ -1,0 +1,36 @@
+//! # rimeflake
+//!
+//! 64-bit, time-ordered, unique IDs (the Snowflake family) that stay unique when the clock jumps
+//! back, when a process restarts or forks, and when a worker ID moves to another host.
+//!
+//! ```
+//! use rimeflake::{Generator, Layout};
+//!
+//! let generator = Generator::builder().layout(Layout::twitter()).worker_id(1).in_memory().build()?;
+//! let id = generator.next_id()?;
+//! let parts = generator.layout().decode(id)?;
+//! assert_eq!(parts.worker_id, 1);
+//! # Ok::<(), rimeflake::Error>(())
+//! ```
+//!
+//! The modules follow DESIGN.md: [`layout`] (bits, presets, compose/decode), [`clock`],
+//! [`generator`] (the rollback-safe state machine), [`state`] (durable state), [`worker`]
+//! (where worker IDs come from), [`encoding`] (string forms) and [`error`].
+#![warn(missing_docs)]
+
+pub mod clock;
+pub mod encoding;
+pub mod error;
+pub mod generator;
+pub mod layout;
+pub mod state;
+mod sync;
+pub mod worker;
+
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use encoding::{format, parse, Encoding};
+pub use error::{Error, ErrorKind, Result};
+pub use generator::{Builder, Generator, RollbackPolicy, Stats};
+pub use layout::{FieldOrder, Layout, LayoutBuilder, Parts};
+pub use state::{StateStore, WorkerState};
+pub use worker::WorkerSource;
