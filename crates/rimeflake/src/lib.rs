@@ -25,6 +25,7 @@ pub mod generator;
 pub mod layout;
 pub mod state;
 mod sync;
+pub mod tracing;
 pub mod worker;
 
 pub use clock::{Clock, ManualClock, SystemClock};

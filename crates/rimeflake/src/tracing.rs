@@ -1,0 +1,374 @@
+//! IDs for tracing agents: the string format of the SkyWalking Java agent's `GlobalIdGenerator`,
+//! `{process}.{thread}.{time}`, made safe where the original is not.
+//!
+//! A trace or segment ID there is three parts joined by dots: 32 hex digits drawn once per
+//! process (a random UUID without dashes), the Java thread's ID, and
+//! `epoch_ms * 10000 + seq` with a per-thread `seq` from 0 to 9,999. An agent that replaces
+//! `str(uuid.uuid1()).replace('-', '')` or that must stay compatible with SkyWalking's format
+//! calls [`global_id`] instead.
+//!
+//! Guarantees, by name (each one is a way the original can repeat an ID):
+//! - **Tokens are never reused**: the thread part is a per-process counter handed to a thread on
+//!   its first call, not the operating system's or the runtime's thread ID, which are reused
+//!   once a thread ends.
+//! - **No wrap in a busy millisecond**: the third part of a thread strictly increases. More than
+//!   10,000 IDs in one millisecond borrow the next millisecond (as the generator borrows time)
+//!   instead of wrapping the sequence to 0.
+//! - **Rollback-safe**: when the clock goes back, the third part keeps counting from the last
+//!   value, so it never repeats (it runs ahead of the clock until the clock catches up).
+//! - **Fresh after fork**: the process part comes from the operating system's randomness
+//!   (`getrandom` on Linux, `arc4random_buf` on the BSDs and macOS) and is drawn anew in a
+//!   forked child, so a child never continues its parent's IDs. An at-fork handler armed with
+//!   `pthread_atfork` catches every `fork()` that runs handlers; bindings may also call
+//!   [`after_fork_in_child`] from their own hooks.
+//!
+//! The hot path takes no lock: one thread-local borrow, one clock reading, one relaxed load.
+//!
+//! # Example
+//! ```
+//! let a = rimeflake::tracing::global_id();
+//! let b = rimeflake::tracing::global_id();
+//! let parts: Vec<&str> = a.split('.').collect();
+//! assert_eq!(parts.len(), 3);
+//! assert_eq!(parts[0].len(), 32);
+//! assert_ne!(a, b);
+//! ```
+
+use crate::clock::system_now_ms;
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering::*};
+
+/// How many IDs of one thread fit in one millisecond of the third part.
+pub const PER_MS: u64 = 10_000;
+
+/// Bumped in a forked child: threads compare it with the generation their prefix was made for.
+static FORK_GENERATION: AtomicU64 = AtomicU64::new(0);
+/// The next thread token. Starts at 1; a thread keeps its token for life, none is handed twice.
+static NEXT_TOKEN: AtomicU64 = AtomicU64::new(1);
+/// The process part of the current generation (leaked boxes: one per process and fork).
+static PROCESS: AtomicPtr<ProcessPart> = AtomicPtr::new(std::ptr::null_mut());
+
+struct ProcessPart {
+    generation: u64,
+    hex: [u8; 32],
+}
+
+struct ThreadState {
+    generation: u64,
+    token: u64,
+    /// `{process}.{token}.`, rebuilt when the process part changes.
+    prefix: String,
+    /// The last third part this thread issued.
+    last: u64,
+}
+
+thread_local! {
+    static STATE: RefCell<Option<ThreadState>> = const { RefCell::new(None) };
+}
+
+/// A new ID in the SkyWalking agent's format: `{32 hex digits}.{thread token}.{ms * 10000 + seq}`.
+///
+/// # Example
+/// ```
+/// let ids: std::collections::HashSet<String> =
+///     (0..50_000).map(|_| rimeflake::tracing::global_id()).collect();
+/// assert_eq!(ids.len(), 50_000); // more than 10,000 in a millisecond never repeat
+/// ```
+pub fn global_id() -> String {
+    with_global_id(str::to_owned)
+}
+
+/// Calls `f` with a new ID in the format of [`global_id`], formatted on the stack: no
+/// allocation, for bindings that copy the text into their own string type.
+pub fn with_global_id<R>(f: impl FnOnce(&str) -> R) -> R {
+    let mut buf = [0u8; 96];
+    let len = STATE.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        let generation = FORK_GENERATION.load(Acquire);
+        if slot.as_ref().is_none_or(|s| s.generation != generation) {
+            let fresh = ThreadState::refresh(slot.take(), generation);
+            *slot = Some(fresh);
+        }
+        let state = slot.as_mut().expect("set just above");
+        state.last = next_value(state.last, system_now_ms());
+        let prefix = state.prefix.as_bytes();
+        buf[..prefix.len()].copy_from_slice(prefix);
+        prefix.len() + write_decimal(&mut buf[prefix.len()..], state.last)
+    });
+    // SAFETY of the `expect`: the prefix is ASCII hex, digits and dots, the rest ASCII digits.
+    f(std::str::from_utf8(&buf[..len]).expect("ASCII"))
+}
+
+/// The process part of the IDs this process makes now: 32 lower-case hex digits, a random
+/// (version 4) UUID without dashes, drawn anew after a fork.
+pub fn process_id() -> String {
+    let part = process_part(FORK_GENERATION.load(Acquire));
+    String::from_utf8(part.hex.to_vec()).expect("hex is ASCII")
+}
+
+/// Tells this module that the process is a freshly forked child: the next ID of every thread
+/// uses a new process part. Async-signal-safe (one atomic add), so it may run in an at-fork
+/// handler. Called by the core's own `pthread_atfork` child handler; bindings may call it from
+/// their hooks as well (calling it twice only draws once more).
+pub fn after_fork_in_child() {
+    FORK_GENERATION.fetch_add(1, AcqRel);
+}
+
+/// The third part after `last` at clock reading `now_ms`: the clock's value, or `last + 1` when
+/// that is not higher (a busy millisecond, which borrows the next one, or a clock that went
+/// back, where counting on keeps the part unique).
+fn next_value(last: u64, now_ms: u64) -> u64 {
+    (last + 1).max(now_ms.saturating_mul(PER_MS))
+}
+
+impl ThreadState {
+    /// The state for a thread's first call, or for its first call after a fork.
+    #[cold]
+    fn refresh(old: Option<ThreadState>, generation: u64) -> ThreadState {
+        arm_fork_handler();
+        let (token, last) = match old {
+            // The forking thread keeps its token and its count: with a new process part its
+            // IDs are new whatever they continue from.
+            Some(s) => (s.token, s.last),
+            None => (NEXT_TOKEN.fetch_add(1, Relaxed), 0),
+        };
+        let part = process_part(generation);
+        let mut prefix = String::with_capacity(56);
+        prefix.push_str(std::str::from_utf8(&part.hex).expect("hex is ASCII"));
+        prefix.push('.');
+        prefix.push_str(&token.to_string());
+        prefix.push('.');
+        ThreadState {
+            generation,
+            token,
+            prefix,
+            last,
+        }
+    }
+}
+
+/// The process part for `generation`, drawn by the first thread that asks after a fork.
+fn process_part(generation: u64) -> &'static ProcessPart {
+    loop {
+        let current = PROCESS.load(Acquire);
+        // SAFETY: PROCESS only ever holds null or a leaked, never-freed box.
+        if let Some(part) = unsafe { current.as_ref() } {
+            if part.generation >= generation {
+                return part;
+            }
+        }
+        let fresh = Box::into_raw(Box::new(ProcessPart {
+            generation,
+            hex: random_uuid_hex(),
+        }));
+        match PROCESS.compare_exchange(current, fresh, AcqRel, Acquire) {
+            // The old part may still be read by a thread that loaded it: leak it.
+            Ok(_) => return unsafe { &*fresh },
+            // Another thread drew first: ours was never shared, so free it and use theirs.
+            Err(_) => drop(unsafe { Box::from_raw(fresh) }),
+        }
+    }
+}
+
+/// 32 hex digits of a version 4 UUID from the operating system's randomness.
+fn random_uuid_hex() -> [u8; 32] {
+    let mut bytes = [0u8; 16];
+    os_random(&mut bytes);
+    bytes[6] = (bytes[6] & 0x0f) | 0x40; // version 4
+    bytes[8] = (bytes[8] & 0x3f) | 0x80; // RFC 4122 variant
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut out = [0u8; 32];
+    for (i, b) in bytes.iter().enumerate() {
+        out[2 * i] = HEX[(b >> 4) as usize];
+        out[2 * i + 1] = HEX[(b & 15) as usize];
+    }
+    out
+}
+
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn os_random(buf: &mut [u8]) {
+    let mut filled = 0;
+    while filled < buf.len() {
+        // SAFETY: the pointer and length describe the unfilled rest of `buf`.
+        let n =
+            unsafe { libc::getrandom(buf[filled..].as_mut_ptr().cast(), buf.len() - filled, 0) };
+        if n > 0 {
+            filled += n as usize;
+        } else if n < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted
+        {
+            // No getrandom(2) (a kernel before 3.17): std's hasher keys come from the OS too.
+            return fallback_random(buf);
+        }
+    }
+}
+
+#[cfg(any(
+    target_os = "macos",
+    target_os = "ios",
+    target_os = "freebsd",
+    target_os = "openbsd",
+    target_os = "netbsd",
+    target_os = "dragonfly"
+))]
+fn os_random(buf: &mut [u8]) {
+    // SAFETY: the pointer and length describe `buf`; arc4random_buf cannot fail.
+    unsafe { libc::arc4random_buf(buf.as_mut_ptr().cast(), buf.len()) }
+}
+
+#[cfg(not(any(
+    target_os = "linux",
+    target_os = "android",
+    target_os = "macos",
+    target_os = "ios",
+    target_os = "freebsd",
+    target_os = "openbsd",
+    target_os = "netbsd",
+    target_os = "dragonfly"
+)))]
+fn os_random(buf: &mut [u8]) {
+    fallback_random(buf)
+}
+
+/// Randomness through std: each `RandomState` is keyed from the operating system's generator
+/// (`BCryptGenRandom` on Windows) in a fresh thread, then mixed with a counter.
+#[allow(dead_code)] // only reached on some targets
+fn fallback_random(buf: &mut [u8]) {
+    use std::hash::{BuildHasher, Hasher};
+    let state = std::collections::hash_map::RandomState::new();
+    for (i, chunk) in buf.chunks_mut(8).enumerate() {
+        let mut h = state.build_hasher();
+        h.write_u64(i as u64);
+        h.write_u64(FORK_GENERATION.load(Relaxed));
+        h.write_u32(std::process::id());
+        let v = h.finish().to_le_bytes();
+        chunk.copy_from_slice(&v[..chunk.len()]);
+    }
+}
+
+/// Writes `v` in decimal at the start of `out`, returning the number of digits.
+fn write_decimal(out: &mut [u8], mut v: u64) -> usize {
+    let mut tmp = [0u8; 20];
+    let mut i = tmp.len();
+    loop {
+        i -= 1;
+        tmp[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    let n = tmp.len() - i;
+    out[..n].copy_from_slice(&tmp[i..]);
+    n
+}
+
+/// Arms the at-fork child handler once per process.
+fn arm_fork_handler() {
+    #[cfg(unix)]
+    {
+        static ARM: std::sync::Once = std::sync::Once::new();
+        extern "C" fn child() {
+            after_fork_in_child();
+        }
+        // SAFETY: `child` only does an atomic add, which is async-signal-safe.
+        ARM.call_once(|| unsafe {
+            libc::pthread_atfork(None, None, Some(child));
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn has_the_skywalking_shape() {
+        let id = global_id();
+        let parts: Vec<&str> = id.split('.').collect();
+        assert_eq!(parts.len(), 3, "{id}");
+        assert_eq!(parts[0].len(), 32);
+        assert!(parts[0]
+            .bytes()
+            .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()));
+        assert_eq!(&parts[0][12..13], "4", "a version 4 UUID: {id}");
+        let token: u64 = parts[1].parse().unwrap();
+        assert!(token >= 1);
+        let third: u64 = parts[2].parse().unwrap();
+        let ms = third / PER_MS;
+        assert!(ms.abs_diff(system_now_ms()) < 60_000, "{id}");
+    }
+
+    #[test]
+    fn a_busy_millisecond_borrows_the_next_instead_of_wrapping() {
+        let now = 1_767_225_600_000;
+        let mut last = 0;
+        let mut seen = HashSet::new();
+        for _ in 0..25_000 {
+            let next = next_value(last, now);
+            assert!(next > last);
+            assert!(seen.insert(next));
+            last = next;
+        }
+        assert_eq!(last, now * PER_MS + 24_999); // two and a half milliseconds borrowed
+        assert_eq!(next_value(last, now + 10), (now + 10) * PER_MS); // the clock overtakes
+    }
+
+    #[test]
+    fn a_clock_rollback_keeps_counting() {
+        let now = 1_767_225_600_000;
+        let a = next_value(0, now);
+        let b = next_value(a, now - 3_600_000); // an hour back
+        let c = next_value(b, now - 3_600_000 + 1);
+        assert!(a < b && b < c);
+        assert_eq!(b, a + 1);
+    }
+
+    #[test]
+    fn thread_tokens_differ_and_ids_are_unique_across_threads() {
+        let handles: Vec<_> = (0..4)
+            .map(|_| std::thread::spawn(|| (0..20_000).map(|_| global_id()).collect::<Vec<_>>()))
+            .collect();
+        let mut all = HashSet::new();
+        let mut tokens = HashSet::new();
+        for h in handles {
+            let ids = h.join().unwrap();
+            tokens.insert(ids[0].split('.').nth(1).unwrap().to_string());
+            for id in ids {
+                assert!(all.insert(id));
+            }
+        }
+        assert_eq!(tokens.len(), 4);
+        assert_eq!(all.len(), 80_000);
+    }
+
+    #[test]
+    fn a_thread_token_is_never_handed_out_twice() {
+        let mut tokens = HashSet::new();
+        for _ in 0..50 {
+            let id = std::thread::spawn(global_id).join().unwrap();
+            assert!(tokens.insert(id.split('.').nth(1).unwrap().to_string()));
+        }
+    }
+
+    #[test]
+    fn a_fork_draws_a_new_process_part() {
+        let before = global_id();
+        let old = process_id();
+        after_fork_in_child(); // what the child handler does
+        let after = global_id();
+        assert_ne!(process_id(), old);
+        assert_eq!(after.split('.').next().unwrap(), process_id());
+        // Same thread, same token: the new process part alone keeps the IDs apart.
+        assert_eq!(before.split('.').nth(1), after.split('.').nth(1));
+    }
+
+    #[test]
+    fn decimal_writer_matches_std() {
+        let mut buf = [0u8; 20];
+        for v in [0, 9, 10, 12345, u64::MAX] {
+            let n = write_decimal(&mut buf, v);
+            assert_eq!(std::str::from_utf8(&buf[..n]).unwrap(), v.to_string());
+        }
+    }
+}
