@@ -1,1 +1,64 @@
-fn main() {}
+//! The `rimeflake` command: `gen`, `decode` and `bench` (see `rimeflake --help`).
+//!
+//! Every failure is one line, `rimeflake: error: <message>`, on stderr, with exit status 2 for
+//! bad arguments or configuration and 1 for anything else; never a panic trace.
+
+mod args;
+mod bench;
+mod decode;
+mod fail;
+mod gen;
+mod iso;
+mod show;
+
+use args::{Cli, Command};
+use clap::error::ErrorKind as ClapKind;
+use clap::Parser;
+use fail::Failure;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    // A bug must still end in one line, not a trace.
+    std::panic::set_hook(Box::new(|info| {
+        let what = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        let at = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()));
+        eprintln!(
+            "rimeflake: error: internal error (a bug, please report it): {}{}",
+            fail::one_line(&what),
+            at.unwrap_or_default()
+        );
+    }));
+
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => match e.kind() {
+            ClapKind::DisplayHelp | ClapKind::DisplayVersion => {
+                let _ = e.print();
+                return ExitCode::SUCCESS;
+            }
+            ClapKind::DisplayHelpOnMissingArgumentOrSubcommand | ClapKind::MissingSubcommand => {
+                return Failure::usage(
+                    "a subcommand is needed: gen, decode or bench (see rimeflake --help)",
+                )
+                .report()
+            }
+            _ => return Failure::usage(fail::clap_message(&e.to_string())).report(),
+        },
+    };
+    let result = match &cli.command {
+        Command::Gen(a) => gen::run(a),
+        Command::Decode(a) => decode::run(a),
+        Command::Bench(a) => bench::run(a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => failure.report(),
+    }
+}

@@ -1,0 +1,172 @@
+//! `rimeflake bench`: threads share one generator and call `next_id` for a while; a progress
+//! line on stderr while it runs, then a summary on stdout.
+
+use crate::args::BenchArgs;
+use crate::fail::Failure;
+use crate::show::{describe_layout, grouped};
+use rimeflake::clock::monotonic_ns;
+use rimeflake::Generator;
+use std::io::{self, Write};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// IDs a thread takes between two updates of its counter.
+const BATCH: u64 = 256;
+/// How often the progress line is redrawn.
+const PROGRESS_EVERY_NS: u64 = 250_000_000;
+
+/// One thread's count, on a cache line of its own so counting does not slow the threads down.
+#[repr(align(128))]
+#[derive(Default)]
+struct Slot(AtomicU64);
+
+pub fn run(args: &BenchArgs) -> Result<(), Failure> {
+    let generator = args.generator.build()?;
+    let slots: Vec<Slot> = (0..args.threads).map(|_| Slot::default()).collect();
+    let stop = AtomicBool::new(false);
+    let failure: Mutex<Option<rimeflake::Error>> = Mutex::new(None);
+    let duration_ns = (args.seconds * 1e9) as u64;
+
+    let cpu_before = cpu_time_ns();
+    let start = monotonic_ns();
+    let elapsed_ns = std::thread::scope(|scope| {
+        for slot in &slots {
+            let (generator, stop, failure) = (&generator, &stop, &failure);
+            scope.spawn(move || work(generator, slot, stop, failure));
+        }
+        let total = || slots.iter().map(|s| s.0.load(Relaxed)).sum::<u64>();
+        let (mut last_ns, mut last_ids) = (0, 0);
+        loop {
+            std::thread::sleep(Duration::from_millis(50));
+            let now = monotonic_ns() - start;
+            if now >= duration_ns || stop.load(Relaxed) {
+                stop.store(true, Relaxed);
+                break now;
+            }
+            if now - last_ns >= PROGRESS_EVERY_NS {
+                let ids = total();
+                let rate = (ids - last_ids) as f64 / ((now - last_ns) as f64 / 1e9);
+                progress(now, ids, rate);
+                (last_ns, last_ids) = (now, ids);
+            }
+        }
+    });
+    let cpu_ns = cpu_time_ns()
+        .zip(cpu_before)
+        .map(|(after, before)| after - before);
+    let ids: u64 = slots.iter().map(|s| s.0.load(Relaxed)).sum();
+    // The last progress line shows the whole run, and stays on screen.
+    progress(elapsed_ns, ids, ids as f64 / (elapsed_ns as f64 / 1e9));
+    eprintln!();
+
+    if let Some(e) = failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        let _ = generator.close();
+        return Err(e.into());
+    }
+    let stats = generator.stats();
+    let layout = generator.layout().clone();
+    generator.close()?;
+
+    let wall_s = elapsed_ns as f64 / 1e9;
+    let per_second = ids as f64 / wall_s;
+    // The layout's cap: one time unit's worth of sequence numbers per unit of wall time.
+    let cap = (layout.max_sequence() + 1) as f64 * 1000.0 / layout.unit_ms() as f64;
+    let mut out = io::stdout().lock();
+    writeln!(
+        out,
+        "rimeflake bench: {} thread(s) on one generator, {wall_s:.2} s",
+        args.threads
+    )?;
+    writeln!(out, "  {}", describe_layout(&layout))?;
+    writeln!(out, "  IDs:         {}", grouped(ids))?;
+    writeln!(
+        out,
+        "  throughput:  {} IDs/s ({:.1}% of the layout's cap of {} IDs/s)",
+        grouped(per_second as u64),
+        100.0 * per_second / cap,
+        grouped(cap as u64)
+    )?;
+    if ids > 0 {
+        let ns = elapsed_ns as f64 / ids as f64;
+        writeln!(
+            out,
+            "  ns/ID:       {ns:.2} (wall time / IDs); {:.2} per call in each thread",
+            ns * args.threads as f64
+        )?;
+    }
+    match cpu_ns {
+        Some(cpu) => writeln!(
+            out,
+            "  CPU use:     {:.1}% of one core ({:.2} s CPU time / {wall_s:.2} s wall time)",
+            100.0 * cpu as f64 / elapsed_ns as f64,
+            cpu as f64 / 1e9
+        )?,
+        None => writeln!(out, "  CPU use:     not measured on this platform")?,
+    }
+    writeln!(
+        out,
+        "  generator:   {} waits ({} ms waited), {} ms borrowed ahead of the clock, {} rollbacks, {} clock-id bumps",
+        stats.waits, stats.waited_ms, stats.borrowed_ms, stats.rollbacks, stats.clock_id_bumps
+    )?;
+    out.flush()?;
+    Ok(())
+}
+
+fn work(
+    generator: &Generator,
+    slot: &Slot,
+    stop: &AtomicBool,
+    failure: &Mutex<Option<rimeflake::Error>>,
+) {
+    while !stop.load(Relaxed) {
+        for _ in 0..BATCH {
+            match generator.next_id() {
+                Ok(id) => {
+                    std::hint::black_box(id);
+                }
+                Err(e) => {
+                    failure
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .get_or_insert(e);
+                    stop.store(true, Relaxed);
+                    return;
+                }
+            }
+        }
+        slot.0.fetch_add(BATCH, Relaxed);
+    }
+}
+
+fn progress(elapsed_ns: u64, ids: u64, rate: f64) {
+    let mut err = io::stderr().lock();
+    let _ = write!(
+        err,
+        "\r{:6.2} s  {:>15} IDs  {:>13} IDs/s   ",
+        elapsed_ns as f64 / 1e9,
+        grouped(ids),
+        grouped(rate as u64)
+    );
+    let _ = err.flush();
+}
+
+/// CPU time (user + system) of the whole process so far, in ns.
+#[cfg(unix)]
+fn cpu_time_ns() -> Option<u64> {
+    // SAFETY: getrusage writes one `rusage` into the zeroed struct we own.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        if libc::getrusage(libc::RUSAGE_SELF, &mut usage) != 0 {
+            return None;
+        }
+        usage
+    };
+    let ns = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
+    Some(ns(usage.ru_utime) + ns(usage.ru_stime))
+}
+
+#[cfg(not(unix))]
+fn cpu_time_ns() -> Option<u64> {
+    None
+}

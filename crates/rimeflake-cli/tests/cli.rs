@@ -1,0 +1,316 @@
+//! The `rimeflake` binary, run as a real process.
+
+use rimeflake::{parse, Encoding, Layout};
+use serde_json::Value;
+use std::collections::HashSet;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Output, Stdio};
+
+/// Options every generating test uses until durable state is the default: no state, worker 1.
+const MEM: [&str; 3] = ["--in-memory", "--worker", "1"];
+
+fn rimeflake(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rimeflake"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("the rimeflake binary runs")
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = rimeflake(args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "rimeflake {args:?}: {stderr}");
+    String::from_utf8(out.stdout).expect("utf-8 output")
+}
+
+fn gen(count: usize, extra: &[&str]) -> Vec<String> {
+    let n = count.to_string();
+    let mut args = vec!["gen", "-n", &n];
+    args.extend(MEM);
+    args.extend(extra);
+    ok(&args).lines().map(str::to_string).collect()
+}
+
+/// `decode --json` of `texts`, fed through stdin (as `rimeflake gen | rimeflake decode` does).
+fn decode_json(texts: &[String], extra: &[&str]) -> Vec<Value> {
+    let mut args = vec!["decode", "--json"];
+    args.extend(extra);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rimeflake"))
+        .args(&args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = texts.join("\n") + "\n";
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each line is one JSON object"))
+        .collect()
+}
+
+#[test]
+fn gen_prints_a_million_distinct_increasing_ids() {
+    let out = ok(&["gen", "-n", "1000000", "--in-memory", "--worker", "1"]);
+    let mut count = 0;
+    let mut last = 0u64;
+    for line in out.lines() {
+        let id: u64 = line.parse().expect("a decimal ID a line");
+        assert!(id > last, "{id} after {last}");
+        last = id;
+        count += 1;
+    }
+    assert_eq!(count, 1_000_000);
+}
+
+#[test]
+fn decode_round_trips_gen_in_every_format() {
+    let layout = Layout::default();
+    for (name, enc) in [
+        ("dec", Encoding::Decimal),
+        ("hex", Encoding::Hex),
+        ("base62", Encoding::Base62),
+        ("base32", Encoding::Base32),
+    ] {
+        let texts = gen(3000, &["--format", name]);
+        let ids: Vec<u64> = texts.iter().map(|t| parse(t, enc).unwrap()).collect();
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "{name}: increasing");
+        // The fixed-width forms sort as text the way the IDs sort as numbers.
+        if name != "dec" {
+            assert!(
+                texts.windows(2).all(|w| w[0] < w[1]),
+                "{name}: sorted as text"
+            );
+        }
+        let decoded = decode_json(&texts, &["--format", name]);
+        assert_eq!(decoded.len(), ids.len(), "{name}");
+        for (id, d) in ids.iter().zip(&decoded) {
+            let parts = layout.decode(*id).unwrap();
+            assert_eq!(d["id"], id.to_string(), "{name}");
+            assert_eq!(d["clock_id"], parts.clock_id);
+            assert_eq!(d["timestamp_ms"], parts.timestamp_ms);
+            assert_eq!(d["worker_id"], 1);
+            assert_eq!(d["sequence"], parts.sequence);
+            assert_eq!(d["layout"], "default");
+            assert_eq!(d["expires_at"], "2093-09-06T15:47:35.552Z");
+        }
+    }
+}
+
+#[test]
+fn gen_json_carries_the_id_as_a_string_and_its_parts() {
+    let layout = Layout::twitter();
+    let lines = gen(500, &["--format", "json", "--layout", "twitter"]);
+    assert_eq!(lines.len(), 500);
+    for line in lines {
+        let v: Value = serde_json::from_str(&line).unwrap();
+        let id: u64 = v["id"].as_str().expect("id is a string").parse().unwrap();
+        let parts = layout.decode(id).unwrap();
+        assert_eq!(v["worker_id"], 1);
+        assert_eq!(v["timestamp_ms"], parts.timestamp_ms);
+        assert_eq!(v["sequence"], parts.sequence);
+        let time = v["time"].as_str().unwrap();
+        assert!(time.len() == 24 && time.ends_with('Z'), "{time}");
+    }
+}
+
+#[test]
+fn decode_prints_a_table_with_the_layout_and_its_expiry() {
+    // 2024-01-01T00:00:00.005Z, clock-id 1, worker 3, sequence 7 in the default layout.
+    let id = Layout::default()
+        .compose(&rimeflake::Parts {
+            clock_id: 1,
+            timestamp_ms: 1_704_067_200_005,
+            worker_id: 3,
+            sequence: 7,
+        })
+        .unwrap();
+    let out = ok(&["decode", &id.to_string()]);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 3, "{out}");
+    assert!(
+        lines[0].contains("expires_at 2093-09-06T15:47:35.552Z"),
+        "{out}"
+    );
+    let row: Vec<&str> = lines[2].split_whitespace().collect();
+    assert_eq!(
+        row,
+        [
+            id.to_string().as_str(),
+            "1",
+            "2024-01-01T00:00:00.005Z",
+            "3",
+            "7"
+        ]
+    );
+}
+
+#[test]
+fn every_preset_generates_and_decodes() {
+    for (preset, extra) in [
+        ("default", vec![]),
+        ("twitter", vec![]),
+        ("sonyflake", vec![]),
+        ("js_safe", vec![]),
+        ("baidu", vec!["--baidu-epoch-ms", "1735689600000"]),
+    ] {
+        let mut args = vec!["--layout", preset];
+        args.extend(extra.iter().copied());
+        let texts = gen(50, &args);
+        let decoded = decode_json(&texts, &args);
+        assert_eq!(decoded.len(), 50, "{preset}");
+        assert!(decoded
+            .iter()
+            .all(|d| d["layout"] == preset && d["worker_id"] == 1));
+    }
+}
+
+#[test]
+fn bad_arguments_fail_with_one_line_and_no_panic() {
+    let cases: &[(&[&str], i32)] = &[
+        (&[], 2),
+        (&["nope"], 2),
+        (&["gen", "--format", "xml"], 2),
+        (&["gen", "-n", "abc"], 2),
+        (&["gen", "--in-memory"], 2), // needs --worker
+        (
+            &["gen", "--layout", "nope", "--in-memory", "--worker", "1"],
+            2,
+        ),
+        (
+            &["gen", "--layout", "baidu", "--in-memory", "--worker", "1"],
+            2,
+        ),
+        (&["gen", "--worker", "5000", "--in-memory"], 2),
+        (
+            &["gen", "--in-memory", "--worker", "1", "--state-dir", "/tmp"],
+            2,
+        ),
+        (
+            &[
+                "gen",
+                "--layout",
+                "twitter",
+                "--baidu-epoch-ms",
+                "1",
+                "--in-memory",
+                "--worker",
+                "1",
+            ],
+            2,
+        ),
+        // Baidu's own epoch ran out in 2024.
+        (
+            &[
+                "gen",
+                "--layout",
+                "baidu",
+                "--baidu-epoch-ms",
+                "1463673600000",
+                "--in-memory",
+                "--worker",
+                "1",
+            ],
+            2,
+        ),
+        (&["bench", "--seconds", "0"], 2),
+        (&["bench", "--threads", "0"], 2),
+        (&["decode", "12a"], 1),
+        (&["decode", "--format", "base62", "123"], 1),
+        (&["decode", "9223372036854775808"], 1), // the sign bit
+        (&["decode", "--layout", "js_safe", "9007199254740992"], 1), // bit 53
+        (&["decode", "18446744073709551616"], 1),
+    ];
+    for (args, code) in cases {
+        let out = rimeflake(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(*code),
+            "rimeflake {args:?}: {stderr}"
+        );
+        assert_eq!(
+            stderr.lines().count(),
+            1,
+            "rimeflake {args:?}: one line: {stderr}"
+        );
+        assert!(
+            stderr.starts_with("rimeflake: error: "),
+            "rimeflake {args:?}: {stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "rimeflake {args:?}: {stderr}");
+        assert!(
+            out.stdout.is_empty(),
+            "rimeflake {args:?}: nothing on stdout"
+        );
+    }
+}
+
+#[test]
+fn help_and_version_succeed() {
+    let help = ok(&["--help"]);
+    for word in ["gen", "decode", "bench", "Exit status"] {
+        assert!(help.contains(word), "{help}");
+    }
+    assert!(ok(&["gen", "--help"]).contains("--in-memory"));
+    assert!(ok(&["--version"]).starts_with("rimeflake "));
+}
+
+#[test]
+fn a_reader_that_stops_early_ends_gen_quietly() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rimeflake"))
+        .args(["gen", "-n", "1000000", "--in-memory", "--worker", "1"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut reader = BufReader::new(child.stdout.take().unwrap());
+    let mut seen = HashSet::new();
+    for _ in 0..10 {
+        let mut line = String::new();
+        reader.read_line(&mut line).unwrap();
+        assert!(seen.insert(line));
+    }
+    drop(reader); // as `| head` does
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.is_empty(), "quiet on a closed pipe: {stderr}");
+}
+
+#[test]
+fn bench_reports_throughput_and_cpu_use() {
+    let out = rimeflake(&[
+        "bench",
+        "--threads",
+        "2",
+        "--seconds",
+        "0.3",
+        "--layout",
+        "twitter",
+        "--in-memory",
+        "--worker",
+        "1",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains('\r'),
+        "a progress line on stderr: {stderr:?}"
+    );
+    for word in ["2 thread(s)", "IDs/s", "ns/ID", "CPU use", "layout twitter"] {
+        assert!(stdout.contains(word), "{word}: {stdout}");
+    }
+}
