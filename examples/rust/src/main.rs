@@ -1,0 +1,82 @@
+//! rimeflake from Rust: make a generator, take IDs one at a time and in batches, and read them
+//! back. Run it with `cargo run --manifest-path examples/rust/Cargo.toml` from the repository.
+
+use rimeflake::{format, parse, Encoding, Generator, Layout};
+use std::sync::Arc;
+
+fn main() -> Result<(), rimeflake::Error> {
+    // The default layout (3 clock-id bits survive large clock rollbacks) and worker ID 1.
+    // `.in_memory()` keeps no state on disk, so it is NOT restart-safe: drop it (and, if you like,
+    // `.worker_id`) to keep state in the state directory and lease a worker ID there.
+    let generator = Generator::builder()
+        .layout(Layout::default())
+        .worker_id(1)
+        .in_memory()
+        .build()?;
+
+    // One ID at a time: strictly increasing.
+    let a = generator.next_id()?;
+    let b = generator.next_id()?;
+    assert!(a < b);
+    println!("next_id:  {a}, {b}");
+
+    // Many at once: `fill` reserves a whole range with one atomic step.
+    let mut batch = [0u64; 1000];
+    generator.fill(&mut batch)?;
+    assert!(batch.windows(2).all(|w| w[0] < w[1]) && b < batch[0]);
+    println!(
+        "fill:     {} IDs, {} .. {}",
+        batch.len(),
+        batch[0],
+        batch[999]
+    );
+
+    // The generator is Send + Sync: threads share it through an Arc.
+    let shared = Arc::new(generator);
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            let g = Arc::clone(&shared);
+            std::thread::spawn(move || g.next_ids(250))
+        })
+        .collect();
+    let mut all: Vec<u64> = Vec::new();
+    for t in threads {
+        all.extend(t.join().expect("thread")?);
+    }
+    all.sort_unstable();
+    all.dedup();
+    assert_eq!(all.len(), 1000);
+    println!("threads:  4 x 250 IDs, all distinct");
+
+    // Read an ID back: clock-id, Unix ms, worker, sequence.
+    let parts = shared.layout().decode(b)?;
+    assert_eq!(parts.worker_id, 1);
+    println!(
+        "decode:   {b} -> clock_id {}, timestamp_ms {}, worker_id {}, sequence {}",
+        parts.clock_id, parts.timestamp_ms, parts.worker_id, parts.sequence
+    );
+    println!(
+        "expires:  the layout's time field runs out at {} (Unix ms)",
+        shared.layout().expires_at_ms()
+    );
+
+    // String forms: the fixed-width ones sort as text the way the IDs sort as numbers.
+    for enc in [
+        Encoding::Decimal,
+        Encoding::Hex,
+        Encoding::Base62,
+        Encoding::Base32,
+    ] {
+        let text = format(b, enc);
+        assert_eq!(parse(&text, enc)?, b);
+        if enc != Encoding::Decimal {
+            assert!(format(a, enc) < text);
+        }
+        println!("format:   {:<7} {text}", enc.name());
+    }
+
+    // Closing an in-memory generator waits until the clock has passed its last ID, so running
+    // this program again at once cannot repeat one.
+    shared.close()?;
+    Ok(())
+}
