@@ -4,6 +4,14 @@
 //! A generator never issues an ID past the reservation of its clock-id, so a restart (or a
 //! successor on another host) that starts above the stored reservations cannot repeat an ID.
 
+pub mod disk;
+pub mod file;
+pub mod inspect;
+
+pub use disk::{Disk, Fault, RealDisk, SimDisk};
+pub use file::FileStore;
+pub use inspect::{inspect, LeaseInfo, StateHealth};
+
 use crate::error::Result;
 use std::fmt::Debug;
 

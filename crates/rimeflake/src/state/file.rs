@@ -1,0 +1,430 @@
+//! [`FileStore`]: the state of one (namespace, worker ID) in one file with two alternating slots.
+//!
+//! Each slot holds a record: magic, format version, clock-id count, a write sequence number, the
+//! current clock-id, the reservation of every clock-id (`u64::MAX` for none) and an FNV-1a-64
+//! checksum of all that. [`FileStore::load`](StateStore::load) takes the valid record with the
+//! highest sequence. A save writes the slot that does *not* hold the newest good record and
+//! syncs it, so a write that fails, tears or is lost in a crash can never destroy the newest good
+//! record. The file is created with write, sync, rename, sync of the directory, so a file at the
+//! path always holds at least one synced record: one with no valid slot is corrupt, never new.
+
+use super::disk::{Disk, RealDisk};
+use super::{StateStore, WorkerState};
+use crate::error::{Error, ErrorKind, Result};
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+/// The size of a slot: a record fits in the first 2,080 bytes (256 clock-ids); a slot per 4 KiB
+/// page keeps one slot's write away from the other's sectors.
+pub const SLOT_SIZE: usize = 4096;
+const MAGIC: [u8; 4] = *b"RFST";
+const VERSION: u16 = 1;
+const HEADER: usize = 4 + 2 + 2 + 8 + 8;
+/// The most clock-ids a record holds (8 clock-id bits).
+const MAX_CLOCK_IDS: usize = 256;
+
+/// One decoded record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Record {
+    /// The write sequence number: higher is newer.
+    pub seq: u64,
+    /// The state it holds.
+    pub state: WorkerState,
+}
+
+/// FNV-1a, 64 bits: enough to tell a torn or rotten slot from a whole one.
+pub(crate) fn fnv64(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// Encodes `state` as a record with sequence `seq`.
+pub fn encode(seq: u64, state: &WorkerState) -> Vec<u8> {
+    let mut out = Vec::with_capacity(HEADER + 8 * state.reserved.len() + 8);
+    out.extend_from_slice(&MAGIC);
+    out.extend_from_slice(&VERSION.to_le_bytes());
+    out.extend_from_slice(&(state.reserved.len() as u16).to_le_bytes());
+    out.extend_from_slice(&seq.to_le_bytes());
+    out.extend_from_slice(&state.clock_id.to_le_bytes());
+    for r in &state.reserved {
+        out.extend_from_slice(&r.unwrap_or(u64::MAX).to_le_bytes());
+    }
+    let sum = fnv64(&out);
+    out.extend_from_slice(&sum.to_le_bytes());
+    out
+}
+
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+}
+
+/// Decodes the record at the start of `slot`; `Err` says why it is not valid.
+pub fn decode(slot: &[u8]) -> std::result::Result<Record, String> {
+    if slot.len() < HEADER + 8 {
+        return Err("too short".into());
+    }
+    if slot[..4] != MAGIC {
+        return Err("no record (bad magic)".into());
+    }
+    let count = u16::from_le_bytes([slot[6], slot[7]]) as usize;
+    let end = HEADER + 8 * count;
+    if count == 0 || count > MAX_CLOCK_IDS || slot.len() < end + 8 {
+        return Err(format!("bad clock-id count {count}"));
+    }
+    if fnv64(&slot[..end]) != u64_at(slot, end) {
+        return Err("checksum mismatch".into());
+    }
+    let version = u16::from_le_bytes([slot[4], slot[5]]);
+    if version != VERSION {
+        return Err(format!(
+            "format version {version}, written by another rimeflake version (this one reads {VERSION})"
+        ));
+    }
+    let reserved = (0..count)
+        .map(|i| Some(u64_at(slot, HEADER + 8 * i)).filter(|&r| r != u64::MAX))
+        .collect();
+    let clock_id = u64_at(slot, 16);
+    if clock_id >= count as u64 {
+        return Err(format!("clock-id {clock_id} out of range"));
+    }
+    Ok(Record {
+        seq: u64_at(slot, 8),
+        state: WorkerState { clock_id, reserved },
+    })
+}
+
+/// Decodes both slots of a state file: the newest valid record and its slot, or why neither is
+/// valid.
+pub fn decode_file(bytes: &[u8]) -> std::result::Result<(usize, Record), String> {
+    let mut best: Option<(usize, Record)> = None;
+    let mut why = Vec::new();
+    for slot in 0..2 {
+        let start = (slot * SLOT_SIZE).min(bytes.len());
+        let end = ((slot + 1) * SLOT_SIZE).min(bytes.len());
+        match decode(&bytes[start..end]) {
+            Ok(rec) if best.as_ref().is_none_or(|(_, b)| rec.seq > b.seq) => {
+                best = Some((slot, rec))
+            }
+            Ok(_) => {}
+            Err(e) => why.push(format!("slot {slot}: {e}")),
+        }
+    }
+    best.ok_or_else(|| why.join("; "))
+}
+
+/// What the store knows of its file.
+struct Known<F> {
+    /// The open file; `None` while it does not exist.
+    file: Option<F>,
+    /// The slot of the newest good record.
+    newest: usize,
+    /// The highest sequence number seen or tried: every write uses a higher one.
+    seq: u64,
+    /// The last state known durable (read at load, or saved and synced).
+    durable: Option<WorkerState>,
+}
+
+struct Inner<F> {
+    known: Option<Known<F>>,
+    /// A write or sync failed since the last good save: the next save writes even an unchanged
+    /// state, since nothing of the failed one may be trusted.
+    dirty: bool,
+    /// The file was renamed into place but the directory's sync failed.
+    dir_unsynced: bool,
+}
+
+/// The state of one (namespace, worker ID) in one file; see the module docs for the format.
+pub struct FileStore<D: Disk = RealDisk> {
+    disk: D,
+    path: PathBuf,
+    clock_ids: usize,
+    inner: Mutex<Inner<D::File>>,
+}
+
+impl<D: Disk> fmt::Debug for FileStore<D> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FileStore")
+            .field("path", &self.path)
+            .field("clock_ids", &self.clock_ids)
+            .finish_non_exhaustive()
+    }
+}
+
+impl FileStore<RealDisk> {
+    /// The store at `path` for a layout with `clock_ids` clock-ids. Nothing is read or written
+    /// until the first `load` or `save`.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Config`] when `clock_ids` is 0 or more than 256.
+    pub fn open(path: PathBuf, clock_ids: usize) -> Result<Self> {
+        FileStore::with_disk(RealDisk, path, clock_ids)
+    }
+}
+
+impl<D: Disk> FileStore<D> {
+    /// The store at `path` on `disk` (a [`SimDisk`](super::disk::SimDisk) in simulations).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Config`] when `clock_ids` is 0 or more than 256.
+    pub fn with_disk(disk: D, path: PathBuf, clock_ids: usize) -> Result<Self> {
+        if clock_ids == 0 || clock_ids > MAX_CLOCK_IDS {
+            return Err(Error::config(format!(
+                "state file {}: {clock_ids} clock-ids; a layout has 1 to {MAX_CLOCK_IDS}",
+                path.display()
+            )));
+        }
+        Ok(FileStore {
+            disk,
+            path,
+            clock_ids,
+            inner: Mutex::new(Inner {
+                known: None,
+                dirty: false,
+                dir_unsynced: false,
+            }),
+        })
+    }
+
+    /// The path of the state file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner<D::File>> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn err(&self, what: &str, e: impl fmt::Display) -> Error {
+        Error::new(
+            ErrorKind::State,
+            format!("state file {}: {what}: {e}", self.path.display()),
+        )
+    }
+
+    /// Reads the file once, to learn the newest good record and its slot.
+    fn scan<'a>(&self, inner: &'a mut Inner<D::File>) -> Result<&'a mut Known<D::File>> {
+        if inner.known.is_none() {
+            let opened = self
+                .disk
+                .open(&self.path)
+                .map_err(|e| self.err("open", e))?;
+            let known = match opened {
+                None => Known {
+                    file: None,
+                    newest: 1,
+                    seq: 0,
+                    durable: None,
+                },
+                Some(file) => {
+                    let bytes = self.disk.read_all(&file).map_err(|e| self.err("read", e))?;
+                    let (slot, rec) = decode_file(&bytes).map_err(|why| self.corrupt(&why))?;
+                    if rec.state.reserved.len() != self.clock_ids {
+                        return Err(self.err(
+                            "wrong layout",
+                            format!(
+                                "it holds {} clock-ids, this layout has {}; was the namespace's \
+                                 layout file replaced?",
+                                rec.state.reserved.len(),
+                                self.clock_ids
+                            ),
+                        ));
+                    }
+                    Known {
+                        file: Some(file),
+                        newest: slot,
+                        seq: rec.seq,
+                        durable: Some(rec.state),
+                    }
+                }
+            };
+            inner.known = Some(known);
+        }
+        Ok(inner.known.as_mut().expect("just set"))
+    }
+
+    fn corrupt(&self, why: &str) -> Error {
+        Error::new(
+            ErrorKind::State,
+            format!(
+                "corrupt state file {}: no slot holds a valid record ({why}). rimeflake does not \
+                 reset it silently: the reservations in it are what keeps a restart from repeating \
+                 IDs. If you are sure no process uses this worker ID, move the file aside; the \
+                 worker then starts with no reservations, which is safe only once the clock is \
+                 past every ID it issued before",
+                self.path.display()
+            ),
+        )
+    }
+
+    /// Refuses a state that would lower a durable reservation: a bug in the caller.
+    fn check_not_lower(&self, old: &WorkerState, new: &WorkerState) -> Result<()> {
+        for (i, (o, n)) in old.reserved.iter().zip(&new.reserved).enumerate() {
+            if let Some(o) = *o {
+                if n.is_none_or(|n| n < o) {
+                    return Err(self.err(
+                        "refused (a bug)",
+                        format!("the reservation of clock-id {i} would go down from {o} to {n:?}"),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Creates the file: write a temporary file, sync it, rename it into place, sync the
+    /// directory. Until the rename the path holds nothing, after it a synced record.
+    fn create(&self, inner: &mut Inner<D::File>, seq: u64, record: &[u8]) -> Result<()> {
+        let mut tmp = self.path.clone().into_os_string();
+        tmp.push(".tmp");
+        let tmp = PathBuf::from(tmp);
+        let file = self.disk.create(&tmp).map_err(|e| self.err("create", e))?;
+        self.disk
+            .write_at(&file, 0, record)
+            .map_err(|e| self.err("write", e))?;
+        self.disk
+            .sync_file(&file)
+            .map_err(|e| self.err("sync", e))?;
+        self.disk
+            .rename(&tmp, &self.path)
+            .map_err(|e| self.err("rename", e))?;
+        let known = inner.known.as_mut().expect("scanned");
+        known.file = Some(file);
+        known.newest = 0;
+        known.seq = seq;
+        inner.dir_unsynced = true;
+        Ok(())
+    }
+
+    fn write(&self, inner: &mut Inner<D::File>, state: &WorkerState) -> Result<()> {
+        let known = inner.known.as_mut().expect("scanned");
+        known.seq += 1;
+        let seq = known.seq;
+        let record = encode(seq, state);
+        if known.file.is_none() {
+            self.create(inner, seq, &record)?;
+        } else {
+            let known = inner.known.as_mut().expect("scanned");
+            let file = known.file.as_ref().expect("checked");
+            // The slot that does not hold the newest good record.
+            let slot = 1 - known.newest;
+            let offset = (slot * SLOT_SIZE) as u64;
+            self.disk
+                .write_at(file, offset, &record)
+                .map_err(|e| self.err("write", e))?;
+            self.disk.sync_file(file).map_err(|e| self.err("sync", e))?;
+            known.newest = slot;
+        }
+        if inner.dir_unsynced {
+            let dir = match self.path.parent() {
+                Some(d) if !d.as_os_str().is_empty() => d,
+                _ => Path::new("."),
+            };
+            self.disk
+                .sync_dir(dir)
+                .map_err(|e| self.err("sync of the directory", e))?;
+            inner.dir_unsynced = false;
+        }
+        Ok(())
+    }
+}
+
+impl<D: Disk> StateStore for FileStore<D> {
+    /// The newest valid record's state; `None` when the file does not exist. After the first
+    /// `load` or `save` the store answers from memory: the last state known durable.
+    fn load(&self) -> Result<Option<WorkerState>> {
+        let mut inner = self.lock();
+        Ok(self.scan(&mut inner)?.durable.clone())
+    }
+
+    fn save(&self, state: &WorkerState) -> Result<()> {
+        if state.reserved.len() != self.clock_ids || state.clock_id >= self.clock_ids as u64 {
+            return Err(self.err(
+                "refused (a bug)",
+                format!(
+                    "a state for {} clock-ids on clock-id {}; this store has {}",
+                    state.reserved.len(),
+                    state.clock_id,
+                    self.clock_ids
+                ),
+            ));
+        }
+        let mut inner = self.lock();
+        let known = self.scan(&mut inner)?;
+        if let Some(old) = &known.durable {
+            self.check_not_lower(old, state)?;
+        }
+        let unchanged = known.durable.as_ref() == Some(state);
+        if unchanged && !inner.dirty && !inner.dir_unsynced {
+            return Ok(());
+        }
+        match self.write(&mut inner, state) {
+            Ok(()) => {
+                inner.dirty = false;
+                inner.known.as_mut().expect("scanned").durable = Some(state.clone());
+                Ok(())
+            }
+            Err(e) => {
+                inner.dirty = true;
+                Err(Error::new(
+                    ErrorKind::State,
+                    format!("{}; the state is rewritten on the next save", e.message()),
+                ))
+            }
+        }
+    }
+
+    fn describe(&self) -> String {
+        self.path.display().to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(clock_id: u64, reserved: &[Option<u64>]) -> WorkerState {
+        WorkerState {
+            clock_id,
+            reserved: reserved.to_vec(),
+        }
+    }
+
+    #[test]
+    fn records_round_trip_and_every_flipped_byte_is_caught() {
+        let s = state(1, &[Some(5), Some(u64::MAX - 1), None, Some(0)]);
+        let rec = encode(42, &s);
+        assert_eq!(decode(&rec).unwrap(), Record { seq: 42, state: s });
+        for i in 0..rec.len() {
+            let mut bad = rec.clone();
+            bad[i] ^= 0x10;
+            assert!(decode(&bad).is_err(), "flip at {i} not caught");
+        }
+        for len in 0..rec.len() {
+            assert!(decode(&rec[..len]).is_err(), "truncated to {len}");
+        }
+    }
+
+    #[test]
+    fn the_newest_valid_slot_wins() {
+        let mut file = vec![0u8; 2 * SLOT_SIZE];
+        let a = encode(7, &state(0, &[Some(1)]));
+        let b = encode(8, &state(0, &[Some(2)]));
+        file[..a.len()].copy_from_slice(&a);
+        file[SLOT_SIZE..SLOT_SIZE + b.len()].copy_from_slice(&b);
+        assert_eq!(decode_file(&file).unwrap().0, 1);
+        file[SLOT_SIZE + 20] ^= 1;
+        assert_eq!(decode_file(&file).unwrap().1.seq, 7);
+        file[3] ^= 1;
+        let why = decode_file(&file).unwrap_err();
+        assert!(why.contains("slot 0") && why.contains("slot 1"), "{why}");
+    }
+
+    #[test]
+    fn fnv64_matches_the_reference_vectors() {
+        // From the FNV reference (isthe.com/chongo/tech/comp/fnv): FNV-1a 64 of "" and "a".
+        assert_eq!(fnv64(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fnv64(b"a"), 0xaf63_dc4c_8601_ec8c);
+    }
+}

@@ -1,0 +1,273 @@
+//! Where the state directory is, and checks on it: the default directory, container detection
+//! (and its one-time warning), and refusing network and FUSE file systems where `flock` is not
+//! reliable.
+
+use crate::error::{Error, Result};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Environment variable that names the state directory, above every other default.
+pub const STATE_DIR_ENV: &str = "RIMEFLAKE_STATE_DIR";
+/// Set to `1` to silence the warning about the default directory in a container.
+pub const NO_CONTAINER_WARNING_ENV: &str = "RIMEFLAKE_NO_CONTAINER_WARNING";
+/// Set to `1` to allow a state directory on a network or FUSE file system.
+pub const ALLOW_NETWORK_FS_ENV: &str = "RIMEFLAKE_ALLOW_NETWORK_FS";
+
+/// The default state directory: `$RIMEFLAKE_STATE_DIR`, else `$XDG_STATE_HOME/rimeflake`, else
+/// `$HOME/.local/state/rimeflake`. Call [`warn_if_container`] when a generator uses it.
+///
+/// # Errors
+/// [`ErrorKind::Config`](crate::ErrorKind::Config) when none of these variables is set.
+pub fn default_state_dir() -> Result<PathBuf> {
+    default_state_dir_from(|name| std::env::var_os(name))
+}
+
+fn default_state_dir_from(env: impl Fn(&str) -> Option<OsString>) -> Result<PathBuf> {
+    let set = |name: &str| env(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    if let Some(dir) = set(STATE_DIR_ENV) {
+        return Ok(dir);
+    }
+    // The XDG spec says a relative XDG_STATE_HOME is invalid and must be ignored.
+    if let Some(xdg) = set("XDG_STATE_HOME").filter(|p| p.is_absolute()) {
+        return Ok(xdg.join("rimeflake"));
+    }
+    if let Some(home) = set("HOME") {
+        return Ok(home.join(".local/state/rimeflake"));
+    }
+    Err(Error::config(format!(
+        "no state directory: set {STATE_DIR_ENV}, XDG_STATE_HOME or HOME, or give the generator \
+         a state directory"
+    )))
+}
+
+/// Whether this process runs in a container (Docker, Podman, Kubernetes, containerd).
+pub fn in_container() -> bool {
+    in_container_at(Path::new("/"))
+}
+
+/// [`in_container`] with the file system rooted at `root` (for tests).
+pub fn in_container_at(root: &Path) -> bool {
+    if root.join(".dockerenv").exists() || root.join("run/.containerenv").exists() {
+        return true;
+    }
+    std::fs::read_to_string(root.join("proc/1/cgroup")).is_ok_and(|cgroup| {
+        ["docker", "kubepods", "containerd", "libpod"]
+            .iter()
+            .any(|k| cgroup.contains(k))
+    })
+}
+
+/// The text of the container warning for `dir`.
+pub fn container_warning(dir: &Path) -> String {
+    format!(
+        "rimeflake: warning: running in a container with the default state directory {}: local \
+         worker leases only coordinate the processes that share this directory, so generators in \
+         other containers can take the same worker IDs. Use a distributed backend, fixed worker \
+         IDs, or disjoint worker ranges (set {NO_CONTAINER_WARNING_ENV}=1 to silence this)",
+        dir.display()
+    )
+}
+
+/// Warns once per process, on stderr, when running in a container (see [`in_container`]) with
+/// the default state directory `dir`: leases there only coordinate that container's processes.
+/// `RIMEFLAKE_NO_CONTAINER_WARNING=1` silences it.
+pub fn warn_if_container(dir: &Path) {
+    static WARNED: AtomicBool = AtomicBool::new(false);
+    if std::env::var_os(NO_CONTAINER_WARNING_ENV).is_some_and(|v| v == "1") {
+        return;
+    }
+    if in_container() && !WARNED.swap(true, Ordering::Relaxed) {
+        eprintln!("{}", container_warning(dir));
+    }
+}
+
+/// The name of the network or FUSE file system `path` is on, or `None` for a local one (or
+/// when the platform cannot tell).
+///
+/// # Errors
+/// The `statfs` error, such as "not found".
+pub fn network_fs_name(path: &Path) -> std::io::Result<Option<String>> {
+    #[cfg(any(target_os = "linux", target_os = "android", target_vendor = "apple"))]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let c_path = std::ffi::CString::new(path.as_os_str().as_bytes())?;
+        // SAFETY: statfs is plain data; all-zero is a valid value to be overwritten.
+        let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+        // SAFETY: a NUL-terminated path and a writable statfs.
+        if unsafe { libc::statfs(c_path.as_ptr(), &mut st) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(fs_name_of(&st))
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "android", target_vendor = "apple")))]
+    {
+        let _ = path;
+        Ok(None)
+    }
+}
+
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn fs_name_of(st: &libc::statfs) -> Option<String> {
+    // Magic numbers from linux/magic.h and the file systems' sources; all of these either lack
+    // flock or implement it per client, so two hosts may both hold "the" lock.
+    #[allow(clippy::unnecessary_cast)] // f_type's type differs between targets
+    let name = match st.f_type as u32 {
+        0x6969 => "nfs",
+        0x517b => "smb",
+        0xff53_4d42 => "cifs",
+        0xfe53_4d42 => "smb2",
+        0x6573_5546 => "fuse",
+        0x0102_1997 => "9p",
+        0x00c3_6400 => "ceph",
+        0x5346_414f | 0x6b41_4653 => "afs",
+        0x7375_7245 => "coda",
+        0x564c => "ncp",
+        0x7461_636f => "ocfs2",
+        0x0116_1970 => "gfs2",
+        0x0bd0_0bd0 => "lustre",
+        0x2003_0528 => "orangefs",
+        0x4750_4653 => "gpfs",
+        0x786f_4256 => "vboxsf",
+        _ => return None,
+    };
+    Some(name.to_string())
+}
+
+#[cfg(target_vendor = "apple")]
+fn fs_name_of(st: &libc::statfs) -> Option<String> {
+    let raw: Vec<u8> = st
+        .f_fstypename
+        .iter()
+        .take_while(|&&c| c != 0)
+        .map(|&c| c as u8)
+        .collect();
+    let name = String::from_utf8_lossy(&raw).into_owned();
+    let network = ["nfs", "smbfs", "afpfs", "webdav", "cifs", "ftp"].contains(&name.as_str());
+    (network || name.contains("fuse")).then_some(name)
+}
+
+/// Refuses a directory on a network or FUSE file system unless `allow` (or
+/// `RIMEFLAKE_ALLOW_NETWORK_FS=1`).
+///
+/// # Errors
+/// [`ErrorKind::Config`](crate::ErrorKind::Config) naming the file system, or when `statfs`
+/// fails.
+pub fn check_local_fs(dir: &Path, allow: bool) -> Result<()> {
+    let allow = allow || std::env::var_os(ALLOW_NETWORK_FS_ENV).is_some_and(|v| v == "1");
+    match network_fs_name(dir) {
+        Ok(None) => Ok(()),
+        Ok(Some(_)) if allow => Ok(()),
+        Ok(Some(fs)) => Err(Error::config(format!(
+            "state directory {} is on a {fs} file system, where file locks are not reliable \
+             across hosts: use a local directory, or allow it explicitly \
+             ({ALLOW_NETWORK_FS_ENV}=1) if only one host uses it",
+            dir.display()
+        ))),
+        Err(e) => Err(Error::config(format!(
+            "state directory {}: {e}",
+            dir.display()
+        ))),
+    }
+}
+
+/// A directory removed on drop, for tests (no tempfile crate).
+#[cfg(test)]
+pub(crate) struct TempDir(pub PathBuf);
+
+#[cfg(test)]
+impl TempDir {
+    pub fn new(tag: &str) -> TempDir {
+        use std::sync::atomic::AtomicU64;
+        static N: AtomicU64 = AtomicU64::new(0);
+        let n = N.fetch_add(1, Ordering::Relaxed);
+        let path = std::env::temp_dir().join(format!(
+            "rimeflake-{tag}-{}-{n}-{}",
+            std::process::id(),
+            crate::clock::monotonic_ns()
+        ));
+        std::fs::create_dir_all(&path).unwrap();
+        TempDir(path)
+    }
+}
+
+#[cfg(test)]
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn env(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<OsString> {
+        let map: HashMap<String, OsString> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.into()))
+            .collect();
+        move |name| map.get(name).cloned()
+    }
+
+    #[test]
+    fn default_dir_follows_the_documented_order() {
+        let all = [
+            (STATE_DIR_ENV, "/s"),
+            ("XDG_STATE_HOME", "/x"),
+            ("HOME", "/h"),
+        ];
+        assert_eq!(default_state_dir_from(env(&all)).unwrap(), Path::new("/s"));
+        assert_eq!(
+            default_state_dir_from(env(&all[1..])).unwrap(),
+            Path::new("/x/rimeflake")
+        );
+        assert_eq!(
+            default_state_dir_from(env(&all[2..])).unwrap(),
+            Path::new("/h/.local/state/rimeflake")
+        );
+        // Empty and relative values are ignored, as the XDG spec says.
+        let odd = [
+            (STATE_DIR_ENV, ""),
+            ("XDG_STATE_HOME", "rel"),
+            ("HOME", "/h"),
+        ];
+        assert_eq!(
+            default_state_dir_from(env(&odd)).unwrap(),
+            Path::new("/h/.local/state/rimeflake")
+        );
+        let err = default_state_dir_from(env(&[])).unwrap_err();
+        assert_eq!(err.kind(), crate::ErrorKind::Config);
+        assert!(err.message().contains("HOME"), "{err}");
+    }
+
+    #[test]
+    fn containers_are_detected_from_their_marks() {
+        let root = TempDir::new("container");
+        assert!(!in_container_at(&root.0));
+        std::fs::create_dir_all(root.0.join("proc/1")).unwrap();
+        std::fs::write(root.0.join("proc/1/cgroup"), "0::/init.scope\n").unwrap();
+        assert!(!in_container_at(&root.0));
+        std::fs::write(
+            root.0.join("proc/1/cgroup"),
+            "0::/kubepods/burstable/pod1\n",
+        )
+        .unwrap();
+        assert!(in_container_at(&root.0));
+        let docker = TempDir::new("docker");
+        std::fs::write(docker.0.join(".dockerenv"), "").unwrap();
+        assert!(in_container_at(&docker.0));
+        assert!(container_warning(&docker.0).contains(NO_CONTAINER_WARNING_ENV));
+    }
+
+    #[test]
+    fn the_temp_dir_is_local_and_missing_dirs_are_config_errors() {
+        let dir = TempDir::new("fs");
+        // The test machine's temp dir is local; if it is not, this test says so.
+        assert_eq!(network_fs_name(&dir.0).unwrap(), None);
+        check_local_fs(&dir.0, false).unwrap();
+        let err = check_local_fs(&dir.0.join("missing"), false).unwrap_err();
+        assert_eq!(err.kind(), crate::ErrorKind::Config);
+    }
+}

@@ -1,0 +1,539 @@
+//! [`LocalLease`]: a worker ID leased from a local directory with `flock`, the embedded default.
+//!
+//! `DIR/<namespace>/` holds `layout` (the namespace's layout fingerprint, written once) and, per
+//! worker ID, `worker-00005.lock` and `worker-00005.state` (the durable state beside its lock).
+//! A lease is an exclusive `flock` on the lock file: the kernel drops it when the holder exits,
+//! however it exits, so a SIGKILLed process frees its worker ID at once. Lock files are never
+//! deleted (deleting one would let two processes lock two different files of the same name), and
+//! after locking, the locked file's identity is checked against the path.
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::layout::{FieldOrder, Layout};
+use crate::state::FileStore;
+use crate::worker::dirs::check_local_fs;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::ops::RangeInclusive;
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+
+/// Which worker ID to lease.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LeaseRequest {
+    /// The lowest free worker ID in `range`.
+    Any {
+        /// The worker IDs this directory may lease.
+        range: RangeInclusive<u64>,
+    },
+    /// Exactly this worker ID, or an error when another process holds it.
+    Exact(u64),
+}
+
+/// Options of [`LocalLease::acquire_with`].
+#[derive(Clone, Debug, Default)]
+pub struct LeaseOptions {
+    /// Allow a directory on a network or FUSE file system (where `flock` may not exclude other
+    /// hosts). Also allowed by `RIMEFLAKE_ALLOW_NETWORK_FS=1`.
+    pub allow_network_fs: bool,
+}
+
+/// Who holds (or last held) a lock file, as its holder wrote it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Holder {
+    /// The holder's process ID.
+    pub pid: Option<u32>,
+    /// The holder's host name.
+    pub host: Option<String>,
+    /// When the holder took the lease, in Unix ms.
+    pub started_ms: Option<u64>,
+}
+
+/// A leased worker ID: held until [`LocalLease::release`], drop, or the process's exit.
+#[derive(Debug)]
+pub struct LocalLease {
+    file: Option<File>,
+    worker_id: u64,
+    ns_dir: PathBuf,
+    lock_path: PathBuf,
+    abandoned: bool,
+}
+
+/// The lock file name of `worker_id`.
+pub fn lock_file_name(worker_id: u64) -> String {
+    format!("worker-{worker_id:05}.lock")
+}
+
+/// The state file name of `worker_id`.
+pub fn state_file_name(worker_id: u64) -> String {
+    format!("worker-{worker_id:05}.state")
+}
+
+/// The worker ID of a lock file name such as `worker-00005.lock`.
+pub fn parse_lock_file_name(name: &str) -> Option<u64> {
+    let digits = name.strip_prefix("worker-")?.strip_suffix(".lock")?;
+    (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| digits.parse().ok())
+        .flatten()
+}
+
+/// Checks a namespace name: it becomes a directory name, so no separators, no `.`/`..`.
+///
+/// # Errors
+/// [`ErrorKind::Config`] saying what is wrong.
+pub fn validate_namespace(namespace: &str) -> Result<()> {
+    let bad = namespace.is_empty()
+        || namespace == "."
+        || namespace == ".."
+        || namespace.len() > 200
+        || namespace.contains(['/', '\\', '\0']);
+    if bad {
+        return Err(Error::config(format!(
+            "namespace {namespace:?}: must be 1 to 200 characters, not \".\" or \"..\", with no \
+             '/', '\\' or NUL (it names a directory)"
+        )));
+    }
+    Ok(())
+}
+
+/// A human-readable description of `layout`, as the namespace's layout file records it.
+pub fn describe_layout(layout: &Layout) -> String {
+    let order = match layout.order() {
+        FieldOrder::SequenceBelowWorker => "",
+        FieldOrder::SequenceAboveWorker => " (sequence above worker)",
+    };
+    format!(
+        "{}: clock-id {}, time {}, worker {}, sequence {} bits{order}, {} ms units, epoch {}",
+        layout.name(),
+        layout.clock_id_bits(),
+        layout.time_bits(),
+        layout.worker_bits(),
+        layout.sequence_bits(),
+        layout.unit_ms(),
+        crate::state::inspect::format_utc_ms(layout.epoch_ms()),
+    )
+}
+
+/// What a namespace's layout file holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LayoutRecord {
+    /// [`Layout::fingerprint`] of the namespace's layout.
+    pub fingerprint: u64,
+    /// [`describe_layout`] of it.
+    pub description: String,
+    /// Its number of clock-ids.
+    pub clock_ids: usize,
+    /// Its time unit, in ms.
+    pub unit_ms: u64,
+    /// Its epoch, in Unix ms.
+    pub epoch_ms: u64,
+}
+
+impl LayoutRecord {
+    fn of(layout: &Layout) -> Self {
+        LayoutRecord {
+            fingerprint: layout.fingerprint(),
+            description: describe_layout(layout),
+            clock_ids: layout.max_clock_id() as usize + 1,
+            unit_ms: layout.unit_ms(),
+            epoch_ms: layout.epoch_ms(),
+        }
+    }
+
+    fn to_text(&self) -> String {
+        format!(
+            "# rimeflake namespace layout: written once; generators with another layout are \
+             refused\nfingerprint {:016x}\nclock_ids {}\nunit_ms {}\nepoch_ms {}\ndescription {}\n",
+            self.fingerprint, self.clock_ids, self.unit_ms, self.epoch_ms, self.description
+        )
+    }
+
+    fn parse(text: &str) -> Option<Self> {
+        let field = |key: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(key)?.strip_prefix(' '))
+                .map(str::to_string)
+        };
+        Some(LayoutRecord {
+            fingerprint: u64::from_str_radix(&field("fingerprint")?, 16).ok()?,
+            clock_ids: field("clock_ids")?.parse().ok()?,
+            unit_ms: field("unit_ms")?.parse().ok()?,
+            epoch_ms: field("epoch_ms")?.parse().ok()?,
+            description: field("description")?,
+        })
+    }
+}
+
+/// Reads the layout file of the namespace directory `ns_dir`; `None` when there is none.
+///
+/// # Errors
+/// [`ErrorKind::State`] when it cannot be read or parsed.
+pub fn read_layout_file(ns_dir: &Path) -> Result<Option<LayoutRecord>> {
+    let path = ns_dir.join("layout");
+    match std::fs::read_to_string(&path) {
+        Ok(text) => LayoutRecord::parse(&text).map(Some).ok_or_else(|| {
+            Error::new(
+                ErrorKind::State,
+                format!(
+                    "layout file {} is unreadable: restore it, or move the namespace directory \
+                     aside (its reservations go with it)",
+                    path.display()
+                ),
+            )
+        }),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::new(
+            ErrorKind::State,
+            format!("layout file {}: {e}", path.display()),
+        )),
+    }
+}
+
+fn lease_err(what: &str, path: &Path, e: impl std::fmt::Display) -> Error {
+    Error::new(ErrorKind::Lease, format!("{what} {}: {e}", path.display()))
+}
+
+fn sync_dir(dir: &Path) -> io::Result<()> {
+    let d = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_CLOEXEC | libc::O_DIRECTORY)
+        .open(dir)?;
+    crate::state::disk::full_sync(&d)
+}
+
+/// `create_dir_all`, then syncs the parent of every directory it created, so the namespace
+/// directory (and the state in it) cannot vanish in a power loss.
+fn create_dir_durable(dir: &Path) -> io::Result<()> {
+    let missing: Vec<&Path> = dir.ancestors().take_while(|a| !a.exists()).collect();
+    std::fs::create_dir_all(dir)?;
+    for created in missing {
+        if let Some(parent) = created.parent().filter(|p| !p.as_os_str().is_empty()) {
+            sync_dir(parent)?;
+        }
+    }
+    Ok(())
+}
+
+/// Writes the layout file once, atomically (temp file, sync, link into place, sync the
+/// directory), or checks the one there. `link` fails when the file exists, so of two processes
+/// creating the namespace with different layouts, one is refused.
+fn settle_layout(ns_dir: &Path, namespace: &str, layout: &Layout) -> Result<()> {
+    let ours = LayoutRecord::of(layout);
+    let path = ns_dir.join("layout");
+    let tmp = ns_dir.join(format!(".layout.tmp.{}", std::process::id()));
+    for _ in 0..3 {
+        if let Some(theirs) = read_layout_file(ns_dir)? {
+            if theirs.fingerprint == ours.fingerprint {
+                return Ok(());
+            }
+            return Err(Error::config(format!(
+                "namespace {namespace} in {} was created with layout {} (fingerprint {:016x}); \
+                 this generator uses {} (fingerprint {:016x}): use that layout, or another \
+                 namespace",
+                ns_dir.display(),
+                theirs.description,
+                theirs.fingerprint,
+                ours.description,
+                ours.fingerprint
+            )));
+        }
+        let written = (|| {
+            let mut f = OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .custom_flags(libc::O_CLOEXEC)
+                .open(&tmp)?;
+            f.write_all(ours.to_text().as_bytes())?;
+            crate::state::disk::full_sync(&f)
+        })();
+        written.map_err(|e| Error::new(ErrorKind::State, format!("{}: {e}", tmp.display())))?;
+        let linked = std::fs::hard_link(&tmp, &path);
+        let _ = std::fs::remove_file(&tmp);
+        match linked {
+            Ok(()) => {
+                return sync_dir(ns_dir).map_err(|e| {
+                    Error::new(ErrorKind::State, format!("{}: {e}", ns_dir.display()))
+                })
+            }
+            // Another process created it first: read theirs and compare.
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => {
+                return Err(Error::new(
+                    ErrorKind::State,
+                    format!("{}: {e}", path.display()),
+                ))
+            }
+        }
+    }
+    Err(Error::new(
+        ErrorKind::State,
+        format!("layout file {} keeps changing", path.display()),
+    ))
+}
+
+/// Takes an exclusive `flock` on `path` without blocking: `None` when another open file holds
+/// it. Retries when the file was replaced between open and lock.
+fn try_lock(path: &Path) -> Result<Option<File>> {
+    for _ in 0..16 {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o644)
+            .custom_flags(libc::O_CLOEXEC)
+            .open(path)
+            .map_err(|e| lease_err("cannot open lock file", path, e))?;
+        loop {
+            // SAFETY: a valid open descriptor.
+            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+                break;
+            }
+            let e = io::Error::last_os_error();
+            match e.raw_os_error() {
+                Some(libc::EINTR) => continue,
+                Some(libc::EWOULDBLOCK) => return Ok(None),
+                _ => return Err(lease_err("cannot lock", path, e)),
+            }
+        }
+        // Locked an open file: it is the lease only if the path still names that file (someone
+        // may have deleted or replaced it; then a newcomer would lock the new one).
+        let fd_meta = file
+            .metadata()
+            .map_err(|e| lease_err("cannot stat", path, e))?;
+        match std::fs::metadata(path) {
+            Ok(m) if m.dev() == fd_meta.dev() && m.ino() == fd_meta.ino() => return Ok(Some(file)),
+            _ => continue, // dropping `file` releases its lock: nobody else has it open
+        }
+    }
+    Err(lease_err(
+        "lock file keeps being replaced",
+        path,
+        "is another program deleting lock files?",
+    ))
+}
+
+fn hostname() -> Option<String> {
+    let mut buf = [0u8; 256];
+    // SAFETY: a writable buffer of the given length.
+    if unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) } != 0 {
+        return None;
+    }
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    Some(String::from_utf8_lossy(&buf[..end]).into_owned())
+}
+
+/// Reads who holds (or last held) the lock file at `path`.
+pub fn read_holder(path: &Path) -> Holder {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let field = |key: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(key)?.strip_prefix(' '))
+    };
+    Holder {
+        pid: field("pid").and_then(|v| v.parse().ok()),
+        host: field("host").map(str::to_string),
+        started_ms: field("started_ms").and_then(|v| v.parse().ok()),
+    }
+}
+
+fn holder_text(h: &Holder) -> String {
+    match (h.pid, &h.host) {
+        (Some(pid), _) if pid == std::process::id() => format!("pid {pid}: this process"),
+        (Some(pid), Some(host)) => format!("pid {pid} on {host}"),
+        (Some(pid), None) => format!("pid {pid}"),
+        _ => "holder unknown".to_string(),
+    }
+}
+
+impl LocalLease {
+    /// Leases a worker ID in `dir/namespace` for a generator with `layout`.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Config`] for a bad namespace or worker ID, a network file system, or a
+    /// namespace created with another layout; [`ErrorKind::Lease`] when an exact worker ID is
+    /// held or a lock cannot be taken; [`ErrorKind::NoFreeWorker`] when the whole range is held;
+    /// [`ErrorKind::State`] when the layout file cannot be written or read.
+    pub fn acquire(
+        dir: &Path,
+        namespace: &str,
+        layout: &Layout,
+        request: LeaseRequest,
+    ) -> Result<LocalLease> {
+        LocalLease::acquire_with(dir, namespace, layout, request, &LeaseOptions::default())
+    }
+
+    /// [`LocalLease::acquire`] with options.
+    ///
+    /// # Errors
+    /// As [`LocalLease::acquire`].
+    pub fn acquire_with(
+        dir: &Path,
+        namespace: &str,
+        layout: &Layout,
+        request: LeaseRequest,
+        options: &LeaseOptions,
+    ) -> Result<LocalLease> {
+        validate_namespace(namespace)?;
+        let max = layout.max_worker_id();
+        let range = match &request {
+            LeaseRequest::Exact(id) => *id..=*id,
+            LeaseRequest::Any { range } => range.clone(),
+        };
+        if range.is_empty() || *range.end() > max {
+            return Err(Error::config(format!(
+                "worker IDs {range:?}: this layout's worker IDs are 0..={max}"
+            )));
+        }
+        let ns_dir = dir.join(namespace);
+        create_dir_durable(&ns_dir)
+            .map_err(|e| lease_err("cannot create lease directory", &ns_dir, e))?;
+        check_local_fs(&ns_dir, options.allow_network_fs)?;
+        settle_layout(&ns_dir, namespace, layout)?;
+        let exact = matches!(request, LeaseRequest::Exact(_));
+        for worker_id in range.clone() {
+            let lock_path = ns_dir.join(lock_file_name(worker_id));
+            let mut file = try_lock(&lock_path)?;
+            // `rimeflake state show` probes locks for an instant: retry an exact ID briefly
+            // rather than fail because of a probe.
+            for _ in 0..5 {
+                if file.is_some() || !exact {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(2));
+                file = try_lock(&lock_path)?;
+            }
+            let Some(file) = file else {
+                if exact {
+                    return Err(Error::new(
+                        ErrorKind::Lease,
+                        format!(
+                            "worker ID {worker_id} of namespace {namespace} in {} is held by \
+                             another process ({})",
+                            dir.display(),
+                            holder_text(&read_holder(&lock_path))
+                        ),
+                    ));
+                }
+                continue;
+            };
+            let me = Holder {
+                pid: Some(std::process::id()),
+                host: hostname(),
+                started_ms: Some(crate::clock::system_now_ms()),
+            };
+            let text = format!(
+                "pid {}\nhost {}\nstarted_ms {}\n",
+                me.pid.unwrap_or(0),
+                me.host.unwrap_or_default(),
+                me.started_ms.unwrap_or(0)
+            );
+            // Informational (for `state show` and error messages): not synced.
+            let _ = file
+                .set_len(0)
+                .and_then(|()| file.write_all_at(text.as_bytes(), 0));
+            return Ok(LocalLease {
+                file: Some(file),
+                worker_id,
+                ns_dir,
+                lock_path,
+                abandoned: false,
+            });
+        }
+        let count = range.end() - range.start() + 1;
+        Err(Error::new(
+            ErrorKind::NoFreeWorker,
+            format!(
+                "all {count} worker IDs {}..={} of namespace {namespace} in {} are held by other \
+                 processes: stop one, widen the worker range, or use another state directory",
+                range.start(),
+                range.end(),
+                dir.display()
+            ),
+        ))
+    }
+
+    /// The leased worker ID.
+    pub fn worker_id(&self) -> u64 {
+        self.worker_id
+    }
+
+    /// The lock file.
+    pub fn path(&self) -> &Path {
+        &self.lock_path
+    }
+
+    /// The namespace directory.
+    pub fn namespace_dir(&self) -> &Path {
+        &self.ns_dir
+    }
+
+    /// The state file of this worker ID, beside its lock.
+    pub fn state_path(&self) -> PathBuf {
+        self.ns_dir.join(state_file_name(self.worker_id))
+    }
+
+    /// The durable state store of this worker ID (the state file beside the lock).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Lease`] after [`LocalLease::abandon_after_fork`];
+    /// [`ErrorKind::Config`] for a bad `clock_ids`.
+    pub fn state_store(&self, clock_ids: usize) -> Result<FileStore> {
+        if self.abandoned {
+            return Err(lease_err(
+                "lease abandoned after fork",
+                &self.lock_path,
+                "a forked child must take its own lease",
+            ));
+        }
+        FileStore::open(self.state_path(), clock_ids)
+    }
+
+    /// The lock's descriptor, for an at-fork child handler that closes it itself (then call
+    /// [`LocalLease::forget_after_fork`], not [`LocalLease::abandon_after_fork`]).
+    pub fn lock_fd(&self) -> Option<std::os::unix::io::RawFd> {
+        self.file.as_ref().map(AsRawFd::as_raw_fd)
+    }
+
+    /// In a forked child whose at-fork handler already closed [`LocalLease::lock_fd`]: forgets
+    /// the descriptor without closing it again (its number may belong to another file by now)
+    /// and without unlocking.
+    pub fn forget_after_fork(&mut self) {
+        self.abandoned = true;
+        if let Some(file) = self.file.take() {
+            let _ = std::os::unix::io::IntoRawFd::into_raw_fd(file);
+        }
+    }
+
+    /// Whether the lease was abandoned or forgotten after a fork.
+    pub fn is_abandoned(&self) -> bool {
+        self.abandoned
+    }
+
+    /// Frees the lease: unlock, then close.
+    pub fn release(self) {
+        drop(self)
+    }
+
+    /// In a forked child: closes the inherited descriptor WITHOUT unlocking. The child's
+    /// descriptor shares the parent's open file description, and so its `flock`: unlocking here
+    /// would free the parent's lease. Only `close` is called (async-signal-safe).
+    pub fn abandon_after_fork(&mut self) {
+        self.abandoned = true;
+        drop(self.file.take());
+    }
+}
+
+impl Drop for LocalLease {
+    fn drop(&mut self) {
+        if let Some(file) = self.file.take() {
+            if !self.abandoned {
+                // Unlock explicitly: a forked child that still holds a copy of the descriptor
+                // would otherwise keep the lock alive after this close.
+                // SAFETY: a valid open descriptor.
+                unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_UN) };
+            }
+        }
+    }
+}
