@@ -12,8 +12,8 @@ use std::time::Duration;
 ///
 /// The generator reads [`Clock::now_ms`] on every ID; waits are measured with
 /// [`Clock::monotonic_ns`] and slept with [`Clock::sleep`], so a clock under test controls all
-/// three.
-pub trait Clock: Send + Sync + 'static {
+/// three. Cloned when a forked child starts its own generator.
+pub trait Clock: Send + Sync + Clone + 'static {
     /// Wall-clock time as milliseconds since the Unix epoch. It may jump backwards and forwards.
     fn now_ms(&self) -> u64;
     /// Nanoseconds since an arbitrary origin; never goes backwards.
@@ -117,8 +117,15 @@ pub fn monotonic_ns() -> u64 {
 /// assert!(a < b);
 /// # Ok::<(), rimeflake::Error>(())
 /// ```
-#[derive(Debug)]
+///
+/// Clones share one time: keep a clone to move the clock the generator reads.
+#[derive(Clone, Debug)]
 pub struct ManualClock {
+    time: Arc<ManualTime>,
+}
+
+#[derive(Debug)]
+struct ManualTime {
     wall_ms: AtomicU64,
     mono_ns: AtomicU64,
 }
@@ -127,21 +134,25 @@ impl ManualClock {
     /// A clock that reads `unix_ms` until it is moved.
     pub fn new(unix_ms: u64) -> Self {
         ManualClock {
-            wall_ms: AtomicU64::new(unix_ms),
-            mono_ns: AtomicU64::new(0),
+            time: Arc::new(ManualTime {
+                wall_ms: AtomicU64::new(unix_ms),
+                mono_ns: AtomicU64::new(0),
+            }),
         }
     }
 
     /// Sets the wall clock to `unix_ms` (forwards or backwards); monotonic time is unchanged.
     pub fn set_ms(&self, unix_ms: u64) {
-        self.wall_ms.store(unix_ms, Ordering::SeqCst);
+        self.time.wall_ms.store(unix_ms, Ordering::SeqCst);
     }
 
     /// Moves the wall clock forwards by `by` (monotonic time too, as real time passing would).
     pub fn advance(&self, by: Duration) {
-        self.wall_ms
+        self.time
+            .wall_ms
             .fetch_add(by.as_millis() as u64, Ordering::SeqCst);
-        self.mono_ns
+        self.time
+            .mono_ns
             .fetch_add(by.as_nanos() as u64, Ordering::SeqCst);
     }
 
@@ -150,6 +161,7 @@ impl ManualClock {
     pub fn set_back(&self, by: Duration) {
         let by = by.as_millis() as u64;
         let _ = self
+            .time
             .wall_ms
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |ms| {
                 Some(ms.saturating_sub(by))
@@ -160,10 +172,10 @@ impl ManualClock {
 impl Clock for ManualClock {
     #[inline]
     fn now_ms(&self) -> u64 {
-        self.wall_ms.load(Ordering::SeqCst)
+        self.time.wall_ms.load(Ordering::SeqCst)
     }
     fn monotonic_ns(&self) -> u64 {
-        self.mono_ns.load(Ordering::SeqCst)
+        self.time.mono_ns.load(Ordering::SeqCst)
     }
     fn sleep(&self, duration: Duration) {
         self.advance(duration.max(Duration::from_millis(1)));

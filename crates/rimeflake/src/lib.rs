@@ -21,6 +21,7 @@
 pub mod clock;
 pub mod encoding;
 pub mod error;
+pub mod fork;
 pub mod generator;
 pub mod layout;
 pub mod state;

@@ -231,7 +231,7 @@ fn worker_ids_out_of_range_and_closed_generators_are_errors() {
         .build()
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Config);
-    assert!(e.message().contains("0 to 7"), "{e}");
+    assert!(e.message().contains("largest worker ID 7"), "{e}");
 
     let (g, clock) = generator(Layout::default(), None);
     let id = g.next_id().unwrap();

@@ -4,8 +4,10 @@ use super::Generator;
 use crate::clock::{Clock, SystemClock};
 use crate::error::{Error, Result};
 use crate::layout::Layout;
+use crate::state::StateStore;
 use crate::worker::WorkerSource;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// What a generator does when the clock goes back by more than `max_drift`.
@@ -42,10 +44,12 @@ impl RollbackPolicy {
 }
 
 /// Where a generator keeps its durable state.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub(crate) enum Storage {
     /// In the state directory: `None` for the default one (see DESIGN.md, "Where things run").
     Dir(Option<PathBuf>),
+    /// In a store the caller provides, for a fixed worker ID it has already made exclusive.
+    Store(Arc<dyn StateStore>),
     /// Nowhere: not restart-safe; asked for explicitly.
     InMemory,
 }
@@ -68,7 +72,7 @@ pub(crate) enum Storage {
 /// assert!(a < b);
 /// # Ok::<(), rimeflake::Error>(())
 /// ```
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Builder<C: Clock = SystemClock> {
     pub(crate) layout: Layout,
     pub(crate) worker: Option<WorkerSource>,
@@ -185,6 +189,14 @@ impl<C: Clock> Builder<C> {
         self
     }
 
+    /// Keeps the state in `store` instead of the state directory. The worker ID must be fixed,
+    /// and the caller must make sure no other generator uses it (the state directory's lease
+    /// does that by itself). Simulations use it with a fault-injecting store.
+    pub fn state_store(mut self, store: Arc<dyn StateStore>) -> Self {
+        self.storage = Storage::Store(store);
+        self
+    }
+
     /// The namespace: worker IDs and state are separate per namespace (default `default`).
     pub fn namespace(mut self, namespace: impl Into<String>) -> Self {
         self.namespace = namespace.into();
@@ -197,7 +209,9 @@ impl<C: Clock> Builder<C> {
         self
     }
 
-    /// How often the reservation is moved ahead (default every 500 ms).
+    /// How often the reservation is moved ahead (default every 500 ms). `Duration::ZERO` runs
+    /// no thread: the reservation is then moved by the call that reaches it, which waits for
+    /// the write (deterministic, for simulations).
     pub fn refresh_every(mut self, every: Duration) -> Self {
         self.refresh_every = every;
         self
@@ -226,6 +240,16 @@ impl<C: Clock> Builder<C> {
             return Err(Error::config("max_drift: at most 49 days"));
         }
         self.layout.check_epoch(self.clock.now_ms())?;
-        Generator::start(self, policy)
+        Generator::start(Builder {
+            policy: Some(policy),
+            ..self
+        })
+    }
+
+    /// Whether the worker ID is leased (any free one will do), so a forked child may take
+    /// another.
+    pub(crate) fn takes_any_worker(&self) -> bool {
+        matches!(self.storage, Storage::Dir(_))
+            && matches!(self.worker, None | Some(WorkerSource::LocalLease { .. }))
     }
 }

@@ -3,37 +3,42 @@
 //! The hot path ([`Generator::next_id`] when nothing unusual happens) is lock-free and touches no
 //! I/O. It works on two atomic words: the packed `counter` (`clock_id:time:sequence`) and the
 //! `fence` (`clock_id:reserved_until:max_sequence`), the highest counter value it may commit.
-//! Everything else (switching clock-ids, waiting, errors) runs in the slow path ([`slow`]),
-//! serialized by a mutex.
+//! Everything else (switching clock-ids, moving the reservation, waiting, errors) runs in the
+//! slow path ([`slow`]), serialized by a mutex, and in the reservation thread ([`reserver`]).
 //!
 //! Guarantees, by name:
-//! - **Unique**: no two calls of one generator return the same ID, across threads.
+//! - **Unique**: no two calls of one generator return the same ID, across threads, restarts
+//!   (durable state), and forks (the child takes a new worker ID).
 //! - **Increasing**: IDs of one generator strictly increase, except across a clock-id reuse
 //!   (counted in [`Stats::clock_id_reuses`], forbidden by `strict_monotonic`).
+//! - **Reserved**: no ID's time is past the durable reservation of its clock-id.
 //! - **Bounded lead**: no ID's time is more than `max_drift` ahead of the clock reading that
-//!   issued it; beyond that the generator waits for the clock.
+//!   issued it; beyond that the generator waits for the clock (a restart right after a burst
+//!   may wait up to the reservation window).
 //! - **Bounded waits**: every wait is cut into slices of at most one time unit and ends in an
 //!   error after `max_wait`.
 //! - **No wrap**: the time field never carries into the clock-id or sign bits.
 
 mod builder;
+mod reserver;
 mod slow;
+mod start;
 mod stats;
 
 pub use builder::{Builder, RollbackPolicy, DEFAULT_MAX_DRIFT, DEFAULT_MAX_WAIT};
 pub use stats::Stats;
 
 use crate::clock::{Clock, SystemClock};
-use crate::error::Result;
-use crate::layout::{mask, FieldOrder, Layout};
-use crate::state::WorkerState;
+use crate::error::{Error, ErrorKind, Result};
+use crate::fork::{self, WipeOnFork};
+use crate::layout::Layout;
 use crate::sync::{AtomicU64, CachePadded, Mutex, Ordering::*};
-use builder::Storage;
 use stats::Counters;
+use std::sync::atomic::AtomicPtr;
 use std::sync::Arc;
 
-/// A fence value no counter can pass: the generator is closed (or belongs to a forked parent).
-const CLOSED_FENCE: u64 = 0;
+/// A fence value no counter can pass: the generator is closed, or belongs to a forked parent.
+pub(crate) const CLOSED_FENCE: u64 = 0;
 
 /// A rollback-safe generator of 64-bit, time-ordered, unique IDs. `Send + Sync`: share it by
 /// reference or `Arc` between threads.
@@ -50,43 +55,56 @@ const CLOSED_FENCE: u64 = 0;
 /// # Ok::<(), rimeflake::Error>(())
 /// ```
 pub struct Generator<C: Clock = SystemClock> {
-    inner: Arc<Inner<C>>,
+    /// The running generator. Replaced only in a forked child, which leaves the parent's
+    /// `Inner` untouched (never dropped) and starts its own with a new lease.
+    inner: AtomicPtr<Inner<C>>,
+    recipe: Builder<C>,
+}
+
+/// The words every call touches, in memory that reads as zero in a forked child.
+#[derive(Default)]
+pub(crate) struct Hot {
+    pub(crate) counter: CachePadded<AtomicU64>,
+    /// The highest clock reading seen, packed as `clock_id:time` (`counter >> seq_bits` form).
+    pub(crate) high: CachePadded<AtomicU64>,
+    pub(crate) fence: AtomicU64,
 }
 
 /// Constants of the hot path, derived once from the layout and options.
 #[derive(Debug)]
-struct Consts {
-    seq_bits: u32,
-    cid_mask: u64,
+pub(crate) struct Consts {
+    pub(crate) seq_bits: u32,
+    pub(crate) cid_mask: u64,
     epoch_ms: u64,
-    unit_ms: u64,
+    pub(crate) unit_ms: u64,
     /// Largest `now_ms - epoch_ms` inside the time field.
     max_span_ms: u64,
-    drift_units: u64,
+    pub(crate) drift_units: u64,
     /// `drift_units` whole units plus a sequence: how far past `compose(now, 0)` a counter may go.
-    drift_span: u64,
+    pub(crate) drift_span: u64,
     low_mask: u64,
     worker_bits: u32,
     worker_part: u64,
 }
 
 pub(crate) struct Inner<C: Clock> {
-    counter: CachePadded<AtomicU64>,
-    /// The highest clock reading seen, packed as `clock_id:time` (`counter >> seq_bits` form).
-    high: CachePadded<AtomicU64>,
-    fence: AtomicU64,
+    hot: WipeOnFork<Hot>,
     /// The rollback last counted: `high` when it was seen, and the lowest reading since.
     rollback_high: AtomicU64,
     rollback_low: AtomicU64,
-    k: Consts,
-    clock: C,
+    pub(crate) k: Consts,
+    pub(crate) clock: C,
     stats: Counters,
     slow: Mutex<slow::Slow>,
-    layout: Layout,
+    pub(crate) durable: start::Durable,
+    pub(crate) layout: Layout,
     worker_id: u64,
     policy: RollbackPolicy,
     strict_monotonic: bool,
-    max_wait_ns: u64,
+    pub(crate) max_wait_ns: u64,
+    /// The process that started this generator: any other pid is a forked child.
+    pid: u32,
+    fork_slot: &'static fork::Slot,
 }
 
 impl Generator<SystemClock> {
@@ -98,73 +116,19 @@ impl Generator<SystemClock> {
 }
 
 impl<C: Clock> Generator<C> {
-    fn start(b: Builder<C>, policy: RollbackPolicy) -> Result<Self> {
-        let layout = b.layout;
-        let worker_id = match (&b.worker, &b.storage) {
-            (Some(crate::worker::WorkerSource::Fixed(id)), Storage::InMemory) => *id,
-            (None, Storage::InMemory) => {
-                return Err(crate::Error::config(
-                    "worker_id: an in-memory generator needs a fixed worker ID",
-                ))
-            }
-            (_, Storage::Dir(_)) => {
-                return Err(crate::Error::config(
-                    "state_dir: durable state is not available in this build; use in_memory()",
-                ))
-            }
-        };
-        if worker_id > layout.max_worker_id() {
-            return Err(crate::Error::config(format!(
-                "worker_id: {worker_id} is out of range for layout {} (0 to {})",
-                layout.name(),
-                layout.max_worker_id()
-            )));
-        }
-        let seq_bits = layout.sequence_bits() as u32;
-        let unit_ms = layout.unit_ms();
-        let drift_units = (b.max_drift.as_millis() as u64) / unit_ms;
-        let low_bits = match layout.order() {
-            FieldOrder::SequenceBelowWorker => layout.sequence_bits(),
-            FieldOrder::SequenceAboveWorker => 0,
-        };
-        let k = Consts {
-            seq_bits,
-            cid_mask: mask(layout.clock_id_bits()) << (layout.time_bits() as u32 + seq_bits),
-            epoch_ms: layout.epoch_ms(),
-            unit_ms,
-            max_span_ms: (layout.max_time() + 1).saturating_mul(unit_ms) - 1,
-            drift_units,
-            drift_span: (drift_units << seq_bits) | mask(seq_bits as u8),
-            low_mask: mask(low_bits),
-            worker_bits: layout.worker_bits() as u32,
-            worker_part: worker_id << low_bits,
-        };
-        let now = layout.time_of(b.clock.now_ms())?;
-        let state = WorkerState::fresh(layout.max_clock_id() as usize + 1);
-        let counter = layout.counter_before(state.clock_id, now);
-        let inner = Inner {
-            counter: CachePadded(AtomicU64::new(counter)),
-            high: CachePadded(AtomicU64::new(counter >> seq_bits)),
-            fence: AtomicU64::new(layout.counter(
-                state.clock_id,
-                layout.max_time(),
-                layout.max_sequence(),
-            )),
-            rollback_high: AtomicU64::new(u64::MAX),
-            rollback_low: AtomicU64::new(u64::MAX),
-            k,
-            clock: b.clock,
-            stats: Counters::default(),
-            slow: Mutex::new(slow::Slow::new(state)),
-            layout,
-            worker_id,
-            policy,
-            strict_monotonic: b.strict_monotonic,
-            max_wait_ns: b.max_wait.as_nanos().min(u64::MAX as u128) as u64,
-        };
+    fn start(recipe: Builder<C>) -> Result<Self> {
+        let inner = Inner::start(&recipe)?;
         Ok(Generator {
-            inner: Arc::new(inner),
+            inner: AtomicPtr::new(Arc::into_raw(inner) as *mut Inner<C>),
+            recipe,
         })
+    }
+
+    #[inline]
+    fn inner(&self) -> &Inner<C> {
+        // SAFETY: the pointer comes from Arc::into_raw and stays alive while `self` does: it is
+        // released only in Drop, and a replaced one (in a forked child) is never released.
+        unsafe { &*self.inner.load(Acquire) }
     }
 
     /// The next ID.
@@ -172,9 +136,12 @@ impl<C: Clock> Generator<C> {
     /// # Errors
     /// [`ErrorKind::ClockRollback`](crate::ErrorKind::ClockRollback) after a large rollback, as
     /// the policy says; [`ErrorKind::Overloaded`](crate::ErrorKind::Overloaded) when the clock
-    /// did not catch up within `max_wait`; [`ErrorKind::TimeRange`](crate::ErrorKind::TimeRange)
+    /// did not catch up within `max_wait`; [`ErrorKind::State`](crate::ErrorKind::State) when the
+    /// reservation could not be extended; [`ErrorKind::TimeRange`](crate::ErrorKind::TimeRange)
     /// before the epoch or past the end of the time field;
-    /// [`ErrorKind::Closed`](crate::ErrorKind::Closed) after [`Generator::close`].
+    /// [`ErrorKind::Closed`](crate::ErrorKind::Closed) after [`Generator::close`];
+    /// [`ErrorKind::Lease`](crate::ErrorKind::Lease) in a forked child of a generator with a
+    /// fixed worker ID.
     ///
     /// # Example
     /// ```
@@ -195,7 +162,7 @@ impl<C: Clock> Generator<C> {
     /// means "call [`Generator::next_id`] or [`Generator::next_id_with`]", which decide.
     #[inline]
     pub fn try_next_id(&self) -> Option<u64> {
-        let i = &*self.inner;
+        let i = self.inner();
         i.reserve(1).map(|c| i.compose(c))
     }
 
@@ -206,11 +173,8 @@ impl<C: Clock> Generator<C> {
     /// # Errors
     /// As [`Generator::next_id`], and `Interrupted`.
     pub fn next_id_with(&self, interrupted: &mut dyn FnMut() -> bool) -> Result<u64> {
-        let i = &*self.inner;
-        match i.reserve(1) {
-            Some(c) => Ok(i.compose(c)),
-            None => i.slow_reserve(1, interrupted).map(|c| i.compose(c)),
-        }
+        let first = self.reserve(1, interrupted)?;
+        Ok(self.inner().compose(first))
     }
 
     /// Fills `ids` with increasing IDs. Each chunk of up to `max_drift` worth of IDs is
@@ -237,15 +201,11 @@ impl<C: Clock> Generator<C> {
     /// # Errors
     /// As [`Generator::next_id_with`].
     pub fn fill_with(&self, ids: &mut [u64], interrupted: &mut dyn FnMut() -> bool) -> Result<()> {
-        let i = &*self.inner;
-        i.check_batch_fits(ids.len() as u64)?;
-        let chunk = (i.k.drift_span + 1) as usize;
+        self.inner().check_batch_fits(ids.len() as u64)?;
+        let chunk = (self.inner().k.drift_span + 1) as usize;
         for part in ids.chunks_mut(chunk) {
-            let n = part.len() as u64;
-            let first = match i.reserve(n) {
-                Some(c) => c,
-                None => i.slow_reserve(n, interrupted)?,
-            };
+            let first = self.reserve(part.len() as u64, interrupted)?;
+            let i = self.inner();
             for (j, id) in part.iter_mut().enumerate() {
                 *id = i.compose(first + j as u64);
             }
@@ -263,66 +223,120 @@ impl<C: Clock> Generator<C> {
         Ok(ids)
     }
 
+    /// Commits `n` counter values: the hot path, else the slow path; in a forked child, first a
+    /// new generator with a new lease.
+    fn reserve(&self, n: u64, interrupted: &mut dyn FnMut() -> bool) -> Result<u64> {
+        loop {
+            let i = self.inner();
+            if let Some(first) = i.reserve(n) {
+                return Ok(first);
+            }
+            if i.pid == fork::pid() {
+                return i.slow_reserve(n, interrupted);
+            }
+            self.restart_after_fork(i)?;
+        }
+    }
+
+    /// In a forked child: abandons the parent's generator without touching its locks, lease or
+    /// threads, and starts a new one with a new lease. A fixed worker ID cannot be taken twice,
+    /// so it is refused.
+    #[cold]
+    fn restart_after_fork(&self, stale: &Inner<C>) -> Result<()> {
+        stale.fork_slot.abandon();
+        if !self.recipe.takes_any_worker() {
+            return Err(Error::new(
+                ErrorKind::Lease,
+                format!(
+                    "this generator was made in process {} before a fork, with fixed worker ID {}: \
+                     the child must not use it; make a new generator in the child (the embedded \
+                     default leases a free worker ID by itself)",
+                    stale.pid, stale.worker_id
+                ),
+            ));
+        }
+        let fresh = Arc::into_raw(Inner::start(&self.recipe)?) as *mut Inner<C>;
+        let stale_ptr = stale as *const Inner<C> as *mut Inner<C>;
+        if self
+            .inner
+            .compare_exchange(stale_ptr, fresh, AcqRel, Acquire)
+            .is_err()
+        {
+            // Another thread of the child restarted it first: give back our new lease.
+            // SAFETY: `fresh` came from Arc::into_raw above and was never shared.
+            let fresh = unsafe { Arc::from_raw(fresh) };
+            let _ = fresh.close();
+        }
+        Ok(())
+    }
+
     /// The generator's counters.
     pub fn stats(&self) -> Stats {
-        let i = &*self.inner;
-        let s = &i.stats;
-        let unit = i.k.unit_ms;
-        Stats {
-            ids_issued: s.issued(),
-            rollbacks: Counters::get(&s.rollbacks),
-            largest_rollback_ms: Counters::get(&s.largest_rollback_units) * unit,
-            clock_id_bumps: Counters::get(&s.bumps),
-            clock_id_reuses: Counters::get(&s.reuses),
-            waits: Counters::get(&s.waits),
-            waited_ms: Counters::get(&s.waited_ns) / 1_000_000,
-            borrowed_ms: Counters::get(&s.borrowed_units) * unit,
-            clock_id: (i.counter.load(Acquire) & i.k.cid_mask)
-                >> (i.layout.time_bits() as u32 + i.k.seq_bits),
-        }
+        self.inner().stats()
     }
 
     /// The layout of this generator's IDs.
     pub fn layout(&self) -> &Layout {
-        &self.inner.layout
+        &self.recipe.layout
     }
 
     /// The worker ID in use.
     pub fn worker_id(&self) -> u64 {
-        self.inner.worker_id
+        self.inner().worker_id
     }
 
     /// Closes the generator: later calls fail with
-    /// [`ErrorKind::Closed`](crate::ErrorKind::Closed). An in-memory generator first waits
-    /// (at most `max_wait`) until the clock has passed its last ID, so an immediate rerun cannot
-    /// repeat one. Closing twice is harmless.
+    /// [`ErrorKind::Closed`](crate::ErrorKind::Closed). A durable generator stops its
+    /// reservation thread, makes sure its last reservation is stored and frees its lease; an
+    /// in-memory one waits (at most `max_wait`) until the clock has passed its last ID, so an
+    /// immediate rerun cannot repeat one. In a forked child it touches nothing of the parent's.
+    /// Closing twice is harmless.
     ///
     /// # Errors
-    /// [`ErrorKind::ClockRollback`](crate::ErrorKind::ClockRollback) when the clock did not pass
-    /// the last ID within `max_wait` (the generator is closed all the same).
+    /// [`ErrorKind::State`](crate::ErrorKind::State) when the last reservation could not be
+    /// stored; [`ErrorKind::ClockRollback`](crate::ErrorKind::ClockRollback) when an in-memory
+    /// generator's clock did not pass the last ID within `max_wait`. The generator is closed
+    /// all the same.
     pub fn close(&self) -> Result<()> {
-        self.inner.close()
+        let i = self.inner();
+        if i.pid != fork::pid() {
+            i.fork_slot.abandon();
+            return Ok(());
+        }
+        i.close()
     }
 
     /// Whether [`Generator::close`] was called.
     pub fn is_closed(&self) -> bool {
-        self.inner.fence.load(Acquire) == CLOSED_FENCE
+        self.inner().is_closed()
     }
 }
 
 impl<C: Clock> Drop for Generator<C> {
     fn drop(&mut self) {
-        let _ = self.inner.close();
+        let ptr = *self.inner.get_mut();
+        // SAFETY: see `inner()`.
+        let i = unsafe { &*ptr };
+        if i.pid != fork::pid() {
+            // The parent's generator, inherited by a fork: leave it untouched, never freed.
+            i.fork_slot.abandon();
+            return;
+        }
+        let _ = i.close();
+        i.fork_slot.release();
+        // SAFETY: from Arc::into_raw; this was the generator's reference.
+        drop(unsafe { Arc::from_raw(ptr) });
     }
 }
 
 impl<C: Clock> std::fmt::Debug for Generator<C> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let i = self.inner();
         f.debug_struct("Generator")
-            .field("layout", &self.inner.layout.name())
-            .field("worker_id", &self.inner.worker_id)
-            .field("policy", &self.inner.policy)
-            .field("closed", &self.is_closed())
+            .field("layout", &i.layout.name())
+            .field("worker_id", &i.worker_id)
+            .field("policy", &i.policy)
+            .field("closed", &i.is_closed())
             .finish()
     }
 }
@@ -337,15 +351,17 @@ impl<C: Clock> Inner<C> {
 
     /// The hot path: commits `n` consecutive counter values and returns the first, or `None`
     /// when anything needs the slow path to decide (a large rollback, the lead or the fence
-    /// reached, the clock outside the time field, the generator closed or switching clock-ids).
+    /// reached, the clock outside the time field, the generator closed, forked or switching
+    /// clock-ids).
     #[inline]
     fn reserve(&self, n: u64) -> Option<u64> {
         let k = &self.k;
+        let hot = &*self.hot;
         // Load the state before reading the clock: a reading below `high` is then a real step
         // back of the clock, not a reading that another thread merely published first.
-        let mut cur = self.counter.load(Acquire);
-        let high = self.high.load(Acquire);
-        let fence = self.fence.load(Acquire);
+        let mut cur = hot.counter.load(Acquire);
+        let high = hot.high.load(Acquire);
+        let fence = hot.fence.load(Acquire);
         let since_epoch = self.clock.now_ms().wrapping_sub(k.epoch_ms);
         if since_epoch > k.max_span_ms {
             return None; // before the epoch (wrapped) or past the end of the time field
@@ -362,7 +378,7 @@ impl<C: Clock> Inner<C> {
         let now_high = (cid_base >> k.seq_bits) | now;
         if now_high > high {
             // A new highest reading. Losing this race only leaves `high` a unit low.
-            let _ = self.high.compare_exchange(high, now_high, Relaxed, Relaxed);
+            let _ = hot.high.compare_exchange(high, now_high, Relaxed, Relaxed);
         } else if now_high < high {
             if high - now_high > k.drift_units {
                 return None; // a large rollback: the policy decides
@@ -378,7 +394,7 @@ impl<C: Clock> Inner<C> {
             if last > limit {
                 return None; // the lead past the clock, or the reservation, is used up
             }
-            match self
+            match hot
                 .counter
                 .compare_exchange_weak(cur, last, AcqRel, Acquire)
             {
@@ -400,5 +416,34 @@ impl<C: Clock> Inner<C> {
     #[cold]
     fn note_borrowed(&self, to: u64, from: u64) {
         Counters::add(&self.stats.borrowed_units, to - from);
+    }
+
+    fn stats(&self) -> Stats {
+        let s = &self.stats;
+        let unit = self.k.unit_ms;
+        Stats {
+            ids_issued: s.issued(),
+            rollbacks: Counters::get(&s.rollbacks),
+            largest_rollback_ms: Counters::get(&s.largest_rollback_units) * unit,
+            clock_id_bumps: Counters::get(&s.bumps),
+            clock_id_reuses: Counters::get(&s.reuses),
+            waits: Counters::get(&s.waits),
+            waited_ms: Counters::get(&s.waited_ns) / 1_000_000,
+            borrowed_ms: Counters::get(&s.borrowed_units) * unit,
+            clock_id: self.clock_id_of(self.hot.counter.load(Acquire)),
+        }
+    }
+
+    pub(crate) fn clock_id_of(&self, counter: u64) -> u64 {
+        (counter & self.k.cid_mask) >> (self.layout.time_bits() as u32 + self.k.seq_bits)
+    }
+
+    /// The time field of a counter or fence value.
+    pub(crate) fn time_of(&self, counter: u64) -> u64 {
+        (counter >> self.k.seq_bits) & self.layout.max_time()
+    }
+
+    fn is_closed(&self) -> bool {
+        self.hot.fence.load(Acquire) == CLOSED_FENCE
     }
 }

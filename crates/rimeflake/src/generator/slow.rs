@@ -5,23 +5,15 @@ use super::stats::Counters;
 use super::{Inner, RollbackPolicy, CLOSED_FENCE};
 use crate::clock::Clock;
 use crate::error::{Error, ErrorKind, Result};
+use crate::layout::Layout;
 use crate::state::WorkerState;
 use crate::sync::{lock, Ordering::*};
 use std::time::Duration;
 
 /// State only the slow path touches.
+#[derive(Default)]
 pub(crate) struct Slow {
-    state: WorkerState,
     closed: bool,
-}
-
-impl Slow {
-    pub(crate) fn new(state: WorkerState) -> Self {
-        Slow {
-            state,
-            closed: false,
-        }
-    }
 }
 
 /// Why a call waits, which decides the error when `max_wait` runs out.
@@ -31,12 +23,37 @@ enum WaitFor {
     Rollback { behind: u64 },
     /// The IDs have run `max_drift` ahead of the clock.
     Lead,
+    /// The durable reservation is used up and has not been extended yet.
+    Reservation,
 }
 
 /// A wait of one call: when it started on the monotonic clock, and the first step back seen.
+#[derive(Default)]
 struct Waiting {
     started_ns: Option<u64>,
     behind: Option<u64>,
+}
+
+/// A clock-id that can serve a reading of `now`: the lowest one above `current` whose
+/// reservations lie below `now` (IDs keep increasing), else, unless `strict`, any other whose
+/// reservations lie below `now` (its old IDs are all older than its new ones).
+pub(super) fn free_clock_id(
+    state: &WorkerState,
+    layout: &Layout,
+    current: u64,
+    now: u64,
+    strict: bool,
+) -> Option<u64> {
+    let free = |c: u64| state.reserved_of(c).is_none_or(|r| r < now);
+    (current + 1..=layout.max_clock_id())
+        .find(|&c| free(c))
+        .or_else(|| {
+            if strict {
+                None
+            } else {
+                (0..current).find(|&c| free(c))
+            }
+        })
 }
 
 impl<C: Clock> Inner<C> {
@@ -47,12 +64,10 @@ impl<C: Clock> Inner<C> {
         interrupted: &mut dyn FnMut() -> bool,
     ) -> Result<u64> {
         let k = &self.k;
-        let mut waiting = Waiting {
-            started_ns: None,
-            behind: None,
-        };
+        let hot = &*self.hot;
+        let mut waiting = Waiting::default();
         loop {
-            let mut s = lock(&self.slow);
+            let s = lock(&self.slow);
             if s.closed {
                 return Err(Error::new(ErrorKind::Closed, "the generator is closed"));
             }
@@ -60,8 +75,9 @@ impl<C: Clock> Inner<C> {
             if let Some(first) = self.reserve(n) {
                 return Ok(first);
             }
-            let cur = self.counter.load(Acquire);
-            let high = self.high.load(Acquire);
+            let cur = hot.counter.load(Acquire);
+            let high = hot.high.load(Acquire);
+            let fence = hot.fence.load(Acquire);
             let now = self.layout.time_of(self.clock.now_ms())?;
             let cid = self.clock_id_of(cur);
             let cid_base = cur & k.cid_mask;
@@ -75,8 +91,17 @@ impl<C: Clock> Inner<C> {
                         return Err(self.rollback_error(behind, "the rollback policy is Error"))
                     }
                     RollbackPolicy::BumpClock => {
-                        if let Some(next) = self.free_clock_id(&s.state, cid, now) {
-                            self.switch(&mut s, cid, next, now);
+                        let state = self
+                            .durable
+                            .writer
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .state
+                            .clone();
+                        if let Some(next) =
+                            free_clock_id(&state, &self.layout, cid, now, self.strict_monotonic)
+                        {
+                            self.switch(cid, next, now)?;
                             continue;
                         }
                         // No clock-id is free for this reading: wait, as DESIGN.md says.
@@ -85,16 +110,47 @@ impl<C: Clock> Inner<C> {
                 }
                 WaitFor::Rollback { behind }
             } else {
-                let first = (cur + 1).max(cid_base | (now << k.seq_bits));
+                let base = cid_base | (now << k.seq_bits);
+                let first = (cur + 1).max(base);
                 let field_end = cid_base
                     | self
                         .layout
                         .counter(0, self.layout.max_time(), self.layout.max_sequence());
-                match first.checked_add(n - 1) {
-                    Some(last) if last <= field_end => {}
+                let last = match first.checked_add(n - 1) {
+                    Some(last) if last <= field_end => last,
                     _ => return Err(self.layout.exhausted(self.clock.now_ms())),
+                };
+                if last > fence && self.durable.refresh.is_zero() {
+                    // No reservation thread: move the reservation ourselves, then decide again.
+                    let mut w = self
+                        .durable
+                        .writer
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner());
+                    self.extend_reservation(&mut w);
+                    if w.failure.is_none() {
+                        continue;
+                    }
+                    WaitFor::Reservation
+                } else if last > fence {
+                    self.nudge();
+                    // The clock jumped past the reservation: keep issuing inside it from the
+                    // counter while the reservation thread catches up.
+                    if cur + n <= fence
+                        && hot
+                            .counter
+                            .compare_exchange(cur, cur + n, AcqRel, Acquire)
+                            .is_ok()
+                    {
+                        self.stats.add_issued(n);
+                        return Ok(cur + 1);
+                    }
+                    WaitFor::Reservation
+                } else if last > base + k.drift_span {
+                    WaitFor::Lead
+                } else {
+                    continue; // the state moved under us: decide again
                 }
-                WaitFor::Lead
             };
             drop(s);
             self.wait_slice(&mut waiting, wait_for, interrupted)?;
@@ -104,64 +160,68 @@ impl<C: Clock> Inner<C> {
     /// Refuses a batch of `n` that cannot fit in what is left of the time field, before any ID
     /// of it is issued.
     pub(super) fn check_batch_fits(&self, n: u64) -> Result<()> {
-        let cur = self.counter.load(Acquire);
+        let cur = self.hot.counter.load(Acquire);
         let field_end = (cur & self.k.cid_mask)
             | self
                 .layout
                 .counter(0, self.layout.max_time(), self.layout.max_sequence());
-        if n > field_end.saturating_sub(cur) {
+        let room = field_end.saturating_sub(cur);
+        if n > room {
             return Err(Error::new(
                 ErrorKind::TimeRange,
                 format!(
                     "a batch of {n} IDs does not fit in what is left of layout {}'s time field \
-                     ({} IDs); nothing was issued",
-                    self.layout.name(),
-                    field_end.saturating_sub(cur)
+                     ({room} IDs); nothing was issued",
+                    self.layout.name()
                 ),
             ));
         }
         Ok(())
     }
 
-    fn clock_id_of(&self, counter: u64) -> u64 {
-        (counter & self.k.cid_mask) >> (self.layout.time_bits() as u32 + self.k.seq_bits)
-    }
-
-    /// A clock-id that can serve a reading of `now`: the lowest one above `current` whose
-    /// reservations lie below `now` (IDs keep increasing), else, unless `strict_monotonic`, any
-    /// other whose reservations lie below `now` (its old IDs are all older than its new ones).
-    fn free_clock_id(&self, state: &WorkerState, current: u64, now: u64) -> Option<u64> {
-        let free = |c: u64| state.reserved_of(c).is_none_or(|r| r < now);
-        let max = self.layout.max_clock_id();
-        (current + 1..=max)
-            .find(|&c| free(c))
-            .or_else(|| match self.strict_monotonic {
-                true => None,
-                false => (0..current).find(|&c| free(c)),
-            })
-    }
-
-    /// Moves to clock-id `next`, restarting the time at `now`.
-    fn switch(&self, s: &mut Slow, from: u64, next: u64, now: u64) {
-        let k = &self.k;
+    /// Moves to clock-id `next`, restarting the time at `now`. The new clock-id and its
+    /// reservation are stored (synced) before the fence lets the first ID through.
+    fn switch(&self, from: u64, next: u64, now: u64) -> Result<()> {
+        let hot = &*self.hot;
         let (max_time, max_seq) = (self.layout.max_time(), self.layout.max_sequence());
+        let mut w = self
+            .durable
+            .writer
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let mut state = w.state.clone();
+        state.clock_id = next;
+        let reserved_until = match &w.store {
+            Some(store) => {
+                let until = (now + self.durable.ahead_units).min(max_time);
+                state.raise(next, until);
+                store.save(&state)?;
+                until
+            }
+            None => {
+                state.raise(next, now);
+                max_time
+            }
+        };
         // The fence first: a hot path holding the old counter now sees another clock-id and
         // defers to us; one that loaded the old fence can still commit below it, and the swap
         // below captures what it committed.
-        self.fence
-            .store(self.layout.counter(next, max_time, max_seq), Release);
-        self.high
+        hot.fence
+            .store(self.layout.counter(next, reserved_until, max_seq), Release);
+        hot.high
             .store((next << self.layout.time_bits()) | now, Release);
-        let old = self
+        let old = hot
             .counter
             .swap(self.layout.counter_before(next, now), AcqRel);
-        s.state.raise(from, (old >> k.seq_bits) & max_time);
-        s.state.raise(next, now);
-        s.state.clock_id = next;
+        if w.store.is_none() {
+            state.raise(from, self.time_of(old)); // in memory, the reservation is what was issued
+        }
+        w.state = state;
         Counters::add(&self.stats.bumps, 1);
         if next < from {
             Counters::add(&self.stats.reuses, 1);
         }
+        Ok(())
     }
 
     /// Counts a step back of the clock once, however many calls see it: a reading below `high`
@@ -217,26 +277,7 @@ impl<C: Clock> Inner<C> {
         }
         let elapsed = start.saturating_sub(started);
         if elapsed >= self.max_wait_ns {
-            let waited = format!("waited {} ms (max_wait)", elapsed / 1_000_000);
-            return Err(match wait_for {
-                WaitFor::Rollback { behind } => self.rollback_error(
-                    *waiting.behind.get_or_insert(behind),
-                    &format!(
-                        "{}; {waited} for the clock to catch up",
-                        match self.policy {
-                            RollbackPolicy::BumpClock => "no clock-id is free for the reading",
-                            _ => "the rollback policy is Wait",
-                        }
-                    ),
-                ),
-                WaitFor::Lead => Error::new(
-                    ErrorKind::Overloaded,
-                    format!(
-                        "IDs ran {} ms ahead of the clock (max_drift) and it did not catch up: {waited}",
-                        self.k.drift_units * self.k.unit_ms
-                    ),
-                ),
-            });
+            return Err(self.wait_error(waiting, wait_for, elapsed));
         }
         if interrupted() {
             return Err(Error::new(
@@ -251,18 +292,81 @@ impl<C: Clock> Inner<C> {
         Ok(())
     }
 
-    /// Closes: the fence shuts the hot path, the slow path reports `Closed`. An in-memory
-    /// generator waits until the clock has passed its last ID.
+    fn wait_error(&self, waiting: &Waiting, wait_for: WaitFor, elapsed: u64) -> Error {
+        let waited = format!("waited {} ms (max_wait)", elapsed / 1_000_000);
+        match wait_for {
+            WaitFor::Rollback { behind } => self.rollback_error(
+                waiting.behind.unwrap_or(behind),
+                &format!(
+                    "{}; {waited} for the clock to catch up",
+                    match self.policy {
+                        RollbackPolicy::BumpClock => "no clock-id is free for the reading",
+                        _ => "the rollback policy is Wait",
+                    }
+                ),
+            ),
+            WaitFor::Lead => Error::new(
+                ErrorKind::Overloaded,
+                format!(
+                    "IDs ran {} ms ahead of the clock (max_drift) and it did not catch up: {waited}",
+                    self.k.drift_units * self.k.unit_ms
+                ),
+            ),
+            WaitFor::Reservation => {
+                let w = self.durable.writer.lock().unwrap_or_else(|p| p.into_inner());
+                let store = w.store.as_ref().map_or(String::new(), |s| s.describe());
+                Error::new(
+                    ErrorKind::State,
+                    match &w.failure {
+                        Some(e) => format!("the reservation in {store} could not be extended ({e}); {waited}"),
+                        None => format!("the reservation in {store} was not extended in time; {waited}"),
+                    },
+                )
+            }
+        }
+    }
+
+    /// Closes: the fence shuts the hot path, the slow path reports `Closed`. A durable generator
+    /// stops its reservation thread, rewrites its last state if a write had failed, and frees
+    /// its lease; an in-memory one waits until the clock has passed its last ID.
     pub(super) fn close(&self) -> Result<()> {
         let mut s = lock(&self.slow);
         if s.closed {
             return Ok(());
         }
         s.closed = true;
-        self.fence.store(CLOSED_FENCE, Release);
-        let last = self.counter.load(Acquire);
-        let last_time = (last >> self.k.seq_bits) & self.layout.max_time();
+        self.hot.fence.store(CLOSED_FENCE, Release);
         drop(s);
+        self.stop_reserver();
+        let mut w = self
+            .durable
+            .writer
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let failed = w.failure.take().is_some();
+        if let Some(store) = &w.store {
+            // Reservations only rise: the last stored one stands; if the last write failed,
+            // store it again so the record on disk is known good.
+            let result = if failed { store.save(&w.state) } else { Ok(()) };
+            drop(w);
+            if let Some(lease) = self
+                .durable
+                .lease
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .take()
+            {
+                lease.release();
+            }
+            return result;
+        }
+        drop(w);
+        self.wait_past_last_id()
+    }
+
+    /// In memory: waits (at most `max_wait`) until the clock has passed the last ID's time.
+    fn wait_past_last_id(&self) -> Result<()> {
+        let last_time = self.time_of(self.hot.counter.load(Acquire));
         let started = self.clock.monotonic_ns();
         loop {
             let now = self.layout.time_of(self.clock.now_ms()).unwrap_or(0);
@@ -281,9 +385,8 @@ impl<C: Clock> Inner<C> {
                     ),
                 ));
             }
-            let need = (last_time - now + 1) * self.k.unit_ms * 1_000_000;
             self.clock
-                .sleep(Duration::from_nanos(need.min(self.k.unit_ms * 1_000_000)));
+                .sleep(Duration::from_nanos(self.k.unit_ms * 1_000_000));
         }
     }
 }

@@ -1,0 +1,267 @@
+//! Starting a generator: taking the worker ID, loading its state, and the start-up rules of
+//! DESIGN.md ("Restarts"), which make the first ID safe before it is issued.
+
+use super::builder::{Builder, Storage};
+use super::slow::free_clock_id;
+use super::stats::Counters;
+use super::{reserver, Consts, Hot, Inner, RollbackPolicy};
+use crate::clock::Clock;
+use crate::error::{Error, ErrorKind, Result};
+use crate::fork::{self, WipeOnFork};
+use crate::layout::{mask, FieldOrder, Layout};
+use crate::state::{StateStore, WorkerState};
+use crate::sync::{AtomicU64, CachePadded, Mutex};
+use crate::worker::{self, LocalLease, WorkerSource};
+use std::sync::{Arc, Condvar};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// What a durable generator keeps beside its hot words.
+pub(crate) struct Durable {
+    pub(crate) writer: std::sync::Mutex<Writer>,
+    pub(crate) wake: Condvar,
+    pub(crate) thread: std::sync::Mutex<Option<JoinHandle<()>>>,
+    pub(crate) lease: std::sync::Mutex<Option<LocalLease>>,
+    /// How far ahead of the counter the reservation is kept, in time units.
+    pub(crate) ahead_units: u64,
+    pub(crate) refresh: Duration,
+}
+
+/// The state as last stored, and the store: changed only under this lock, so a run-time switch
+/// of clock-ids and the reservation thread never interleave their writes.
+pub(crate) struct Writer {
+    /// `None` for an in-memory generator, whose `state` then lives only here.
+    pub(crate) store: Option<Arc<dyn StateStore>>,
+    pub(crate) state: WorkerState,
+    /// The last write's failure, until a write succeeds again.
+    pub(crate) failure: Option<Error>,
+    pub(crate) stop: bool,
+    pub(crate) nudged: bool,
+}
+
+impl<C: Clock> Inner<C> {
+    pub(super) fn start(r: &Builder<C>) -> Result<Arc<Self>> {
+        let layout = r.layout.clone();
+        let clock_ids = layout.max_clock_id() as usize + 1;
+        let (worker_id, store, lease) =
+            match &r.storage {
+                Storage::InMemory => match &r.worker {
+                    Some(source) => match source.resolve(layout.max_worker_id())? {
+                        worker::LeaseRequest::Exact(id) => (id, None, None),
+                        worker::LeaseRequest::Any { .. } => return Err(Error::config(
+                            "worker_id: an in-memory generator needs a fixed worker ID (leases \
+                             live in the state directory)",
+                        )),
+                    },
+                    None => {
+                        return Err(Error::config(
+                            "worker_id: an in-memory generator needs a fixed worker ID",
+                        ))
+                    }
+                },
+                Storage::Dir(dir) => {
+                    let dir = match dir {
+                        Some(d) => d.clone(),
+                        None => {
+                            let d = worker::default_state_dir()?;
+                            worker::warn_if_container(&d);
+                            d
+                        }
+                    };
+                    let source = r
+                        .worker
+                        .clone()
+                        .unwrap_or(WorkerSource::LocalLease { range: None });
+                    let request = source.resolve(layout.max_worker_id())?;
+                    let lease = LocalLease::acquire(&dir, &r.namespace, &layout, request)?;
+                    let store: Arc<dyn StateStore> = Arc::new(lease.state_store(clock_ids)?);
+                    (lease.worker_id(), Some(store), Some(lease))
+                }
+                Storage::Store(store) => {
+                    match r.worker.as_ref().map(|w| w.resolve(layout.max_worker_id())) {
+                    Some(Ok(worker::LeaseRequest::Exact(id))) => {
+                        (id, Some(Arc::clone(store)), None)
+                    }
+                    Some(Err(e)) => return Err(e),
+                    _ => return Err(Error::config(
+                        "worker_id: a generator with its own state store needs a fixed worker ID",
+                    )),
+                }
+                }
+            };
+        let k = consts(&layout, worker_id, r.max_drift);
+        let ahead_units = (r.reserve_ahead.as_millis() as u64)
+            .div_ceil(layout.unit_ms())
+            .max(1);
+        let policy = r.policy.unwrap_or(RollbackPolicy::Wait);
+        let max_wait_ns = r.max_wait.as_nanos().min(u64::MAX as u128) as u64;
+
+        let mut state = match &store {
+            Some(s) => s.load()?.unwrap_or_else(|| WorkerState::fresh(clock_ids)),
+            None => WorkerState::fresh(clock_ids),
+        };
+        if state.reserved.len() != clock_ids {
+            return Err(Error::new(
+                ErrorKind::State,
+                format!(
+                    "{} holds {} clock-ids but layout {} has {clock_ids}: it belongs to another layout",
+                    store.as_ref().map_or(String::new(), |s| s.describe()),
+                    state.reserved.len(),
+                    layout.name()
+                ),
+            ));
+        }
+        let stats = Counters::default();
+        let start = StartRules {
+            layout: &layout,
+            clock: &r.clock,
+            k: &k,
+            ahead_units,
+            policy,
+            strict: r.strict_monotonic,
+            max_wait_ns,
+        };
+        let (cid, counter, now) = start.starting_point(&state, &stats)?;
+        let reserved_until = match store {
+            Some(_) => (now.max(counter >> k.seq_bits & layout.max_time()) + ahead_units)
+                .min(layout.max_time()),
+            None => layout.max_time(),
+        };
+        state.clock_id = cid;
+        if let Some(s) = &store {
+            state.raise(cid, reserved_until);
+            s.save(&state)?; // durable before the first ID
+        }
+        let hot = WipeOnFork::new(Hot {
+            counter: CachePadded(AtomicU64::new(counter)),
+            high: CachePadded(AtomicU64::new((cid << layout.time_bits()) | now)),
+            fence: AtomicU64::new(layout.counter(cid, reserved_until, layout.max_sequence())),
+        });
+        let fork_slot = fork::register(&hot.fence);
+        if let Some(fd) = lease.as_ref().and_then(|l| l.lock_fd()) {
+            fork_slot.set_lock_fd(fd);
+        }
+        let durable = store.is_some();
+        let inner = Arc::new(Inner {
+            hot,
+            rollback_high: AtomicU64::new(u64::MAX),
+            rollback_low: AtomicU64::new(u64::MAX),
+            k,
+            clock: r.clock.clone(),
+            stats,
+            slow: Mutex::new(super::slow::Slow::default()),
+            durable: Durable {
+                writer: std::sync::Mutex::new(Writer {
+                    store,
+                    state,
+                    failure: None,
+                    stop: false,
+                    nudged: false,
+                }),
+                wake: Condvar::new(),
+                thread: std::sync::Mutex::new(None),
+                lease: std::sync::Mutex::new(lease),
+                ahead_units,
+                refresh: r.refresh_every,
+            },
+            layout,
+            worker_id,
+            policy,
+            strict_monotonic: r.strict_monotonic,
+            max_wait_ns,
+            pid: fork::pid(),
+            fork_slot,
+        });
+        if durable && !inner.durable.refresh.is_zero() {
+            reserver::spawn(&inner)?;
+        }
+        Ok(inner)
+    }
+}
+
+fn consts(layout: &Layout, worker_id: u64, max_drift: Duration) -> Consts {
+    let seq_bits = layout.sequence_bits() as u32;
+    let unit_ms = layout.unit_ms();
+    let drift_units = (max_drift.as_millis() as u64) / unit_ms;
+    let low_bits = match layout.order() {
+        FieldOrder::SequenceBelowWorker => layout.sequence_bits(),
+        FieldOrder::SequenceAboveWorker => 0,
+    };
+    Consts {
+        seq_bits,
+        cid_mask: mask(layout.clock_id_bits()) << (layout.time_bits() as u32 + seq_bits),
+        epoch_ms: layout.epoch_ms(),
+        unit_ms,
+        max_span_ms: (layout.max_time() + 1).saturating_mul(unit_ms) - 1,
+        drift_units,
+        drift_span: (drift_units << seq_bits) | mask(seq_bits as u8),
+        low_mask: mask(low_bits),
+        worker_bits: layout.worker_bits() as u32,
+        worker_part: worker_id << low_bits,
+    }
+}
+
+struct StartRules<'a, C> {
+    layout: &'a Layout,
+    clock: &'a C,
+    k: &'a Consts,
+    ahead_units: u64,
+    policy: RollbackPolicy,
+    strict: bool,
+    max_wait_ns: u64,
+}
+
+impl<C: Clock> StartRules<'_, C> {
+    /// Where to start counting: `(clock_id, counter, now)`. Waits, in bounded slices, only when
+    /// the clock is far behind the stored reservation and no clock-id is free for it.
+    fn starting_point(&self, state: &WorkerState, stats: &Counters) -> Result<(u64, u64, u64)> {
+        let started = self.clock.monotonic_ns();
+        loop {
+            let now = self.layout.time_of(self.clock.now_ms())?;
+            let cid = state.clock_id;
+            match state.reserved_of(cid) {
+                // Nothing issued under this clock-id can be at or after `now`: keep it.
+                None => return Ok((cid, self.layout.counter_before(cid, now), now)),
+                Some(r) if now > r => return Ok((cid, self.layout.counter_before(cid, now), now)),
+                // A quick restart (after a burst, say): continue above the reservation rather
+                // than spend a clock-id.
+                Some(r) if r - now <= self.k.drift_units + self.ahead_units => {
+                    let counter = self.layout.counter(cid, r, self.layout.max_sequence());
+                    return Ok((cid, counter, now));
+                }
+                Some(r) => {
+                    // The clock is far behind what this worker ID reserved: a rollback across
+                    // the restart, or a worker ID that moved from a host whose clock was ahead.
+                    if self.policy == RollbackPolicy::BumpClock {
+                        if let Some(next) = free_clock_id(state, self.layout, cid, now, self.strict)
+                        {
+                            Counters::add(&stats.bumps, 1);
+                            if next < cid {
+                                Counters::add(&stats.reuses, 1);
+                            }
+                            return Ok((next, self.layout.counter_before(next, now), now));
+                        }
+                    }
+                    let behind_ms = (r - now) * self.layout.unit_ms();
+                    let elapsed = self.clock.monotonic_ns().saturating_sub(started);
+                    if self.policy == RollbackPolicy::Error || elapsed >= self.max_wait_ns {
+                        return Err(Error::new(
+                            ErrorKind::ClockRollback,
+                            format!(
+                                "at start-up the clock is {behind_ms} ms behind the reservation of \
+                                 clock-id {cid} (more than max_drift plus the reservation window), \
+                                 {}",
+                                match self.policy {
+                                    RollbackPolicy::Error => "and the rollback policy is Error".to_string(),
+                                    _ => format!("no clock-id is free for it, and max_wait ({} ms) ran out", self.max_wait_ns / 1_000_000),
+                                }
+                            ),
+                        ));
+                    }
+                    let slice = (self.layout.unit_ms() * 1_000_000).min(self.max_wait_ns - elapsed);
+                    self.clock.sleep(Duration::from_nanos(slice));
+                }
+            }
+        }
+    }
+}
