@@ -314,3 +314,70 @@ fn bench_reports_throughput_and_cpu_use() {
         assert!(stdout.contains(word), "{word}: {stdout}");
     }
 }
+
+/// The embedded default with a state directory: a rerun continues above the first run, and
+/// `--worker` takes that worker ID. Until durable state lands in the core, `build()` refuses a
+/// state directory with a configuration error; the test then checks only that refusal.
+#[test]
+fn gen_with_a_state_dir_continues_above_the_last_run() {
+    let dir = std::env::temp_dir().join(format!("rimeflake-cli-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let d = dir.to_str().unwrap();
+    let first = rimeflake(&[
+        "gen",
+        "-n",
+        "2000",
+        "--state-dir",
+        d,
+        "--namespace",
+        "cli-test",
+    ]);
+    let stderr = String::from_utf8_lossy(&first.stderr);
+    if stderr.contains("not available in this build") {
+        assert_eq!(first.status.code(), Some(2), "{stderr}");
+        let _ = std::fs::remove_dir_all(&dir);
+        return;
+    }
+    assert!(first.status.success(), "{stderr}");
+    let ids = |out: &Output| -> Vec<u64> {
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| l.parse().unwrap())
+            .collect()
+    };
+    let a = ids(&first);
+    let second = ok(&[
+        "gen",
+        "-n",
+        "2000",
+        "--state-dir",
+        d,
+        "--namespace",
+        "cli-test",
+    ]);
+    let b: Vec<u64> = second.lines().map(|l| l.parse().unwrap()).collect();
+    assert_eq!((a.len(), b.len()), (2000, 2000));
+    assert!(a.windows(2).all(|w| w[0] < w[1]) && b.windows(2).all(|w| w[0] < w[1]));
+    let seen: HashSet<u64> = a.iter().chain(&b).copied().collect();
+    assert_eq!(seen.len(), 4000, "no ID repeats across a restart");
+    assert!(a[1999] < b[0], "the rerun continues above the first run");
+    let fixed = ok(&[
+        "gen",
+        "-n",
+        "3",
+        "--state-dir",
+        d,
+        "--namespace",
+        "cli-test",
+        "--worker",
+        "9",
+        "--format",
+        "json",
+    ]);
+    for line in fixed.lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        assert_eq!(v["worker_id"], 9);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
