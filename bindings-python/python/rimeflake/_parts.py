@@ -1,0 +1,30 @@
+"""``Parts``: what an ID is made of."""
+
+from __future__ import annotations
+
+import datetime as _dt
+from typing import NamedTuple
+
+
+class Parts(NamedTuple):
+    """The parts of a decoded ID.
+
+    >>> p = Parts(clock_id=0, timestamp_ms=1_767_225_600_000, worker_id=7, sequence=3)
+    >>> p.datetime.isoformat()
+    '2026-01-01T00:00:00+00:00'
+    """
+
+    clock_id: int
+    """Which clock-id the generator was on (0 for layouts without clock-id bits)."""
+    timestamp_ms: int
+    """The start of the ID's time unit, in Unix milliseconds."""
+    worker_id: int
+    """The worker ID."""
+    sequence: int
+    """The sequence number within the time unit."""
+
+    @property
+    def datetime(self) -> _dt.datetime:
+        """``timestamp_ms`` as an aware ``datetime`` in UTC."""
+        epoch = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+        return epoch + _dt.timedelta(milliseconds=self.timestamp_ms)

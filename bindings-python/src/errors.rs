@@ -1,0 +1,201 @@
+//! The exception hierarchy rooted at `rimeflake.RimeflakeError`, and the one mapping from the
+//! core's error kinds to it.
+//!
+//! `create_exception!` gives a class a single base, but these classes have two (the root and
+//! the fitting built-in, so `except ValueError` catches a `ConfigError`): they are made at
+//! import with `type(name, bases, namespace)` and kept in a `PyOnceLock`.
+
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyTuple, PyType};
+use rimeflake::ErrorKind;
+
+/// One exception class: its name, the class it derives from first (an index into `CLASSES`,
+/// or none for the root), the built-in it also derives from, and its docstring.
+struct Class {
+    name: &'static str,
+    parent: Option<usize>,
+    builtin: Option<&'static str>,
+    doc: &'static str,
+}
+
+const ROOT: usize = 0;
+const LEASE: usize = 3;
+
+/// Parents come before their children.
+const CLASSES: [Class; 11] = [
+    Class {
+        name: "RimeflakeError",
+        parent: None,
+        builtin: Some("Exception"),
+        doc: "The base of every error rimeflake raises.",
+    },
+    Class {
+        name: "ConfigError",
+        parent: Some(ROOT),
+        builtin: Some("ValueError"),
+        doc: "A layout, preset, worker ID or option is invalid; the message names the field.",
+    },
+    Class {
+        name: "ClockRollbackError",
+        parent: Some(ROOT),
+        builtin: None,
+        doc: "The clock went back further than the rollback policy tolerates.",
+    },
+    Class {
+        name: "LeaseError",
+        parent: Some(ROOT),
+        builtin: None,
+        doc: "A worker lease was lost, or could not be taken or renewed.",
+    },
+    Class {
+        name: "NoFreeWorkerError",
+        parent: Some(LEASE),
+        builtin: None,
+        doc: "Every worker ID in the allowed range is taken.",
+    },
+    Class {
+        name: "StateError",
+        parent: Some(ROOT),
+        builtin: Some("OSError"),
+        doc: "The durable state could not be read or written, or is corrupt.",
+    },
+    Class {
+        name: "InvalidIdError",
+        parent: Some(ROOT),
+        builtin: Some("ValueError"),
+        doc: "An ID or string that this layout or encoding could not have produced.",
+    },
+    Class {
+        name: "ClosedError",
+        parent: Some(ROOT),
+        builtin: None,
+        doc: "The generator was closed, or belongs to the parent of a forked process.",
+    },
+    Class {
+        name: "TimeRangeError",
+        parent: Some(ROOT),
+        builtin: None,
+        doc: "The clock lies outside the layout's time range (before the epoch or past its end).",
+    },
+    Class {
+        name: "OverloadedError",
+        parent: Some(ROOT),
+        builtin: Some("TimeoutError"),
+        doc: "The clock did not catch up with the IDs lent ahead within max_wait.",
+    },
+    Class {
+        name: "InterruptedWaitError",
+        parent: Some(ROOT),
+        builtin: Some("InterruptedError"),
+        doc: "A wait was interrupted (a signal whose handler did not raise).",
+    },
+];
+
+static TYPES: PyOnceLock<Vec<Py<PyType>>> = PyOnceLock::new();
+
+/// Which class a core error kind becomes. Kinds this binding does not know (the core may add
+/// some) become the root, `RimeflakeError`: never a panic.
+fn class_of(kind: ErrorKind) -> usize {
+    match kind {
+        ErrorKind::Config => 1,
+        ErrorKind::ClockRollback => 2,
+        ErrorKind::Lease => 3,
+        ErrorKind::NoFreeWorker => 4,
+        ErrorKind::State => 5,
+        ErrorKind::InvalidId => 6,
+        ErrorKind::Closed => 7,
+        ErrorKind::TimeRange => 8,
+        ErrorKind::Overloaded => 9,
+        ErrorKind::Interrupted => 10,
+        _ => ROOT,
+    }
+}
+
+fn types(py: Python<'_>) -> PyResult<&Vec<Py<PyType>>> {
+    TYPES.get_or_try_init(py, || {
+        let builtins = py.import("builtins")?;
+        let make_type = builtins.getattr("type")?;
+        let mut made: Vec<Py<PyType>> = Vec::with_capacity(CLASSES.len());
+        for class in &CLASSES {
+            let mut bases = Vec::new();
+            if let Some(p) = class.parent {
+                bases.push(made[p].bind(py).clone().into_any());
+            }
+            if let Some(b) = class.builtin {
+                bases.push(builtins.getattr(b)?);
+            }
+            let namespace = PyDict::new(py);
+            namespace.set_item("__module__", "rimeflake")?;
+            namespace.set_item("__doc__", class.doc)?;
+            let ty = make_type.call1((class.name, PyTuple::new(py, bases)?, namespace))?;
+            made.push(ty.cast_into::<PyType>()?.unbind());
+        }
+        Ok(made)
+    })
+}
+
+/// Adds the exception classes to the module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    for (class, ty) in CLASSES.iter().zip(types(m.py())?) {
+        m.add(class.name, ty.bind(m.py()))?;
+    }
+    Ok(())
+}
+
+/// A core error on its way to Python (the orphan rule forbids `From<rimeflake::Error> for PyErr`
+/// itself). Every fallible function of the binding returns it, so `?` maps core errors in one
+/// place.
+pub enum Failure {
+    Core(rimeflake::Error),
+    Py(PyErr),
+}
+
+pub type Result<T> = std::result::Result<T, Failure>;
+
+impl From<rimeflake::Error> for Failure {
+    fn from(e: rimeflake::Error) -> Self {
+        Failure::Core(e)
+    }
+}
+
+impl From<PyErr> for Failure {
+    fn from(e: PyErr) -> Self {
+        Failure::Py(e)
+    }
+}
+
+impl From<Failure> for PyErr {
+    fn from(f: Failure) -> PyErr {
+        match f {
+            Failure::Py(e) => e,
+            Failure::Core(e) => Python::attach(|py| match types(py) {
+                Ok(types) => PyErr::from_type(
+                    types[class_of(e.kind())].bind(py).clone(),
+                    e.message().to_string(),
+                ),
+                Err(err) => err,
+            }),
+        }
+    }
+}
+
+/// `(name, code, exception class name)` of every core error kind, for the test that each one
+/// is mapped.
+#[pyfunction]
+pub fn _error_kinds() -> Vec<(&'static str, u32, &'static str)> {
+    ErrorKind::ALL
+        .iter()
+        .map(|&k| (k.name(), k.code(), CLASSES[class_of(k)].name))
+        .collect()
+}
+
+/// Raises the exception that a core error of kind `name` (such as `"CLOCK_ROLLBACK"`) becomes,
+/// with `message`: lets the tests reach kinds that are hard to provoke.
+#[pyfunction]
+pub fn _raise_kind(name: &str, message: &str) -> Result<()> {
+    match ErrorKind::ALL.iter().find(|k| k.name() == name) {
+        Some(&kind) => Err(rimeflake::Error::new(kind, message).into()),
+        None => Err(pyo3::exceptions::PyKeyError::new_err(name.to_string()).into()),
+    }
+}

@@ -1,0 +1,225 @@
+//! `rimeflake.Generator`: the rollback-safe generator, shared by any number of threads.
+
+use crate::buffer::U64Buffer;
+use crate::errors::{Failure, Result};
+use crate::{args, layout};
+use pyo3::exceptions::PyMemoryError;
+use pyo3::prelude::*;
+use pyo3::types::{PyAny, PyDict, PyList};
+use rimeflake::{ErrorKind, RollbackPolicy};
+use std::time::Duration;
+
+/// A generator of 64-bit, time-ordered, unique IDs.
+///
+/// ``Generator(worker_id=None, *, layout="default", namespace="default", state_dir=None,
+/// backend=None, max_drift_ms=2000, on_rollback=None, max_wait_ms=5000, strict_monotonic=False)``
+///
+/// ``backend=None`` (or ``"local"``) is the embedded default: durable state and worker leases
+/// in the state directory, so processes sharing it never share a worker ID and a restart
+/// continues safely. ``backend="memory"`` keeps no state (not restart-safe) and needs a
+/// ``worker_id``. ``on_rollback=None`` takes the layout's default: ``"bump"`` when it has
+/// clock-id bits, ``"wait"`` otherwise (``"bump"`` on a layout without them is a ``ConfigError``).
+///
+/// Thread-safe without a Python-level lock; only waits release the interpreter, and a wait
+/// honours signals (Ctrl-C raises ``KeyboardInterrupt``).
+#[pyclass(frozen, module = "rimeflake._native", name = "Generator")]
+pub struct Generator {
+    inner: rimeflake::Generator,
+}
+
+#[pymethods]
+impl Generator {
+    #[new]
+    #[pyo3(signature = (worker_id=None, *, layout=None, namespace="default", state_dir=None,
+        backend=None, max_drift_ms=2000, on_rollback=None, max_wait_ms=5000, strict_monotonic=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        worker_id: Option<u64>,
+        layout: Option<&Bound<'_, PyAny>>,
+        namespace: &str,
+        state_dir: Option<std::path::PathBuf>,
+        backend: Option<&str>,
+        max_drift_ms: u64,
+        on_rollback: Option<&str>,
+        max_wait_ms: u64,
+        strict_monotonic: bool,
+    ) -> Result<Self> {
+        let mut b = rimeflake::Generator::builder()
+            .namespace(namespace)
+            .max_drift(Duration::from_millis(max_drift_ms))
+            .max_wait(Duration::from_millis(max_wait_ms))
+            .strict_monotonic(strict_monotonic);
+        if let Some(layout) = layout {
+            b = b.layout(layout::from_arg(layout)?);
+        }
+        if let Some(id) = worker_id {
+            b = b.worker_id(id);
+        }
+        if let Some(name) = on_rollback {
+            b = b.rollback_policy(RollbackPolicy::from_name(name)?);
+        }
+        match backend {
+            None | Some("local") => {}
+            Some("memory") => b = b.in_memory(),
+            Some(other) => {
+                return Err(rimeflake::Error::new(
+                    ErrorKind::Config,
+                    format!("backend: unknown {other:?}; use None (or \"local\") or \"memory\""),
+                )
+                .into())
+            }
+        }
+        if let Some(dir) = state_dir {
+            if backend == Some("memory") {
+                return Err(rimeflake::Error::new(
+                    ErrorKind::Config,
+                    "state_dir: a memory backend keeps no state; leave state_dir out",
+                )
+                .into());
+            }
+            b = b.state_dir(dir);
+        }
+        Ok(Generator { inner: b.build()? })
+    }
+
+    /// The next ID, an ``int``. IDs of one generator strictly increase (except across a
+    /// clock-id reuse, counted in ``stats()``).
+    fn next_id(&self, py: Python<'_>) -> Result<u64> {
+        // The hot path: no wait, no error, no release of the interpreter.
+        match self.inner.try_next_id() {
+            Some(id) => Ok(id),
+            None => self.next_id_slow(py),
+        }
+    }
+
+    /// `n` increasing IDs as a list.
+    fn next_ids<'py>(&self, py: Python<'py>, n: &Bound<'py, PyAny>) -> Result<Bound<'py, PyList>> {
+        let n = args::count(n)?;
+        let mut ids: Vec<u64> = Vec::new();
+        ids.try_reserve_exact(n)
+            .map_err(|_| PyMemoryError::new_err(format!("no memory for {n} IDs")))?;
+        ids.resize(n, 0);
+        self.fill_slice(py, &mut ids)?;
+        Ok(PyList::new(py, ids)?)
+    }
+
+    /// Fills `buffer` (any writable, contiguous buffer of unsigned 64-bit items: ``array('Q')``,
+    /// a NumPy ``uint64`` array, a ``memoryview``) with increasing IDs, in place. Returns the
+    /// number of IDs written.
+    fn fill(&self, py: Python<'_>, buffer: &Bound<'_, PyAny>) -> Result<usize> {
+        let mut held = U64Buffer::get(buffer)?;
+        let ids = held.as_mut_slice();
+        self.fill_slice(py, ids)?;
+        Ok(ids.len())
+    }
+
+    /// Counters: ``ids_issued``, ``rollbacks``, ``largest_rollback_ms``, ``clock_id_bumps``,
+    /// ``clock_id_reuses``, ``waits``, ``waited_ms``, ``borrowed_ms``, ``clock_id``.
+    fn stats<'py>(&self, py: Python<'py>) -> Result<Bound<'py, PyDict>> {
+        let s = self.inner.stats();
+        let d = PyDict::new(py);
+        for (k, v) in [
+            ("ids_issued", s.ids_issued),
+            ("rollbacks", s.rollbacks),
+            ("largest_rollback_ms", s.largest_rollback_ms),
+            ("clock_id_bumps", s.clock_id_bumps),
+            ("clock_id_reuses", s.clock_id_reuses),
+            ("waits", s.waits),
+            ("waited_ms", s.waited_ms),
+            ("borrowed_ms", s.borrowed_ms),
+            ("clock_id", s.clock_id),
+        ] {
+            d.set_item(k, v)?;
+        }
+        Ok(d)
+    }
+
+    /// The layout of this generator's IDs.
+    #[getter]
+    fn layout(&self) -> layout::Layout {
+        layout::Layout(self.inner.layout().clone())
+    }
+
+    /// The worker ID in use.
+    #[getter]
+    fn worker_id(&self) -> u64 {
+        self.inner.worker_id()
+    }
+
+    /// Whether ``close()`` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.inner.is_closed()
+    }
+
+    /// The parts of an ID of this generator's layout.
+    fn decode<'py>(&self, py: Python<'py>, id: &Bound<'py, PyAny>) -> Result<Bound<'py, PyAny>> {
+        layout::decode_with(py, self.inner.layout(), args::id(id)?)
+    }
+
+    /// Closes the generator: later calls raise ``ClosedError``. A memory generator first waits
+    /// until the clock has passed its last ID. Closing twice is harmless.
+    fn close(&self, py: Python<'_>) -> Result<()> {
+        Ok(py.detach(|| self.inner.close())?)
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_exc))]
+    fn __exit__(&self, py: Python<'_>, _exc: &Bound<'_, pyo3::types::PyTuple>) -> Result<bool> {
+        self.close(py)?;
+        Ok(false)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Generator(worker_id={}, layout={:?}, closed={})",
+            self.inner.worker_id(),
+            self.inner.layout().name(),
+            if self.inner.is_closed() {
+                "True"
+            } else {
+                "False"
+            }
+        )
+    }
+}
+
+impl Generator {
+    /// The hot path said "decide": release the interpreter for a possible wait, and look for
+    /// signals between its slices, so Ctrl-C interrupts it.
+    #[cold]
+    #[inline(never)]
+    fn next_id_slow(&self, py: Python<'_>) -> Result<u64> {
+        let mut raised: Option<PyErr> = None;
+        let result = py.detach(|| self.inner.next_id_with(&mut || signalled(&mut raised)));
+        result.map_err(|e| interrupted(e, raised))
+    }
+
+    fn fill_slice(&self, py: Python<'_>, ids: &mut [u64]) -> Result<()> {
+        let mut raised: Option<PyErr> = None;
+        let result = py.detach(|| self.inner.fill_with(ids, &mut || signalled(&mut raised)));
+        result.map_err(|e| interrupted(e, raised))
+    }
+}
+
+/// Runs Python's signal handlers (re-attaching briefly); `true` when one raised, whose
+/// exception is kept to be raised instead of the core's `Interrupted` error.
+fn signalled(raised: &mut Option<PyErr>) -> bool {
+    Python::attach(|py| match py.check_signals() {
+        Ok(()) => false,
+        Err(e) => {
+            *raised = Some(e);
+            true
+        }
+    })
+}
+
+fn interrupted(e: rimeflake::Error, raised: Option<PyErr>) -> Failure {
+    match raised {
+        Some(signal) if e.kind() == ErrorKind::Interrupted => Failure::Py(signal),
+        _ => Failure::Core(e),
+    }
+}

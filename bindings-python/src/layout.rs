@@ -1,0 +1,240 @@
+//! `rimeflake.Layout`: a validated bit layout, a preset or custom widths.
+
+use crate::args;
+use crate::errors::Result;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyAny, PyType};
+use rimeflake::{FieldOrder, Layout as Core};
+
+/// How the 63 bits of an ID are shared between clock-id, time, worker and sequence.
+///
+/// Build one from a preset (`Layout.preset("twitter")`, `Layout.twitter()`, ...) or with
+/// custom widths, starting from the ``default`` preset's fields:
+/// ``Layout(clock_id_bits=2, time_bits=42, worker_bits=8, sequence_bits=11)``.
+/// Widths must add up to 63 (53 with ``js_safe=True``); anything invalid raises ``ConfigError``.
+#[pyclass(frozen, eq, hash, module = "rimeflake._native", name = "Layout")]
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct Layout(pub Core);
+
+fn order_name(order: FieldOrder) -> &'static str {
+    match order {
+        FieldOrder::SequenceBelowWorker => "sequence_below_worker",
+        FieldOrder::SequenceAboveWorker => "sequence_above_worker",
+    }
+}
+
+#[pymethods]
+impl Layout {
+    #[new]
+    #[pyo3(signature = (*, clock_id_bits=3, time_bits=41, worker_bits=10, sequence_bits=9,
+        unit_ms=1, epoch_ms=rimeflake::layout::EPOCH_2024, order="sequence_below_worker", js_safe=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        clock_id_bits: u8,
+        time_bits: u8,
+        worker_bits: u8,
+        sequence_bits: u8,
+        unit_ms: u64,
+        epoch_ms: u64,
+        order: &str,
+        js_safe: bool,
+    ) -> Result<Self> {
+        let order = match order {
+            "sequence_below_worker" => FieldOrder::SequenceBelowWorker,
+            "sequence_above_worker" => FieldOrder::SequenceAboveWorker,
+            other => {
+                return Err(rimeflake::Error::new(
+                    rimeflake::ErrorKind::Config,
+                    format!("order: unknown {other:?}; use \"sequence_below_worker\" or \"sequence_above_worker\""),
+                )
+                .into())
+            }
+        };
+        let layout = Core::builder()
+            .clock_id_bits(clock_id_bits)
+            .time_bits(time_bits)
+            .worker_bits(worker_bits)
+            .sequence_bits(sequence_bits)
+            .unit_ms(unit_ms)
+            .epoch_ms(epoch_ms)
+            .order(order)
+            .js_safe(js_safe)
+            .build()?;
+        Ok(Layout(layout))
+    }
+
+    /// The preset called `name`: ``default``, ``twitter``, ``sonyflake`` or ``js_safe``
+    /// (``baidu`` needs an epoch: use ``Layout.baidu(epoch_ms)``).
+    #[staticmethod]
+    fn preset(name: &str) -> Result<Self> {
+        Ok(Layout(Core::preset(name)?))
+    }
+
+    /// 3 clock-id, 41 time, 10 worker, 9 sequence bits; 1 ms; epoch 2024-01-01.
+    #[staticmethod]
+    fn default() -> Self {
+        Layout(Core::default())
+    }
+
+    /// Twitter's layout: 41 time, 10 worker, 12 sequence bits; 1 ms; Twitter's epoch.
+    #[staticmethod]
+    fn twitter() -> Self {
+        Layout(Core::twitter())
+    }
+
+    /// Sonyflake's layout: 39 time bits of 10 ms, 8 sequence bits above 16 worker bits.
+    #[staticmethod]
+    fn sonyflake() -> Self {
+        Layout(Core::sonyflake())
+    }
+
+    /// 53 bits in all (41 time, 3 worker, 9 sequence), exact as a JavaScript Number.
+    #[staticmethod]
+    fn js_safe() -> Self {
+        Layout(Core::js_safe())
+    }
+
+    /// Baidu uid-generator's layout (28 time bits of 1 s, 22 worker, 13 sequence) from `epoch_ms`.
+    #[staticmethod]
+    fn baidu(epoch_ms: u64) -> Result<Self> {
+        Ok(Layout(Core::baidu(epoch_ms)?))
+    }
+
+    /// The preset's name, or ``"custom"``.
+    #[getter]
+    fn name(&self) -> &'static str {
+        self.0.name()
+    }
+    /// Bits of the clock-id field.
+    #[getter]
+    fn clock_id_bits(&self) -> u8 {
+        self.0.clock_id_bits()
+    }
+    /// Bits of the time field.
+    #[getter]
+    fn time_bits(&self) -> u8 {
+        self.0.time_bits()
+    }
+    /// Bits of the worker field.
+    #[getter]
+    fn worker_bits(&self) -> u8 {
+        self.0.worker_bits()
+    }
+    /// Bits of the sequence field.
+    #[getter]
+    fn sequence_bits(&self) -> u8 {
+        self.0.sequence_bits()
+    }
+    /// ``"sequence_below_worker"`` (Twitter's order) or ``"sequence_above_worker"`` (Sonyflake's).
+    #[getter]
+    fn order(&self) -> &'static str {
+        order_name(self.0.order())
+    }
+    /// Milliseconds per time unit.
+    #[getter]
+    fn unit_ms(&self) -> u64 {
+        self.0.unit_ms()
+    }
+    /// The epoch, in Unix milliseconds.
+    #[getter]
+    fn epoch_ms(&self) -> u64 {
+        self.0.epoch_ms()
+    }
+    /// Whether IDs fit in 53 bits.
+    #[getter]
+    fn is_js_safe(&self) -> bool {
+        self.0.is_js_safe()
+    }
+    /// The largest worker ID.
+    #[getter]
+    fn max_worker_id(&self) -> u64 {
+        self.0.max_worker_id()
+    }
+    /// The largest clock-id.
+    #[getter]
+    fn max_clock_id(&self) -> u64 {
+        self.0.max_clock_id()
+    }
+    /// The largest sequence number in one time unit.
+    #[getter]
+    fn max_sequence(&self) -> u64 {
+        self.0.max_sequence()
+    }
+    /// The largest value of the time field.
+    #[getter]
+    fn max_time(&self) -> u64 {
+        self.0.max_time()
+    }
+    /// Bits in all: 63, or 53 for a JavaScript-safe layout.
+    #[getter]
+    fn total_bits(&self) -> u8 {
+        self.0.total_bits()
+    }
+    /// A hash of the layout's fields, stored once per namespace to refuse a different layout.
+    #[getter]
+    fn fingerprint(&self) -> u64 {
+        self.0.fingerprint()
+    }
+    /// When the time field runs out, in Unix milliseconds.
+    #[getter]
+    fn expires_at_ms(&self) -> u64 {
+        self.0.expires_at_ms()
+    }
+
+    /// The parts of `id` (a ``Parts`` named tuple). Raises ``InvalidIdError`` for an ID this
+    /// layout cannot have produced.
+    fn decode<'py>(&self, py: Python<'py>, id: &Bound<'py, PyAny>) -> Result<Bound<'py, PyAny>> {
+        decode_with(py, &self.0, args::id(id)?)
+    }
+
+    /// The ID made of these parts. Raises ``ConfigError`` when a part does not fit its field.
+    #[pyo3(signature = (*, clock_id=0, timestamp_ms, worker_id, sequence=0))]
+    fn compose(
+        &self,
+        clock_id: u64,
+        timestamp_ms: u64,
+        worker_id: u64,
+        sequence: u64,
+    ) -> Result<u64> {
+        Ok(self.0.compose(&rimeflake::Parts {
+            clock_id,
+            timestamp_ms,
+            worker_id,
+            sequence,
+        })?)
+    }
+
+    fn __repr__(&self) -> String {
+        let l = &self.0;
+        format!(
+            "Layout(name={:?}, clock_id_bits={}, time_bits={}, worker_bits={}, sequence_bits={}, unit_ms={}, epoch_ms={}, order={:?}, js_safe={})",
+            l.name(), l.clock_id_bits(), l.time_bits(), l.worker_bits(), l.sequence_bits(),
+            l.unit_ms(), l.epoch_ms(), order_name(l.order()), if l.is_js_safe() { "True" } else { "False" }
+        )
+    }
+}
+
+/// A layout argument: a preset name or a `Layout`.
+pub fn from_arg(obj: &Bound<'_, PyAny>) -> Result<Core> {
+    if let Ok(layout) = obj.cast::<Layout>() {
+        return Ok(layout.get().0.clone());
+    }
+    match obj.cast::<pyo3::types::PyString>() {
+        Ok(name) => Ok(Core::preset(&name.to_cow()?)?),
+        Err(_) => Err(pyo3::exceptions::PyTypeError::new_err(format!(
+            "layout must be a preset name or a Layout, not {}",
+            obj.get_type().name()?
+        ))
+        .into()),
+    }
+}
+
+static PARTS: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+/// `layout.decode(id)` as the façade's `Parts` named tuple.
+pub fn decode_with<'py>(py: Python<'py>, layout: &Core, id: u64) -> Result<Bound<'py, PyAny>> {
+    let p = layout.decode(id)?;
+    let parts = PARTS.import(py, "rimeflake._parts", "Parts")?;
+    Ok(parts.call1((p.clock_id, p.timestamp_ms, p.worker_id, p.sequence))?)
+}
