@@ -35,24 +35,25 @@ rust-lint-tools: rust ## add rustfmt and clippy to the toolchain when they are m
 
 # ---- demo -------------------------------------------------------------------------------------
 
-# Until durable state lands (issue 4) the demo keeps state in memory with worker 1; then it
-# drops `--in-memory --worker 1` and shows the embedded default.
+# The embedded default: a worker ID leased in the state directory ($RIMEFLAKE_STATE_DIR, else
+# ~/.local/state/rimeflake) and durable state beside it.
 .PHONY: demo
 demo: rust ## build the CLI and print a few IDs from every language built so far
 	@$(CARGO) build --quiet -p rimeflake-cli
 	@echo "== rust: rimeflake gen -n 3"
-	@$(RIMEFLAKE) gen -n 3 --in-memory --worker 1
+	@$(RIMEFLAKE) gen -n 3
 	@echo "== rust: rimeflake gen -n 3 --format base62 | rimeflake decode --format base62"
-	@$(RIMEFLAKE) gen -n 3 --format base62 --in-memory --worker 1 | $(RIMEFLAKE) decode --format base62
+	@$(RIMEFLAKE) gen -n 3 --format base62 | $(RIMEFLAKE) decode --format base62
 
 # ---- tests ------------------------------------------------------------------------------------
 
 .PHONY: test test-rust example-rust
 test: test-rust ## run every test suite (each language adds its test-<lang> here)
 
-# The example runs first so that cargo test's summary lines close the output.
+# The example runs first so that cargo test's summary lines close the output; its state goes
+# to target/, so tests write nothing outside the tree.
 test-rust: rust ## Rust: the Rust example, then cargo test --workspace
-	$(MAKE) --no-print-directory example-rust
+	RIMEFLAKE_STATE_DIR="$(CURDIR)/target/rimeflake-state" $(MAKE) --no-print-directory example-rust
 	$(CARGO) test --workspace
 
 example-rust: rust ## run the Rust example (examples/rust)
@@ -79,4 +80,4 @@ bench: bench-cli ## run the benchmarks (each adds its bench-<name> here)
 
 bench-cli: rust ## rimeflake bench: threads on one generator, twitter layout, release build
 	$(CARGO) run --release --quiet -p rimeflake-cli -- bench --layout twitter \
-	  --threads $(BENCH_THREADS) --seconds $(BENCH_SECONDS) --in-memory --worker 1
+	  --threads $(BENCH_THREADS) --seconds $(BENCH_SECONDS) --namespace bench-twitter

@@ -5,7 +5,6 @@ use crate::args::BenchArgs;
 use crate::fail::Failure;
 use crate::show::{describe_layout, grouped};
 use rimeflake::clock::monotonic_ns;
-use rimeflake::generator::DEFAULT_MAX_DRIFT;
 use rimeflake::Generator;
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
@@ -31,19 +30,25 @@ pub fn run(args: &BenchArgs) -> Result<(), Failure> {
 
     let cpu_before = cpu_time_ns();
     let start = monotonic_ns();
-    let elapsed_ns = std::thread::scope(|scope| {
+    let (elapsed_ns, half) = std::thread::scope(|scope| {
         for slot in &slots {
             let (generator, stop, failure) = (&generator, &stop, &failure);
             scope.spawn(move || work(generator, slot, stop, failure));
         }
         let total = || slots.iter().map(|s| s.0.load(Relaxed)).sum::<u64>();
         let (mut last_ns, mut last_ids) = (0, 0);
+        // (time, IDs) at half time: the second half shows the steady rate, after any burst
+        // borrowed ahead of the clock at the start.
+        let mut half = None;
         loop {
             std::thread::sleep(Duration::from_millis(50));
             let now = monotonic_ns() - start;
             if now >= duration_ns || stop.load(Relaxed) {
                 stop.store(true, Relaxed);
-                break now;
+                break (now, half);
+            }
+            if half.is_none() && now >= duration_ns / 2 {
+                half = Some((now, total()));
             }
             if now - last_ns >= PROGRESS_EVERY_NS {
                 let ids = total();
@@ -71,11 +76,8 @@ pub fn run(args: &BenchArgs) -> Result<(), Failure> {
 
     let wall_s = elapsed_ns as f64 / 1e9;
     let per_second = ids as f64 / wall_s;
-    // The layout's cap: a time unit's worth of sequence numbers per unit of wall time, plus what
-    // the generator may borrow ahead of the clock (max_drift) when it starts saturated.
-    let per_ms = (layout.max_sequence() + 1) as f64 / layout.unit_ms() as f64;
-    let borrow_ms = DEFAULT_MAX_DRIFT.as_millis() as f64;
-    let cap_ids = per_ms * (elapsed_ns as f64 / 1e6 + borrow_ms);
+    // The layout's cap: one time unit's worth of sequence numbers per unit of wall time.
+    let cap = (layout.max_sequence() + 1) as f64 * 1000.0 / layout.unit_ms() as f64;
     let mut out = io::stdout().lock();
     writeln!(
         out,
@@ -84,16 +86,21 @@ pub fn run(args: &BenchArgs) -> Result<(), Failure> {
     )?;
     writeln!(out, "  {}", describe_layout(&layout))?;
     writeln!(out, "  IDs:         {}", grouped(ids))?;
-    writeln!(out, "  throughput:  {} IDs/s", grouped(per_second as u64))?;
     writeln!(
         out,
-        "  of the cap:  {:.1}% of the {} IDs the layout allows in this time ({} IDs/s, plus {} s \
-         borrowed ahead)",
-        100.0 * ids as f64 / cap_ids,
-        grouped(cap_ids as u64),
-        grouped((per_ms * 1000.0) as u64),
-        borrow_ms / 1000.0
+        "  throughput:  {} IDs/s over the run (a saturated start borrows up to max_drift ahead)",
+        grouped(per_second as u64)
     )?;
+    if let Some((half_ns, half_ids)) = half.filter(|(t, _)| *t < elapsed_ns) {
+        let steady = (ids - half_ids) as f64 / ((elapsed_ns - half_ns) as f64 / 1e9);
+        writeln!(
+            out,
+            "  steady:      {} IDs/s in the second half: {:.1}% of the layout's cap of {} IDs/s",
+            grouped(steady as u64),
+            100.0 * steady / cap,
+            grouped(cap as u64)
+        )?;
+    }
     if ids > 0 {
         let ns = elapsed_ns as f64 / ids as f64;
         writeln!(

@@ -6,8 +6,30 @@ use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Output, Stdio};
 
-/// Options every generating test uses until durable state is the default: no state, worker 1.
+/// Options of the tests that check formats rather than state: no state on disk, worker 1.
 const MEM: [&str; 3] = ["--in-memory", "--worker", "1"];
+
+/// A fresh directory under the system's temp dir, removed on drop.
+struct TempDir(std::path::PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("rimeflake-cli-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+
+    fn path(&self) -> &str {
+        self.0.to_str().unwrap()
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
 
 fn rimeflake(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_rimeflake"))
@@ -60,9 +82,8 @@ fn decode_json(texts: &[String], extra: &[&str]) -> Vec<Value> {
         .collect()
 }
 
-#[test]
-fn gen_prints_a_million_distinct_increasing_ids() {
-    let out = ok(&["gen", "-n", "1000000", "--in-memory", "--worker", "1"]);
+/// Checks that `out` holds `n` decimal IDs, strictly increasing.
+fn assert_increasing(out: &str, n: usize) {
     let mut count = 0;
     let mut last = 0u64;
     for line in out.lines() {
@@ -71,7 +92,25 @@ fn gen_prints_a_million_distinct_increasing_ids() {
         last = id;
         count += 1;
     }
-    assert_eq!(count, 1_000_000);
+    assert_eq!(count, n);
+}
+
+#[test]
+fn gen_prints_a_million_distinct_increasing_ids() {
+    // The embedded default: a leased worker ID and durable state, here in a directory of its own.
+    let dir = TempDir::new("million");
+    assert_increasing(
+        &ok(&["gen", "-n", "1000000", "--state-dir", dir.path()]),
+        1_000_000,
+    );
+}
+
+#[test]
+fn gen_in_memory_prints_a_million_distinct_increasing_ids() {
+    assert_increasing(
+        &ok(&["gen", "-n", "1000000", "--in-memory", "--worker", "1"]),
+        1_000_000,
+    );
 }
 
 #[test]
@@ -310,74 +349,118 @@ fn bench_reports_throughput_and_cpu_use() {
         stderr.contains('\r'),
         "a progress line on stderr: {stderr:?}"
     );
-    for word in ["2 thread(s)", "IDs/s", "ns/ID", "CPU use", "layout twitter"] {
+    for word in [
+        "2 thread(s)",
+        "IDs/s",
+        "steady",
+        "ns/ID",
+        "CPU use",
+        "layout twitter",
+    ] {
         assert!(stdout.contains(word), "{word}: {stdout}");
     }
 }
 
 /// The embedded default with a state directory: a rerun continues above the first run, and
-/// `--worker` takes that worker ID. Until durable state lands in the core, `build()` refuses a
-/// state directory with a configuration error; the test then checks only that refusal.
+/// `--worker` takes that worker ID; a namespace keeps the layout it was made with.
 #[test]
 fn gen_with_a_state_dir_continues_above_the_last_run() {
-    let dir = std::env::temp_dir().join(format!("rimeflake-cli-test-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let d = dir.to_str().unwrap();
-    let first = rimeflake(&[
+    let dir = TempDir::new("rerun");
+    let d = dir.path();
+    let ids = |out: String| -> Vec<u64> { out.lines().map(|l| l.parse().unwrap()).collect() };
+    let a = ids(ok(&[
         "gen",
         "-n",
         "2000",
         "--state-dir",
         d,
         "--namespace",
-        "cli-test",
-    ]);
-    let stderr = String::from_utf8_lossy(&first.stderr);
-    if stderr.contains("not available in this build") {
-        assert_eq!(first.status.code(), Some(2), "{stderr}");
-        let _ = std::fs::remove_dir_all(&dir);
-        return;
-    }
-    assert!(first.status.success(), "{stderr}");
-    let ids = |out: &Output| -> Vec<u64> {
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .map(|l| l.parse().unwrap())
-            .collect()
-    };
-    let a = ids(&first);
-    let second = ok(&[
+        "t",
+    ]));
+    let b = ids(ok(&[
         "gen",
         "-n",
         "2000",
         "--state-dir",
         d,
         "--namespace",
-        "cli-test",
-    ]);
-    let b: Vec<u64> = second.lines().map(|l| l.parse().unwrap()).collect();
+        "t",
+    ]));
     assert_eq!((a.len(), b.len()), (2000, 2000));
     assert!(a.windows(2).all(|w| w[0] < w[1]) && b.windows(2).all(|w| w[0] < w[1]));
-    let seen: HashSet<u64> = a.iter().chain(&b).copied().collect();
-    assert_eq!(seen.len(), 4000, "no ID repeats across a restart");
     assert!(a[1999] < b[0], "the rerun continues above the first run");
-    let fixed = ok(&[
+    let args = [
         "gen",
         "-n",
         "3",
         "--state-dir",
         d,
         "--namespace",
-        "cli-test",
+        "t",
         "--worker",
         "9",
         "--format",
         "json",
-    ]);
-    for line in fixed.lines() {
+    ];
+    for line in ok(&args).lines() {
         let v: Value = serde_json::from_str(line).unwrap();
         assert_eq!(v["worker_id"], 9);
     }
-    let _ = std::fs::remove_dir_all(&dir);
+    // Another layout in the same namespace is refused: a configuration error, one line.
+    let out = rimeflake(&[
+        "gen",
+        "--state-dir",
+        d,
+        "--namespace",
+        "t",
+        "--layout",
+        "twitter",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("rimeflake: error: namespace t"),
+        "{stderr}"
+    );
+}
+
+/// While one process holds a worker ID, another gets the next free one, and asking for the held
+/// one by number fails at run time (a lease error) with one line.
+#[test]
+fn processes_sharing_a_state_dir_never_share_a_worker_id() {
+    let dir = TempDir::new("lease");
+    let mut holder = Command::new(env!("CARGO_BIN_EXE_rimeflake"))
+        .args(["bench", "--seconds", "30", "--state-dir", dir.path()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The first progress line means the holder has its lease (worker 0, the lowest free one).
+    let mut stderr = BufReader::new(holder.stderr.take().unwrap());
+    let mut first = Vec::new();
+    stderr.read_until(b'\r', &mut first).unwrap();
+    stderr.read_until(b'\r', &mut first).unwrap();
+
+    let json = ok(&[
+        "gen",
+        "-n",
+        "2",
+        "--state-dir",
+        dir.path(),
+        "--format",
+        "json",
+    ]);
+    for line in json.lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        assert_eq!(v["worker_id"], 1, "the next free worker ID: {line}");
+    }
+    let out = rimeflake(&["gen", "--worker", "0", "--state-dir", dir.path()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("held by another process"), "{err}");
+
+    let _ = holder.kill();
+    let _ = holder.wait();
 }

@@ -5,14 +5,15 @@ use rimeflake::{format, parse, Encoding, Generator, Layout};
 use std::sync::Arc;
 
 fn main() -> Result<(), rimeflake::Error> {
-    // The default layout (3 clock-id bits survive large clock rollbacks) and worker ID 1.
-    // `.in_memory()` keeps no state on disk, so it is NOT restart-safe: drop it (and, if you like,
-    // `.worker_id`) to keep state in the state directory and lease a worker ID there.
+    // The embedded default: the lowest free worker ID of the state directory
+    // ($RIMEFLAKE_STATE_DIR, else ~/.local/state/rimeflake) is leased, and the generator keeps
+    // its reservations there, so a restart (even with the clock set back) cannot repeat an ID.
+    // A namespace of its own keeps this example apart from other users of the directory.
     let generator = Generator::builder()
         .layout(Layout::default())
-        .worker_id(1)
-        .in_memory()
+        .namespace("example")
         .build()?;
+    println!("worker:   {} (leased)", generator.worker_id());
 
     // One ID at a time: strictly increasing.
     let a = generator.next_id()?;
@@ -50,7 +51,7 @@ fn main() -> Result<(), rimeflake::Error> {
 
     // Read an ID back: clock-id, Unix ms, worker, sequence.
     let parts = shared.layout().decode(b)?;
-    assert_eq!(parts.worker_id, 1);
+    assert_eq!(parts.worker_id, shared.worker_id());
     println!(
         "decode:   {b} -> clock_id {}, timestamp_ms {}, worker_id {}, sequence {}",
         parts.clock_id, parts.timestamp_ms, parts.worker_id, parts.sequence
@@ -75,8 +76,7 @@ fn main() -> Result<(), rimeflake::Error> {
         println!("format:   {:<7} {text}", enc.name());
     }
 
-    // Closing an in-memory generator waits until the clock has passed its last ID, so running
-    // this program again at once cannot repeat one.
+    // Closing stores the reservation and frees the worker ID for the next process.
     shared.close()?;
     Ok(())
 }
