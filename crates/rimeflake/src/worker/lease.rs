@@ -220,7 +220,10 @@ fn create_dir_durable(dir: &Path) -> io::Result<()> {
 fn settle_layout(ns_dir: &Path, namespace: &str, layout: &Layout) -> Result<()> {
     let ours = LayoutRecord::of(layout);
     let path = ns_dir.join("layout");
-    let tmp = ns_dir.join(format!(".layout.tmp.{}", std::process::id()));
+    // Unique per process and call: threads of one process may create a namespace at once.
+    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = ns_dir.join(format!(".layout.tmp.{}.{call}", std::process::id()));
     for _ in 0..3 {
         if let Some(theirs) = read_layout_file(ns_dir)? {
             if theirs.fingerprint == ours.fingerprint {

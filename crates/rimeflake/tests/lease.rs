@@ -1,0 +1,309 @@
+//! Local leases with real files, real processes (SIGKILL) and a real fork.
+
+use rimeflake::state::inspect::{inspect, render, StateHealth};
+use rimeflake::worker::{LeaseRequest, LocalLease};
+use rimeflake::{ErrorKind, Layout, StateStore, WorkerState};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+/// A directory removed on drop (no tempfile crate).
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> TempDir {
+        let p = std::env::temp_dir().join(format!(
+            "rimeflake-lease-{tag}-{}-{}",
+            std::process::id(),
+            rimeflake::clock::monotonic_ns()
+        ));
+        std::fs::create_dir_all(&p).unwrap();
+        TempDir(p)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn any(dir: &Path, range: std::ops::RangeInclusive<u64>) -> rimeflake::Result<LocalLease> {
+    LocalLease::acquire(dir, "ns", &Layout::default(), LeaseRequest::Any { range })
+}
+
+fn exact(dir: &Path, id: u64) -> rimeflake::Result<LocalLease> {
+    LocalLease::acquire(dir, "ns", &Layout::default(), LeaseRequest::Exact(id))
+}
+
+fn err_of(r: rimeflake::Result<LocalLease>, kind: ErrorKind, needles: &[&str]) {
+    let e = r.unwrap_err();
+    assert_eq!(e.kind(), kind, "{e}");
+    for n in needles {
+        assert!(e.message().contains(n), "{n:?} not in: {e}");
+    }
+}
+
+#[test]
+fn leases_take_the_lowest_free_id_and_free_it_on_release() {
+    let dir = TempDir::new("lowest");
+    let a = any(&dir.0, 0..=1023).unwrap();
+    let b = any(&dir.0, 0..=1023).unwrap();
+    assert_eq!((a.worker_id(), b.worker_id()), (0, 1));
+    assert_eq!(a.path(), dir.0.join("ns/worker-00000.lock"));
+    assert_eq!(a.state_path(), dir.0.join("ns/worker-00000.state"));
+    a.release();
+    assert_eq!(any(&dir.0, 0..=1023).unwrap().worker_id(), 0);
+    // Lock files are never deleted.
+    assert!(dir.0.join("ns/worker-00000.lock").exists());
+    let ranged = any(&dir.0, 7..=9).unwrap();
+    assert_eq!(ranged.worker_id(), 7);
+}
+
+#[test]
+fn a_held_exact_id_and_a_full_range_are_refused_clearly() {
+    let dir = TempDir::new("held");
+    let _five = exact(&dir.0, 5).unwrap();
+    let pid = std::process::id().to_string();
+    err_of(
+        exact(&dir.0, 5),
+        ErrorKind::Lease,
+        &[
+            "worker ID 5 of namespace ns",
+            "held by another process",
+            &pid,
+        ],
+    );
+    let _four = exact(&dir.0, 4).unwrap();
+    let dir_text = dir.0.display().to_string();
+    err_of(
+        any(&dir.0, 4..=5),
+        ErrorKind::NoFreeWorker,
+        &["all 2 worker IDs 4..=5", &dir_text],
+    );
+    err_of(exact(&dir.0, 1024), ErrorKind::Config, &["0..=1023"]);
+    for bad in ["", ".", "..", "a/b", "a\0b"] {
+        let r = LocalLease::acquire(&dir.0, bad, &Layout::default(), LeaseRequest::Exact(1));
+        err_of(r, ErrorKind::Config, &["namespace"]);
+    }
+}
+
+#[test]
+fn a_namespace_keeps_its_first_layout() {
+    let dir = TempDir::new("layout");
+    drop(exact(&dir.0, 1).unwrap());
+    let text = std::fs::read_to_string(dir.0.join("ns/layout")).unwrap();
+    assert!(
+        text.contains(&format!("{:016x}", Layout::default().fingerprint())),
+        "{text}"
+    );
+    let r = LocalLease::acquire(&dir.0, "ns", &Layout::twitter(), LeaseRequest::Exact(1));
+    err_of(
+        r,
+        ErrorKind::Config,
+        &[
+            "namespace ns",
+            "created with layout default:",
+            "this generator uses twitter:",
+        ],
+    );
+    // Another namespace may have another layout.
+    LocalLease::acquire(&dir.0, "tw", &Layout::twitter(), LeaseRequest::Exact(1)).unwrap();
+}
+
+#[test]
+fn of_racing_creators_with_different_layouts_only_one_layout_wins() {
+    for round in 0..5 {
+        let dir = TempDir::new(&format!("race{round}"));
+        let results: Vec<(bool, bool)> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..6u64)
+                .map(|i| {
+                    let dir = dir.0.clone();
+                    s.spawn(move || {
+                        let twitter = i % 2 == 0;
+                        let layout = if twitter {
+                            Layout::twitter()
+                        } else {
+                            Layout::default()
+                        };
+                        let r = LocalLease::acquire(&dir, "ns", &layout, LeaseRequest::Exact(i));
+                        (twitter, r.is_ok())
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let winners: Vec<bool> = results.iter().filter(|r| r.1).map(|r| r.0).collect();
+        assert_eq!(winners.len(), 3, "round {round}: {results:?}");
+        assert!(
+            winners.iter().all(|&w| w == winners[0]),
+            "round {round}: {results:?}"
+        );
+    }
+}
+
+#[test]
+fn the_state_lives_beside_the_lock_and_follows_the_worker_id() {
+    let dir = TempDir::new("state");
+    let lease = exact(&dir.0, 2).unwrap();
+    let store = lease.state_store(8).unwrap();
+    let mut st = WorkerState::fresh(8);
+    st.raise(0, 1_000);
+    store.save(&st).unwrap();
+    assert!(store.describe().ends_with("ns/worker-00002.state"));
+    lease.release();
+    let again = exact(&dir.0, 2).unwrap();
+    assert_eq!(again.state_store(8).unwrap().load().unwrap(), Some(st));
+}
+
+#[test]
+fn inspect_shows_holders_layouts_reservations_and_corruption() {
+    let dir = TempDir::new("inspect");
+    let a = exact(&dir.0, 0).unwrap();
+    let b = exact(&dir.0, 1).unwrap();
+    let mut st = WorkerState::fresh(8);
+    st.clock_id = 1;
+    st.raise(1, 2_000); // 2 s after the default epoch
+    a.state_store(8).unwrap().save(&st).unwrap();
+    b.state_store(8).unwrap().save(&st).unwrap();
+    b.release();
+    let mut bytes = std::fs::read(dir.0.join("ns/worker-00001.state")).unwrap();
+    bytes[10] ^= 0xff;
+    std::fs::write(dir.0.join("ns/worker-00001.state"), bytes).unwrap();
+    let _c = exact(&dir.0, 2).unwrap();
+
+    let infos = inspect(&dir.0).unwrap();
+    assert_eq!(infos.len(), 3);
+    let (i0, i1, i2) = (&infos[0], &infos[1], &infos[2]);
+    assert!(i0.held && !i1.held && i2.held);
+    assert_eq!(i0.holder.pid, Some(std::process::id()));
+    assert!(i0
+        .layout
+        .as_deref()
+        .unwrap()
+        .starts_with("default: clock-id 3, time 41"));
+    match &i0.state {
+        StateHealth::Ok {
+            clock_id,
+            reserved,
+            reserved_ms,
+        } => {
+            assert_eq!(*clock_id, 1);
+            assert_eq!(reserved[1], Some(2_000));
+            assert_eq!(reserved_ms[1], Some(1_704_067_202_000));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(&i1.state, StateHealth::Corrupt(why) if why.contains("checksum")));
+    assert_eq!(i2.state, StateHealth::Missing);
+    let text = render(&dir.0, &infos);
+    assert!(text.contains("2024-01-01T00:00:02.000Z"), "{text}");
+    assert!(text.contains("CORRUPT"), "{text}");
+    // Inspecting never disturbs a holder.
+    err_of(exact(&dir.0, 0), ErrorKind::Lease, &["held"]);
+}
+
+/// Runs one test of this binary in a child process.
+fn spawn_self(test: &str, dir: &Path) -> KillOnDrop {
+    let child = Command::new(std::env::current_exe().unwrap())
+        .args([test, "--exact", "--nocapture", "--test-threads=1"])
+        .env("RIMEFLAKE_TEST_LEASE_CHILD", dir)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    KillOnDrop(child)
+}
+
+struct KillOnDrop(Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The child's side of the SIGKILL test: lease worker ID 3, say so, and wait to be killed.
+#[test]
+fn child_holds_a_lease() {
+    let Some(dir) = std::env::var_os("RIMEFLAKE_TEST_LEASE_CHILD") else {
+        return; // only meaningful as a child of `a_sigkilled_holder_frees_its_lease_at_once`
+    };
+    let lease = exact(Path::new(&dir), 3).unwrap();
+    println!("LOCKED {}", lease.worker_id());
+    std::io::stdout().flush().unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(120));
+}
+
+#[test]
+fn a_sigkilled_holder_frees_its_lease_at_once() {
+    let dir = TempDir::new("sigkill");
+    let mut child = spawn_self("child_holds_a_lease", &dir.0);
+    let pid = child.0.id();
+    let lines = BufReader::new(child.0.stdout.take().unwrap()).lines();
+    // libtest prints "test child_holds_a_lease ... " before the child's own output.
+    let locked = lines
+        .map(|l| l.unwrap())
+        .find_map(|l| l.split_once("LOCKED ").map(|(_, id)| id.to_string()));
+    assert_eq!(
+        locked.as_deref(),
+        Some("3"),
+        "the child did not take its lease"
+    );
+
+    err_of(exact(&dir.0, 3), ErrorKind::Lease, &[&format!("pid {pid}")]);
+    let info = inspect(&dir.0).unwrap();
+    assert!(info[0].held && info[0].holder.pid == Some(pid));
+
+    child.0.kill().unwrap(); // SIGKILL: no destructor, no unlock by the child
+    child.0.wait().unwrap();
+    // The kernel dropped the lock with the process: no waiting, no stale lock to clean.
+    let lease = exact(&dir.0, 3).unwrap();
+    assert_eq!(lease.worker_id(), 3);
+}
+
+#[test]
+fn a_forked_child_abandons_the_lease_without_unlocking_the_parents() {
+    let dir = TempDir::new("fork");
+    for child_unlocks in [false, true] {
+        let mut lease = exact(&dir.0, 6).unwrap();
+        // SAFETY: the child only calls async-signal-safe functions (close, flock, _exit).
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0);
+        if pid == 0 {
+            if child_unlocks {
+                // What abandon_after_fork must not do: the flock is shared with the parent.
+                unsafe { libc::flock(lease.lock_fd().unwrap(), libc::LOCK_UN) };
+            } else {
+                lease.abandon_after_fork();
+            }
+            unsafe { libc::_exit(0) };
+        }
+        let mut status = 0;
+        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+        let probe = exact(&dir.0, 6);
+        if child_unlocks {
+            // The control case: shows this test would catch an abandon that unlocks.
+            assert!(
+                probe.is_ok(),
+                "an unlock in the child frees the parent's lease"
+            );
+        } else {
+            err_of(probe, ErrorKind::Lease, &["held"]);
+        }
+        drop(lease);
+    }
+}
+
+#[test]
+fn an_abandoned_lease_gives_no_state_store() {
+    let dir = TempDir::new("abandon");
+    let mut lease = exact(&dir.0, 1).unwrap();
+    lease.abandon_after_fork();
+    assert!(lease.is_abandoned());
+    err_of(
+        lease.state_store(8).map(|_| unreachable!()),
+        ErrorKind::Lease,
+        &["fork"],
+    );
+}
