@@ -4,8 +4,9 @@
 
 use super::file::decode_file;
 use crate::error::{Error, ErrorKind, Result};
-use crate::worker::lease::{parse_lock_file_name, read_holder, read_layout_file, state_file_name};
-use crate::worker::lease::{Holder, LayoutRecord};
+use crate::worker::lease::Holder;
+use crate::worker::lease::{lock_file_name, parse_lock_file_name, read_holder, state_file_name};
+use crate::worker::namespace::{read_layout_file, LayoutRecord};
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::OpenOptionsExt;
@@ -66,7 +67,7 @@ pub fn inspect(dir: &Path) -> Result<Vec<LeaseInfo>> {
             .collect();
         ids.sort_unstable();
         for worker_id in ids {
-            let lock_path = ns_dir.join(crate::worker::lease::lock_file_name(worker_id));
+            let lock_path = ns_dir.join(lock_file_name(worker_id));
             let state_path = ns_dir.join(state_file_name(worker_id));
             out.push(LeaseInfo {
                 namespace: namespace.clone(),

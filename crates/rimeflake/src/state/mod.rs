@@ -7,6 +7,7 @@
 pub mod disk;
 pub mod file;
 pub mod inspect;
+pub mod sim;
 
 pub use disk::{Disk, Fault, RealDisk, SimDisk};
 pub use file::FileStore;

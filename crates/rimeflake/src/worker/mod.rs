@@ -1,11 +1,12 @@
 //! [`WorkerSource`]: where a generator's worker ID comes from, and the local leases that hold it.
 //!
 //! Every worker ID, whatever its source, is locked in the state directory
-//! ([`LocalLease`](lease::LocalLease)) and keeps its durable state beside the lock, so two
+//! ([`LocalLease`]) and keeps its durable state beside the lock, so two
 //! processes on one host cannot run the same worker ID and a restart continues safely.
 
 pub mod dirs;
 pub mod lease;
+pub mod namespace;
 pub mod source;
 
 pub use dirs::{default_state_dir, warn_if_container};

@@ -1,0 +1,184 @@
+//! A namespace directory: created durably, and its `layout` file, written once, that refuses
+//! generators with another layout.
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::layout::{FieldOrder, Layout};
+use std::fs::OpenOptions;
+use std::io::{self, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+
+/// A human-readable description of `layout`, as the namespace's layout file records it.
+pub fn describe_layout(layout: &Layout) -> String {
+    let order = match layout.order() {
+        FieldOrder::SequenceBelowWorker => "",
+        FieldOrder::SequenceAboveWorker => " (sequence above worker)",
+    };
+    format!(
+        "{}: clock-id {}, time {}, worker {}, sequence {} bits{order}, {} ms units, epoch {}",
+        layout.name(),
+        layout.clock_id_bits(),
+        layout.time_bits(),
+        layout.worker_bits(),
+        layout.sequence_bits(),
+        layout.unit_ms(),
+        crate::state::inspect::format_utc_ms(layout.epoch_ms()),
+    )
+}
+
+/// What a namespace's layout file holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LayoutRecord {
+    /// [`Layout::fingerprint`] of the namespace's layout.
+    pub fingerprint: u64,
+    /// [`describe_layout`] of it.
+    pub description: String,
+    /// Its number of clock-ids.
+    pub clock_ids: usize,
+    /// Its time unit, in ms.
+    pub unit_ms: u64,
+    /// Its epoch, in Unix ms.
+    pub epoch_ms: u64,
+}
+
+impl LayoutRecord {
+    fn of(layout: &Layout) -> Self {
+        LayoutRecord {
+            fingerprint: layout.fingerprint(),
+            description: describe_layout(layout),
+            clock_ids: layout.max_clock_id() as usize + 1,
+            unit_ms: layout.unit_ms(),
+            epoch_ms: layout.epoch_ms(),
+        }
+    }
+
+    fn to_text(&self) -> String {
+        format!(
+            "# rimeflake namespace layout: written once; generators with another layout are \
+             refused\nfingerprint {:016x}\nclock_ids {}\nunit_ms {}\nepoch_ms {}\ndescription {}\n",
+            self.fingerprint, self.clock_ids, self.unit_ms, self.epoch_ms, self.description
+        )
+    }
+
+    fn parse(text: &str) -> Option<Self> {
+        let field = |key: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(key)?.strip_prefix(' '))
+                .map(str::to_string)
+        };
+        Some(LayoutRecord {
+            fingerprint: u64::from_str_radix(&field("fingerprint")?, 16).ok()?,
+            clock_ids: field("clock_ids")?.parse().ok()?,
+            unit_ms: field("unit_ms")?.parse().ok()?,
+            epoch_ms: field("epoch_ms")?.parse().ok()?,
+            description: field("description")?,
+        })
+    }
+}
+
+/// Reads the layout file of the namespace directory `ns_dir`; `None` when there is none.
+///
+/// # Errors
+/// [`ErrorKind::State`] when it cannot be read or parsed.
+pub fn read_layout_file(ns_dir: &Path) -> Result<Option<LayoutRecord>> {
+    let path = ns_dir.join("layout");
+    match std::fs::read_to_string(&path) {
+        Ok(text) => LayoutRecord::parse(&text).map(Some).ok_or_else(|| {
+            Error::new(
+                ErrorKind::State,
+                format!(
+                    "layout file {} is unreadable: restore it, or move the namespace directory \
+                     aside (its reservations go with it)",
+                    path.display()
+                ),
+            )
+        }),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::new(
+            ErrorKind::State,
+            format!("layout file {}: {e}", path.display()),
+        )),
+    }
+}
+
+fn sync_dir(dir: &Path) -> io::Result<()> {
+    let d = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_CLOEXEC | libc::O_DIRECTORY)
+        .open(dir)?;
+    crate::state::disk::full_sync(&d)
+}
+
+/// `create_dir_all`, then syncs the parent of every directory it created, so the namespace
+/// directory (and the state in it) cannot vanish in a power loss.
+pub(crate) fn create_dir_durable(dir: &Path) -> io::Result<()> {
+    let missing: Vec<&Path> = dir.ancestors().take_while(|a| !a.exists()).collect();
+    std::fs::create_dir_all(dir)?;
+    for created in missing {
+        if let Some(parent) = created.parent().filter(|p| !p.as_os_str().is_empty()) {
+            sync_dir(parent)?;
+        }
+    }
+    Ok(())
+}
+
+/// Writes the layout file once, atomically (temp file, sync, link into place, sync the
+/// directory), or checks the one there. `link` fails when the file exists, so of two processes
+/// creating the namespace with different layouts, one is refused.
+pub(crate) fn settle_layout(ns_dir: &Path, namespace: &str, layout: &Layout) -> Result<()> {
+    let ours = LayoutRecord::of(layout);
+    let path = ns_dir.join("layout");
+    // Unique per process and call: threads of one process may create a namespace at once.
+    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = ns_dir.join(format!(".layout.tmp.{}.{call}", std::process::id()));
+    for _ in 0..3 {
+        if let Some(theirs) = read_layout_file(ns_dir)? {
+            if theirs.fingerprint == ours.fingerprint {
+                return Ok(());
+            }
+            return Err(Error::config(format!(
+                "namespace {namespace} in {} was created with layout {} (fingerprint {:016x}); \
+                 this generator uses {} (fingerprint {:016x}): use that layout, or another \
+                 namespace",
+                ns_dir.display(),
+                theirs.description,
+                theirs.fingerprint,
+                ours.description,
+                ours.fingerprint
+            )));
+        }
+        let written = (|| {
+            let mut f = OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .custom_flags(libc::O_CLOEXEC)
+                .open(&tmp)?;
+            f.write_all(ours.to_text().as_bytes())?;
+            crate::state::disk::full_sync(&f)
+        })();
+        written.map_err(|e| Error::new(ErrorKind::State, format!("{}: {e}", tmp.display())))?;
+        let linked = std::fs::hard_link(&tmp, &path);
+        let _ = std::fs::remove_file(&tmp);
+        match linked {
+            Ok(()) => {
+                return sync_dir(ns_dir).map_err(|e| {
+                    Error::new(ErrorKind::State, format!("{}: {e}", ns_dir.display()))
+                })
+            }
+            // Another process created it first: read theirs and compare.
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => {
+                return Err(Error::new(
+                    ErrorKind::State,
+                    format!("{}: {e}", path.display()),
+                ))
+            }
+        }
+    }
+    Err(Error::new(
+        ErrorKind::State,
+        format!("layout file {} keeps changing", path.display()),
+    ))
+}
