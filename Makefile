@@ -38,17 +38,19 @@ rust-lint-tools: rust ## add rustfmt and clippy to the toolchain when they are m
 # The embedded default: a worker ID leased in the state directory ($RIMEFLAKE_STATE_DIR, else
 # ~/.local/state/rimeflake) and durable state beside it.
 .PHONY: demo
-demo: rust ## build the CLI and print a few IDs from every language built so far
+demo: rust python-env ## build the CLI and print a few IDs from every language built so far
 	@$(CARGO) build --quiet -p rimeflake-cli
 	@echo "== rust: rimeflake gen -n 3"
 	@$(RIMEFLAKE) gen -n 3
 	@echo "== rust: rimeflake gen -n 3 --format base62 | rimeflake decode --format base62"
 	@$(RIMEFLAKE) gen -n 3 --format base62 | $(RIMEFLAKE) decode --format base62
+	@echo "== python: examples/python/quickstart.py"
+	@$(VENV_PY) examples/python/quickstart.py
 
 # ---- tests ------------------------------------------------------------------------------------
 
 .PHONY: test test-rust example-rust
-test: test-rust ## run every test suite (each language adds its test-<lang> here)
+test: test-rust test-python ## run every test suite (each language adds its test-<lang> here)
 
 # The example runs first so that cargo test's summary lines close the output; its state goes
 # to target/, so tests write nothing outside the tree.
@@ -62,7 +64,7 @@ example-rust: rust ## run the Rust example (examples/rust)
 # ---- lint -------------------------------------------------------------------------------------
 
 .PHONY: lint lint-rust
-lint: lint-rust ## check formatting and lints, warnings as errors (each language adds lint-<lang>)
+lint: lint-rust lint-python ## check formatting and lints, warnings as errors (each language adds lint-<lang>)
 
 lint-rust: rust-lint-tools ## Rust: cargo fmt --check and clippy -D warnings (workspace and example)
 	$(CARGO) fmt --all --check
@@ -76,8 +78,46 @@ BENCH_SECONDS ?= 5
 BENCH_THREADS ?= 2
 
 .PHONY: bench bench-cli
-bench: bench-cli ## run the benchmarks (each adds its bench-<name> here)
+bench: bench-cli bench-python ## run the benchmarks (each adds its bench-<name> here)
 
 bench-cli: rust ## rimeflake bench: threads on one generator, twitter layout, release build
 	$(CARGO) run --release --quiet -p rimeflake-cli -- bench --layout twitter \
 	  --threads $(BENCH_THREADS) --seconds $(BENCH_SECONDS) --namespace bench-twitter
+
+# ---- python -----------------------------------------------------------------------------------
+
+# .venv holds maturin, pytest, mypy, numpy and a debug build of the extension (maturin develop);
+# bench/python/.venv holds a release wheel and the peer libraries the benchmark compares.
+PYTHON ?= python3
+VENV := .venv
+VENV_PY := $(VENV)/bin/python
+BENCH_VENV := bench/python/.venv
+BENCH_PEERS := uuid-utils==1.2.0 sonyflake-turbo==1.0.1 snowflake-id==1.0.2 python-ulid==4.1.0 numpy
+
+.PHONY: python-env test-python example-python lint-python bench-python
+python-env: rust ## Python: .venv with maturin, pytest, mypy, numpy and the extension built in it (debug)
+	@test -x $(VENV_PY) || $(PYTHON) -m venv $(VENV)
+	@$(VENV_PY) -m pip install -q --disable-pip-version-check maturin pytest mypy numpy
+	cd bindings-python && VIRTUAL_ENV="$(CURDIR)/$(VENV)" "$(CURDIR)/$(VENV)/bin/maturin" develop -q
+
+example-python: python-env ## run the Python example (examples/python)
+	$(VENV_PY) examples/python/quickstart.py
+
+# The example runs first so that pytest's summary closes the output.
+test-python: python-env ## Python: the example, then pytest bindings-python/tests (stubtest included)
+	RIMEFLAKE_STATE_DIR="$(CURDIR)/target/rimeflake-state" RIMEFLAKE_NO_CONTAINER_WARNING=1 \
+	  $(MAKE) --no-print-directory example-python
+	$(VENV_PY) -m pytest bindings-python/tests
+
+lint-python: python-env ## Python: mypy --strict on the package (stubs included) and the example
+	$(VENV_PY) -m mypy --strict bindings-python/python/rimeflake examples/python
+
+bench-python: rust ## Python: release wheel + peers in bench/python/.venv, then bench/python/bench.py
+	@test -x $(BENCH_VENV)/bin/python || $(PYTHON) -m venv $(BENCH_VENV)
+	@$(BENCH_VENV)/bin/python -m pip install -q --disable-pip-version-check maturin $(BENCH_PEERS)
+	rm -rf target/wheels-bench
+	$(BENCH_VENV)/bin/maturin build --release -q -m bindings-python/Cargo.toml -o target/wheels-bench \
+	  -i $(BENCH_VENV)/bin/python
+	$(BENCH_VENV)/bin/python -m pip install -q --disable-pip-version-check --force-reinstall --no-deps \
+	  target/wheels-bench/rimeflake-*.whl
+	$(BENCH_VENV)/bin/python bench/python/bench.py

@@ -6,8 +6,8 @@ import multiprocessing as mp
 import os
 import sys
 import threading
-import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -62,6 +62,10 @@ def _check_child(parent: list[int], child: list[int] | str) -> None:
         assert not set(parent) & set(child)
 
 
+needs_fork = pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork on this platform")
+
+
+@needs_fork
 def test_os_fork_child_never_repeats_the_parent() -> None:
     gen = rimeflake.Generator(4, layout="twitter", backend="memory")
     gen.next_ids(10)
@@ -133,6 +137,7 @@ def test_global_id_is_unique_across_threads() -> None:
         assert all(a < b for a, b in zip(thirds, thirds[1:]))
 
 
+@needs_fork
 def test_global_id_is_fresh_after_fork() -> None:
     before = [global_id() for _ in range(1000)]
     read_end, write_end = os.pipe()
@@ -157,11 +162,11 @@ def test_global_id_is_fresh_after_fork() -> None:
     assert len(set(before + after)) == 2000
 
 
-def _embedded_worker(state_dir: str, q: mp.Queue[object]) -> None:
+def _embedded_worker(state_dir: str, q: mp.Queue[object], done: Any) -> None:
     try:
         with rimeflake.Generator(state_dir=state_dir, layout="twitter") as gen:
             q.put((gen.worker_id, gen.next_ids(1000)))
-            time.sleep(0.5)  # hold the lease while the others take theirs
+            done.wait(60)  # hold the lease until every process has taken one
     except Exception as e:  # noqa: BLE001 - reported to the parent
         q.put((repr(e), []))
 
@@ -170,10 +175,17 @@ def test_eight_processes_on_the_embedded_default_get_distinct_workers(tmp_path: 
     embedded_or_skip(state_dir=str(tmp_path / "probe"), layout="twitter").close()
     ctx = mp.get_context("spawn")
     q: mp.Queue[object] = ctx.Queue()
-    procs = [ctx.Process(target=_embedded_worker, args=(str(tmp_path / "state"), q)) for _ in range(8)]
+    done = ctx.Event()
+    procs = [
+        ctx.Process(target=_embedded_worker, args=(str(tmp_path / "state"), q, done))  # type: ignore[attr-defined]
+        for _ in range(8)
+    ]
     for p in procs:
         p.start()
-    got = [q.get(timeout=120) for _ in procs]
+    try:
+        got = [q.get(timeout=120) for _ in procs]
+    finally:
+        done.set()
     for p in procs:
         p.join(60)
     workers = [w for w, _ in got]  # type: ignore[misc]
