@@ -15,32 +15,41 @@ const START: u64 = 1_767_225_600_000; // 2026-01-01T00:00:00Z
 const HOUR: u64 = 3_600_000;
 
 /// A wall clock whose readings loom can interleave with the generator's atomics, so a step
-/// back can land between any two of them.
-struct LoomClock {
+/// back can land between any two of them. Clones share the clock.
+#[derive(Clone)]
+struct LoomClock(Arc<Readings>);
+
+struct Readings {
     wall_ms: AtomicU64,
     mono_ns: AtomicU64,
 }
 
 impl LoomClock {
     fn new(ms: u64) -> Self {
-        LoomClock {
+        LoomClock(Arc::new(Readings {
             wall_ms: AtomicU64::new(ms),
             mono_ns: AtomicU64::new(0),
-        }
+        }))
+    }
+    fn set_ms(&self, ms: u64) {
+        self.0.wall_ms.store(ms, SeqCst);
+    }
+    fn tick(&self) {
+        self.0.wall_ms.fetch_add(1, SeqCst);
     }
 }
 
 impl Clock for LoomClock {
     fn now_ms(&self) -> u64 {
-        self.wall_ms.load(SeqCst)
+        self.0.wall_ms.load(SeqCst)
     }
     fn monotonic_ns(&self) -> u64 {
-        self.mono_ns.load(SeqCst)
+        self.0.mono_ns.load(SeqCst)
     }
     fn sleep(&self, d: Duration) {
         let d = d.max(Duration::from_millis(1));
-        self.wall_ms.fetch_add(d.as_millis() as u64, SeqCst);
-        self.mono_ns.fetch_add(d.as_nanos() as u64, SeqCst);
+        self.0.wall_ms.fetch_add(d.as_millis() as u64, SeqCst);
+        self.0.mono_ns.fetch_add(d.as_nanos() as u64, SeqCst);
         loom::thread::yield_now();
     }
 }
@@ -54,7 +63,7 @@ fn model(f: impl Fn() + Sync + Send + 'static) {
     b.check(f);
 }
 
-fn generator(layout: Layout, clock: Arc<LoomClock>) -> Arc<Generator<Arc<LoomClock>>> {
+fn generator(layout: Layout, clock: LoomClock) -> Arc<Generator<LoomClock>> {
     Arc::new(
         Generator::builder()
             .layout(layout)
@@ -79,7 +88,7 @@ fn assert_unique(all: &mut Vec<u64>) {
 #[test]
 fn two_threads_next_id() {
     model(|| {
-        let clock = Arc::new(LoomClock::new(START));
+        let clock = LoomClock::new(START);
         let g = generator(Layout::twitter(), clock.clone());
         let handles: Vec<_> = (0..2)
             .map(|t| {
@@ -87,7 +96,7 @@ fn two_threads_next_id() {
                 loom::thread::spawn(move || {
                     let a = g.next_id().unwrap();
                     if t == 0 {
-                        clock.wall_ms.fetch_add(1, SeqCst); // a tick between the two calls
+                        clock.tick(); // a tick between the two calls
                     }
                     let b = g.next_id().unwrap();
                     assert!(a < b, "thread {t}: {a} then {b}");
@@ -111,14 +120,14 @@ fn two_threads_next_id() {
 #[test]
 fn large_rollback_while_another_thread_issues() {
     model(|| {
-        let clock = Arc::new(LoomClock::new(START));
+        let clock = LoomClock::new(START);
         let g = generator(Layout::default(), clock.clone());
         let before = g.next_id().unwrap();
 
         let crosser = {
             let (g, clock) = (g.clone(), clock.clone());
             loom::thread::spawn(move || {
-                clock.wall_ms.store(START - HOUR, SeqCst);
+                clock.set_ms(START - HOUR);
                 let id = g.next_id().unwrap();
                 assert!(id > before);
                 id
