@@ -77,12 +77,26 @@ lint-rust: rust-lint-tools ## Rust: cargo fmt --check and clippy -D warnings (wo
 BENCH_SECONDS ?= 5
 BENCH_THREADS ?= 2
 
-.PHONY: bench bench-cli
-bench: bench-cli bench-python ## run the benchmarks (each adds its bench-<name> here)
+.PHONY: bench bench-cli bench-rust bench-criterion test-stress test-loom
+bench: bench-cli bench-rust bench-python ## run the benchmarks (each adds its bench-<name> here)
 
 bench-cli: rust ## rimeflake bench: threads on one generator, twitter layout, release build
 	$(CARGO) run --release --quiet -p rimeflake-cli -- bench --layout twitter \
 	  --threads $(BENCH_THREADS) --seconds $(BENCH_SECONDS) --namespace bench-twitter
+
+bench-rust: rust ## Rust: rimeflake beside peer crates and the floors (bench/rust), writes bench/RESULTS.md
+	$(CARGO) run --release --quiet -p rimeflake-bench-rust -- --write
+
+bench-criterion: rust ## Rust: criterion benches of the core (next_id, fill 4096, decode, base62)
+	$(CARGO) bench -p rimeflake --bench generator
+
+test-stress: rust ## Rust: the 4 threads x 1e6 IDs stress test, release build
+	$(CARGO) test --release -p rimeflake --test stress
+
+# loom swaps the generator's atomics and mutex for its own (--cfg loom): a target dir of its own
+# keeps the main build's artifacts valid.
+test-loom: rust ## Rust: loom model check of the generator's atomic step (LOOM_MAX_PREEMPTIONS, default 3)
+	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR="$(CURDIR)/target/loom" $(CARGO) test --release -p rimeflake --test loom
 
 # ---- python -----------------------------------------------------------------------------------
 
