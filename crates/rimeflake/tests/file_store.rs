@@ -335,3 +335,31 @@ fn the_real_disk_round_trips_and_refuses_a_corrupt_file() {
     let gone = FileStore::open(dir.0.join("no/such/worker.state"), CLOCK_IDS).unwrap();
     state_err(gone.save(&state(0, 1)), "no/such/worker.state");
 }
+
+#[test]
+fn a_stalled_disk_blocks_a_save_until_resumed_or_crashed() {
+    let disk = SimDisk::new(12);
+    let s = std::sync::Arc::new(store(&disk));
+    s.save(&state(0, 10)).unwrap();
+    disk.stall();
+    let saver = {
+        let s = s.clone();
+        std::thread::spawn(move || s.save(&state(0, 20)))
+    };
+    // It cannot finish while the disk is stalled, however long this thread takes to look.
+    assert!(!saver.is_finished());
+    disk.resume();
+    saver.join().unwrap().unwrap();
+    assert_eq!(after_crash(&disk), Some(state(0, 20)));
+
+    let s = std::sync::Arc::new(store(&disk));
+    s.load().unwrap();
+    disk.stall();
+    let saver = {
+        let s = s.clone();
+        std::thread::spawn(move || s.save(&state(0, 30)))
+    };
+    disk.crash(); // the power goes while the save hangs: it fails, and nothing is lost
+    state_err(saver.join().unwrap(), "crash");
+    assert_eq!(store(&disk).load().unwrap(), Some(state(0, 20)));
+}

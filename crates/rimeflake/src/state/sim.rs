@@ -6,7 +6,7 @@ use super::disk::Disk;
 use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 /// A one-shot fault for the next matching operation of a [`SimDisk`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,6 +38,7 @@ pub enum Fault {
 #[derive(Clone, Debug, Default)]
 pub struct SimDisk {
     inner: Arc<Mutex<Sim>>,
+    resumed: Arc<Condvar>,
 }
 
 #[derive(Debug, Default)]
@@ -55,6 +56,8 @@ struct Sim {
     durable_names: BTreeMap<PathBuf, usize>,
     faults: Vec<Fault>,
     full: bool,
+    /// While set, every operation blocks (a hung disk or NFS server) until `resume` or `crash`.
+    stalled: bool,
     /// Operations left before the power is cut (`None`: never).
     power_left: Option<u64>,
     /// Bumped by every crash, so handles from before it are stale.
@@ -130,6 +133,27 @@ impl SimDisk {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The lock for a disk operation: waits while the disk is stalled.
+    fn lock_op(&self) -> MutexGuard<'_, Sim> {
+        let mut sim = self.lock();
+        while sim.stalled {
+            sim = self.resumed.wait(sim).unwrap_or_else(|e| e.into_inner());
+        }
+        sim
+    }
+
+    /// Makes every later operation block until [`SimDisk::resume`] or [`SimDisk::crash`]: a
+    /// store that hangs. The test must resume it, or the blocked thread waits forever.
+    pub fn stall(&self) {
+        self.lock().stalled = true;
+    }
+
+    /// Ends a [`SimDisk::stall`]: blocked operations go on.
+    pub fn resume(&self) {
+        self.lock().stalled = false;
+        self.resumed.notify_all();
+    }
+
     /// Queues a one-shot fault for the next operation it applies to.
     pub fn fail_next(&self, fault: Fault) {
         self.lock().faults.push(fault);
@@ -202,7 +226,9 @@ impl SimDisk {
         }
         sim.faults.clear();
         sim.power_left = None;
+        sim.stalled = false;
         sim.epoch += 1;
+        self.resumed.notify_all();
     }
 
     /// The content of `path` as a reader sees it now, if it exists.
@@ -224,7 +250,7 @@ impl Disk for SimDisk {
     type File = SimFile;
 
     fn open(&self, path: &Path) -> io::Result<Option<SimFile>> {
-        let mut sim = self.lock();
+        let mut sim = self.lock_op();
         sim.op()?;
         Ok(sim.names.get(path).map(|&inode| SimFile {
             inode,
@@ -233,7 +259,7 @@ impl Disk for SimDisk {
     }
 
     fn create(&self, path: &Path) -> io::Result<SimFile> {
-        let mut sim = self.lock();
+        let mut sim = self.lock_op();
         sim.op()?;
         if sim.take_fault(|f| *f == Fault::CreateError).is_some() {
             return Err(eio("create"));
@@ -253,7 +279,7 @@ impl Disk for SimDisk {
     }
 
     fn read_all(&self, file: &SimFile) -> io::Result<Vec<u8>> {
-        let mut sim = self.lock();
+        let mut sim = self.lock_op();
         sim.op()?;
         if sim.take_fault(|f| *f == Fault::ReadError).is_some() {
             return Err(eio("read"));
@@ -262,7 +288,7 @@ impl Disk for SimDisk {
     }
 
     fn write_at(&self, file: &SimFile, offset: u64, bytes: &[u8]) -> io::Result<()> {
-        let mut sim = self.lock();
+        let mut sim = self.lock_op();
         sim.op()?;
         sim.inode(file)?;
         if sim.full {
@@ -283,7 +309,7 @@ impl Disk for SimDisk {
     }
 
     fn sync_file(&self, file: &SimFile) -> io::Result<()> {
-        let mut sim = self.lock();
+        let mut sim = self.lock_op();
         sim.op()?;
         sim.inode(file)?;
         if sim.take_fault(|f| *f == Fault::SyncError).is_some() {
@@ -296,7 +322,7 @@ impl Disk for SimDisk {
     }
 
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
-        let mut sim = self.lock();
+        let mut sim = self.lock_op();
         sim.op()?;
         if sim.take_fault(|f| *f == Fault::RenameError).is_some() {
             return Err(eio("rename"));
@@ -310,7 +336,7 @@ impl Disk for SimDisk {
     }
 
     fn sync_dir(&self, dir: &Path) -> io::Result<()> {
-        let mut sim = self.lock();
+        let mut sim = self.lock_op();
         sim.op()?;
         if sim.take_fault(|f| *f == Fault::DirSyncError).is_some() {
             return Err(eio("fsync of the directory"));

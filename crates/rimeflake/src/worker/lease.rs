@@ -143,7 +143,8 @@ fn try_lock(path: &Path) -> Result<Option<File>> {
     ))
 }
 
-fn hostname() -> Option<String> {
+/// This host's name (`gethostname`).
+pub(crate) fn hostname() -> Option<String> {
     let mut buf = [0u8; 256];
     // SAFETY: a writable buffer of the given length.
     if unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) } != 0 {

@@ -21,7 +21,11 @@ impl WorkerSource {
     /// [`ErrorKind::Config`](crate::ErrorKind::Config) when the worker ID is missing, not a
     /// number, above `max_worker_id`, or (Kubernetes) cannot be told from the host name.
     pub fn resolve(&self, max_worker_id: u64) -> Result<LeaseRequest> {
-        self.resolve_with(max_worker_id, &|name| std::env::var(name).ok(), &hostname)
+        self.resolve_with(
+            max_worker_id,
+            &|name| std::env::var(name).ok(),
+            &super::lease::hostname,
+        )
     }
 
     /// [`WorkerSource::resolve`] with the environment and host name given (for tests).
@@ -138,16 +142,6 @@ fn looks_like_deployment_pod(host: &str) -> bool {
             && !s.bytes().all(|b| b.is_ascii_digit())
     };
     !name.is_empty() && random(suffix, 5..=5) && random(hash, 6..=10)
-}
-
-fn hostname() -> Option<String> {
-    let mut buf = [0u8; 256];
-    // SAFETY: a writable buffer of the given length.
-    if unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) } != 0 {
-        return None;
-    }
-    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    Some(String::from_utf8_lossy(&buf[..end]).into_owned())
 }
 
 #[cfg(test)]
