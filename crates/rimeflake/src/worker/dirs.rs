@@ -155,19 +155,20 @@ fn fs_name_of(st: &libc::statfs) -> Option<String> {
 /// fails.
 pub fn check_local_fs(dir: &Path, allow: bool) -> Result<()> {
     let allow = allow || std::env::var_os(ALLOW_NETWORK_FS_ENV).is_some_and(|v| v == "1");
-    match network_fs_name(dir) {
-        Ok(None) => Ok(()),
-        Ok(Some(_)) if allow => Ok(()),
-        Ok(Some(fs)) => Err(Error::config(format!(
+    let fs = network_fs_name(dir)
+        .map_err(|e| Error::config(format!("state directory {}: {e}", dir.display())))?;
+    refuse_network_fs(dir, fs, allow)
+}
+
+fn refuse_network_fs(dir: &Path, fs: Option<String>, allow: bool) -> Result<()> {
+    match fs {
+        Some(fs) if !allow => Err(Error::config(format!(
             "state directory {} is on a {fs} file system, where file locks are not reliable \
              across hosts: use a local directory, or allow it explicitly \
              ({ALLOW_NETWORK_FS_ENV}=1) if only one host uses it",
             dir.display()
         ))),
-        Err(e) => Err(Error::config(format!(
-            "state directory {}: {e}",
-            dir.display()
-        ))),
+        _ => Ok(()),
     }
 }
 
@@ -269,5 +270,35 @@ mod tests {
         check_local_fs(&dir.0, false).unwrap();
         let err = check_local_fs(&dir.0.join("missing"), false).unwrap_err();
         assert_eq!(err.kind(), crate::ErrorKind::Config);
+    }
+
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    #[test]
+    fn network_and_fuse_file_systems_are_named_and_refused() {
+        // SAFETY: statfs is plain data.
+        let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+        for (magic, name) in [
+            (0x6969, "nfs"),
+            (0x6573_5546, "fuse"),
+            (0xff53_4d42u32, "cifs"),
+        ] {
+            #[allow(clippy::unnecessary_cast)]
+            {
+                st.f_type = magic as i64 as _;
+            }
+            assert_eq!(fs_name_of(&st).as_deref(), Some(name));
+        }
+        st.f_type = 0xef53; // ext4
+        assert_eq!(fs_name_of(&st), None);
+        let dir = Path::new("/srv/state");
+        let err = refuse_network_fs(dir, Some("nfs".into()), false).unwrap_err();
+        assert_eq!(err.kind(), crate::ErrorKind::Config);
+        assert!(
+            err.message().contains("/srv/state is on a nfs file system"),
+            "{err}"
+        );
+        assert!(err.message().contains(ALLOW_NETWORK_FS_ENV), "{err}");
+        refuse_network_fs(dir, Some("nfs".into()), true).unwrap();
+        refuse_network_fs(dir, None, false).unwrap();
     }
 }
