@@ -208,10 +208,59 @@ fn spawn_self(test: &str, dir: &Path) -> KillOnDrop {
     let child = Command::new(std::env::current_exe().unwrap())
         .args([test, "--exact", "--nocapture", "--test-threads=1"])
         .env("RIMEFLAKE_TEST_LEASE_CHILD", dir)
+        .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
     KillOnDrop(child)
+}
+
+/// The worker ID a child reports ("LOCKED n"; libtest prints its own text before it), and the
+/// rest of its output (kept open, so the child's last words do not meet a broken pipe).
+fn locked_id(child: &mut KillOnDrop) -> (Option<u64>, impl Iterator<Item = String>) {
+    let mut lines = BufReader::new(child.0.stdout.take().unwrap())
+        .lines()
+        .map(|l| l.unwrap());
+    let id = lines.by_ref().find_map(|l| {
+        l.split_once("LOCKED ")
+            .and_then(|(_, id)| id.trim().parse().ok())
+    });
+    (id, lines)
+}
+
+/// The child's side of the many-processes test: lease any worker ID, say which, and hold it
+/// until the parent closes our stdin.
+#[test]
+fn child_leases_any() {
+    let Some(dir) = std::env::var_os("RIMEFLAKE_TEST_LEASE_CHILD") else {
+        return; // only meaningful as a child of `processes_starting_at_once_get_distinct_ids`
+    };
+    let lease = any(Path::new(&dir), 0..=1023).unwrap();
+    println!("LOCKED {}", lease.worker_id());
+    std::io::stdout().flush().unwrap();
+    let _ = std::io::Read::read_to_end(&mut std::io::stdin(), &mut Vec::new());
+}
+
+#[test]
+fn processes_starting_at_once_get_distinct_ids() {
+    let dir = TempDir::new("many");
+    let mut children: Vec<KillOnDrop> = (0..8)
+        .map(|_| spawn_self("child_leases_any", &dir.0))
+        .collect();
+    let (ids, rests): (Vec<_>, Vec<_>) = children.iter_mut().map(locked_id).unzip();
+    let mut ids: Vec<u64> = ids
+        .into_iter()
+        .map(|id| id.expect("a child failed"))
+        .collect();
+    ids.sort_unstable();
+    // All hold their lease at once (none has been told to exit): the IDs are distinct and,
+    // since each takes the lowest free one, exactly 0..8.
+    assert_eq!(ids, (0..8).collect::<Vec<_>>());
+    for (c, rest) in children.iter_mut().zip(rests) {
+        drop(c.0.stdin.take());
+        rest.for_each(drop);
+        assert!(c.0.wait().unwrap().success());
+    }
 }
 
 struct KillOnDrop(Child);
