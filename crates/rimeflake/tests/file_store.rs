@@ -363,3 +363,24 @@ fn a_stalled_disk_blocks_a_save_until_resumed_or_crashed() {
     state_err(saver.join().unwrap(), "crash");
     assert_eq!(store(&disk).load().unwrap(), Some(state(0, 20)));
 }
+
+/// Not a check: prints what a durable save costs here (`--ignored --nocapture` to see it).
+#[test]
+#[ignore]
+fn save_latency_on_the_real_disk() {
+    let dir = TempDir::new("latency");
+    let s = real(&dir.0);
+    let mut times = Vec::new();
+    for r in 1..=200 {
+        let t = rimeflake::clock::monotonic_ns();
+        s.save(&state(0, r)).unwrap();
+        times.push(rimeflake::clock::monotonic_ns() - t);
+    }
+    times.sort_unstable();
+    println!(
+        "save (write + fsync), 200 saves: p50 {} us, p99 {} us, max {} us",
+        times[100] / 1000,
+        times[198] / 1000,
+        times[199] / 1000
+    );
+}
