@@ -40,6 +40,7 @@ fn main() {
         eprintln!("rimeflake-bench-rust: a debug build measures nothing useful; use --release");
     }
 
+    let machine = report::machine();
     eprintln!("floors...");
     let (floor_rows, floor) = peers::floors();
     eprintln!("rimeflake...");
@@ -74,7 +75,8 @@ fn main() {
          This is a 2-core KVM guest shared with other work: absolute figures move 20-40% \
          between runs; compare ratios within one run.\n"
     );
-    out.push_str(&report::machine());
+    out.push_str(&machine);
+    let _ = writeln!(out, "- load average at end: {}", report::load_average());
     let _ = writeln!(out, "\n{HEADER}");
     let mut rows = vec![rime.clone(), fill.clone()];
     let file_note = match &file_store {
@@ -86,7 +88,9 @@ fn main() {
             format!("next_id with the file store / in_memory: {ratio:.2}x (1T)")
         }
         Err(e) => {
-            format!("next_id with the file store: not measured, `build()` with `state_dir` gave {e}")
+            format!(
+                "next_id with the file store: not measured, `build()` with `state_dir` gave {e}"
+            )
         }
     };
     rows.extend(peer_rows.iter().cloned());

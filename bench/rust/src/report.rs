@@ -39,7 +39,11 @@ impl Row {
             ns(self.ns_2t),
             burst,
             ns(self.raw_below_cap),
-            if self.unique.is_empty() { "-" } else { &self.unique },
+            if self.unique.is_empty() {
+                "-"
+            } else {
+                &self.unique
+            },
             self.notes
         )
     }
@@ -72,7 +76,11 @@ pub fn machine() -> String {
             .map(|s| s.trim().to_string())
             .unwrap_or_else(|_| "?".to_string());
     let mut out = String::new();
-    let _ = writeln!(out, "- date: {}", run("date", &["-u", "+%Y-%m-%dT%H:%M:%SZ"]));
+    let _ = writeln!(
+        out,
+        "- date: {}",
+        run("date", &["-u", "+%Y-%m-%dT%H:%M:%SZ"])
+    );
     let _ = writeln!(
         out,
         "- cpu: {} ({} CPUs; hypervisor: {})",
@@ -90,7 +98,16 @@ pub fn machine() -> String {
         "- toolchain: {}; profile: release (lto thin, codegen-units 1)",
         run("rustc", &["-V"])
     );
+    let _ = writeln!(out, "- load average at start: {}", load_average());
     out
+}
+
+/// `/proc/loadavg`'s first three fields: other work on this 2-core machine moves the 2T rows
+/// most (two threads need both cores).
+pub fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "?".to_string())
 }
 
 pub fn results_path() -> PathBuf {

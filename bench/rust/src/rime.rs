@@ -105,9 +105,7 @@ pub fn fill_4096(g: &Generator) -> f64 {
     timed_loop();
     median(
         (0..REPS)
-            .map(|_| {
-                (0..LOOPS).map(|_| timed_loop()).sum::<f64>() / (LOOPS * FILLS * 4096) as f64
-            })
+            .map(|_| (0..LOOPS).map(|_| timed_loop()).sum::<f64>() / (LOOPS * FILLS * 4096) as f64)
             .collect(),
     )
 }
