@@ -81,7 +81,11 @@ fn encoding_named(name: &str) -> Encoding {
 
 #[test]
 fn every_vector_holds_in_the_core() {
-    let v = read_vectors();
+    // While the file is being rewritten, check what is being written.
+    let v = match std::env::var_os("RIMEFLAKE_WRITE_VECTORS") {
+        Some(_) => generate(),
+        None => read_vectors(),
+    };
     let layouts = v["layouts"].as_array().unwrap();
     let presets: Vec<&str> = layouts
         .iter()
@@ -156,6 +160,16 @@ fn every_vector_holds_in_the_core() {
         }
     }
 
+    for case in v["invalid_layouts"].as_array().unwrap() {
+        let preset = case["preset"].as_str().unwrap();
+        let made = match (preset, case["epoch_ms"].as_str()) {
+            ("baidu", Some(epoch)) => Layout::baidu(epoch.parse().unwrap()),
+            (name, _) => Layout::preset(name),
+        };
+        let e = made.unwrap_err();
+        assert_eq!(e.kind().name(), case["error"], "{case}: {e}");
+    }
+
     let enc = &v["encodings"];
     let mut previous: Option<(u64, Vec<String>)> = None;
     for case in enc["round_trip"].as_array().unwrap() {
@@ -224,7 +238,8 @@ sequence_above_worker), unit_ms, js_safe, total_bits. max: largest clock_id, tim
 sequence. expires_at_ms: first Unix ms no ID can carry. fingerprint: Layout::fingerprint(). cases[]: \
 compose(parts) == id and decode(id) == parts, and encodings.{dec,hex,base62,base32} == format(id, enc) \
 and parse back to id. invalid_ids[]: decode(id) fails with error kind `error` (ErrorKind::name()). \
-invalid_parts[]: compose(parts) fails with `error`. encodings.round_trip[]: ids (increasing) and \
+invalid_parts[]: compose(parts) fails with `error`. invalid_layouts[]: preset(name) (or \
+Layout::baidu(epoch_ms) when epoch_ms is a string) fails with `error`. encodings.round_trip[]: ids (increasing) and \
 their four forms (the fixed-width forms sort like the numbers); encodings.aliases[]: other \
 spellings that parse to id; encodings.invalid[]: strings that parse must refuse with `error`.";
 
@@ -479,10 +494,23 @@ fn generate() -> Value {
         })
         .map(|l| layout_json(&l))
         .collect();
+    let bad_layout = |preset: &str, epoch_ms: Option<u64>, why: &str| json!({"preset": preset, "epoch_ms": epoch_ms.map(s), "error": "CONFIG", "why": why});
+    let invalid_layouts = vec![
+        bad_layout("nope", None, "no such preset"),
+        bad_layout("Twitter", None, "preset names are lower case"),
+        bad_layout("baidu", None, "baidu has no default epoch"),
+        bad_layout(
+            "baidu",
+            Some(1_463_673_600_000),
+            "Baidu's own epoch, 2016-05-20: its 2^28 s ran out in November 2024",
+        ),
+        bad_layout("baidu", Some(u64::MAX / 2), "an epoch in the future"),
+    ];
     json!({
         "$comment": SCHEMA,
         "version": 1,
         "layouts": layouts,
+        "invalid_layouts": invalid_layouts,
         "encodings": encodings_section(),
     })
 }
