@@ -56,11 +56,17 @@ struct ProcessPart {
 struct ThreadState {
     generation: u64,
     token: u64,
-    /// `{process}.{token}.`, rebuilt when the process part changes.
-    prefix: String,
+    /// The thread's last ID as text, `{process}.{token}.{last}`: the next one usually differs
+    /// in its last digits only, so it is updated in place instead of formatted anew.
+    text: [u8; TEXT_MAX],
+    prefix_len: usize,
+    len: usize,
     /// The last third part this thread issued.
     last: u64,
 }
+
+/// 32 hex digits, two dots, at most 20 digits of token and 20 of the third part.
+const TEXT_MAX: usize = 32 + 2 + 20 + 20;
 
 thread_local! {
     static STATE: RefCell<Option<ThreadState>> = const { RefCell::new(None) };
@@ -81,7 +87,7 @@ pub fn global_id() -> String {
 /// Calls `f` with a new ID in the format of [`global_id`], formatted on the stack: no
 /// allocation, for bindings that copy the text into their own string type.
 pub fn with_global_id<R>(f: impl FnOnce(&str) -> R) -> R {
-    let mut buf = [0u8; 96];
+    let mut buf = [0u8; TEXT_MAX];
     let len = STATE.with(|cell| {
         let mut slot = cell.borrow_mut();
         let generation = FORK_GENERATION.load(Acquire);
@@ -90,12 +96,11 @@ pub fn with_global_id<R>(f: impl FnOnce(&str) -> R) -> R {
             *slot = Some(fresh);
         }
         let state = slot.as_mut().expect("set just above");
-        state.last = next_value(state.last, system_now_ms());
-        let prefix = state.prefix.as_bytes();
-        buf[..prefix.len()].copy_from_slice(prefix);
-        prefix.len() + write_decimal(&mut buf[prefix.len()..], state.last)
+        state.advance(next_value(state.last, system_now_ms()));
+        buf[..state.len].copy_from_slice(&state.text[..state.len]);
+        state.len
     });
-    // SAFETY of the `expect`: the prefix is ASCII hex, digits and dots, the rest ASCII digits.
+    // The text is ASCII: hex digits, decimal digits and dots.
     f(std::str::from_utf8(&buf[..len]).expect("ASCII"))
 }
 
@@ -133,17 +138,41 @@ impl ThreadState {
             None => (NEXT_TOKEN.fetch_add(1, Relaxed), 0),
         };
         let part = process_part(generation);
-        let mut prefix = String::with_capacity(56);
-        prefix.push_str(std::str::from_utf8(&part.hex).expect("hex is ASCII"));
-        prefix.push('.');
-        prefix.push_str(&token.to_string());
-        prefix.push('.');
+        let mut text = [0u8; TEXT_MAX];
+        text[..32].copy_from_slice(&part.hex);
+        text[32] = b'.';
+        let mut at = 33 + write_decimal(&mut text[33..], token);
+        text[at] = b'.';
+        at += 1;
+        let len = at + write_decimal(&mut text[at..], last);
         ThreadState {
             generation,
             token,
-            prefix,
+            text,
+            prefix_len: at,
+            len,
             last,
         }
+    }
+
+    /// Moves to third part `next` (above `last`), updating the text.
+    #[inline]
+    fn advance(&mut self, next: u64) {
+        let step_by_one = next == self.last + 1;
+        self.last = next;
+        if step_by_one {
+            // Add one to the decimal digits in place; a carry past the first digit (999 to
+            // 1000) needs one more digit, so that case is written anew.
+            for d in self.text[self.prefix_len..self.len].iter_mut().rev() {
+                if *d == b'9' {
+                    *d = b'0';
+                } else {
+                    *d += 1;
+                    return;
+                }
+            }
+        }
+        self.len = self.prefix_len + write_decimal(&mut self.text[self.prefix_len..], next);
     }
 }
 
@@ -361,6 +390,29 @@ mod tests {
         assert_eq!(after.split('.').next().unwrap(), process_id());
         // Same thread, same token: the new process part alone keeps the IDs apart.
         assert_eq!(before.split('.').nth(1), after.split('.').nth(1));
+    }
+
+    #[test]
+    fn the_text_follows_the_value_through_carries_and_jumps() {
+        let mut state = ThreadState::refresh(None, FORK_GENERATION.load(Acquire));
+        for next in [
+            8,
+            9,
+            10,
+            11,
+            99,
+            100,
+            101,
+            999_999,
+            1_000_000,
+            17_954_104_298_730_000,
+        ] {
+            for value in [next, next + 1] {
+                state.advance(value);
+                let text = std::str::from_utf8(&state.text[..state.len]).unwrap();
+                assert_eq!(text.rsplit('.').next().unwrap(), value.to_string());
+            }
+        }
     }
 
     #[test]
