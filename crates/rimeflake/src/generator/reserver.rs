@@ -71,8 +71,9 @@ impl<C: Clock> Inner<C> {
         let Ok(now) = self.layout.time_of(self.clock.now_ms()) else {
             return; // outside the time field: the slow path reports it
         };
-        let target =
-            (now.max(self.time_of(counter)) + self.durable.ahead_units).min(self.layout.max_time());
+        let target = (now.max(self.time_of(counter)) + self.durable.ahead_units)
+            .max(w.need)
+            .min(self.layout.max_time());
         if target <= self.time_of(fence) && w.failure.is_none() {
             return;
         }
@@ -99,11 +100,12 @@ impl<C: Clock> Inner<C> {
         }
     }
 
-    /// Asks the reservation thread to move the reservation now.
-    pub(super) fn nudge(&self) {
+    /// Asks the reservation thread to move the reservation now, at least to `need`.
+    pub(super) fn nudge(&self, need: u64) {
         let d = &self.durable;
         let mut w = d.writer.lock().unwrap_or_else(|p| p.into_inner());
         if w.store.is_some() {
+            w.need = w.need.max(need);
             w.nudged = true;
             d.wake.notify_one();
         }

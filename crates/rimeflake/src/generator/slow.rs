@@ -127,13 +127,14 @@ impl<C: Clock> Inner<C> {
                         .writer
                         .lock()
                         .unwrap_or_else(|p| p.into_inner());
+                    w.need = w.need.max(self.time_of(last));
                     self.extend_reservation(&mut w);
                     if w.failure.is_none() {
                         continue;
                     }
                     WaitFor::Reservation
                 } else if last > fence {
-                    self.nudge();
+                    self.nudge(self.time_of(last));
                     // The clock jumped past the reservation: keep issuing inside it from the
                     // counter while the reservation thread catches up.
                     if cur + n <= fence

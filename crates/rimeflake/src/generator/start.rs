@@ -37,6 +37,8 @@ pub(crate) struct Writer {
     pub(crate) failure: Option<Error>,
     pub(crate) stop: bool,
     pub(crate) nudged: bool,
+    /// The time a waiting call needs reserved (a batch may need more than the window).
+    pub(crate) need: u64,
 }
 
 impl<C: Clock> Inner<C> {
@@ -157,6 +159,7 @@ impl<C: Clock> Inner<C> {
                     failure: None,
                     stop: false,
                     nudged: false,
+                    need: 0,
                 }),
                 wake: Condvar::new(),
                 thread: std::sync::Mutex::new(None),

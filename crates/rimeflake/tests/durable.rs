@@ -1,0 +1,188 @@
+//! Durable state: restarts, rollbacks across restarts, leases, and a store that fails.
+
+use rimeflake::state::{StateStore, WorkerState};
+use rimeflake::{Error, ErrorKind, Generator, Layout, ManualClock, Result};
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+const START: u64 = 1_767_225_600_000; // 2026-01-01T00:00:00Z
+
+fn temp_dir(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("rimeflake-durable-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A store in memory that can be told to fail, and records what was saved.
+#[derive(Debug, Default)]
+struct FlakyStore {
+    state: Mutex<Option<WorkerState>>,
+    failing: AtomicBool,
+    saves: Mutex<Vec<WorkerState>>,
+}
+
+impl StateStore for FlakyStore {
+    fn load(&self) -> Result<Option<WorkerState>> {
+        Ok(self.state.lock().unwrap().clone())
+    }
+    fn save(&self, state: &WorkerState) -> Result<()> {
+        if self.failing.load(Ordering::SeqCst) {
+            return Err(Error::new(ErrorKind::State, "flaky store: disk full"));
+        }
+        *self.state.lock().unwrap() = Some(state.clone());
+        self.saves.lock().unwrap().push(state.clone());
+        Ok(())
+    }
+    fn describe(&self) -> String {
+        "the flaky store".into()
+    }
+}
+
+fn on_store(store: &Arc<FlakyStore>, clock: &ManualClock) -> Generator<ManualClock> {
+    Generator::builder()
+        .worker_id(3)
+        .state_store(store.clone())
+        .refresh_every(Duration::ZERO)
+        .reserve_ahead(Duration::from_millis(100))
+        .max_wait(Duration::from_millis(30))
+        .clock(clock.clone())
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn a_restart_continues_above_everything_issued_before() {
+    let dir = temp_dir("restart");
+    let mut seen = HashSet::new();
+    let mut last = 0;
+    for _ in 0..3 {
+        let g = Generator::builder()
+            .layout(Layout::twitter())
+            .worker_id(7)
+            .state_dir(&dir)
+            .build()
+            .unwrap();
+        for id in g.next_ids(10_000).unwrap() {
+            assert!(id > last && seen.insert(id));
+            last = id;
+        }
+        g.close().unwrap();
+        assert_eq!(g.next_id().unwrap_err().kind(), ErrorKind::Closed);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_crash_and_a_restart_with_the_clock_set_back_an_hour_switch_clock_ids() {
+    let store = Arc::new(FlakyStore::default());
+    let clock = ManualClock::new(START);
+    let g = on_store(&store, &clock);
+    let before: Vec<u64> = g.next_ids(5000).unwrap();
+    std::mem::forget(g); // a crash: no close, nothing more written
+    clock.set_back(Duration::from_secs(3600));
+    let g = on_store(&store, &clock);
+    let after = g.next_ids(5000).unwrap();
+    let all: HashSet<u64> = before.iter().chain(&after).copied().collect();
+    assert_eq!(all.len(), 10_000);
+    assert_eq!(g.stats().clock_id, 1);
+    assert!(
+        after[0] > *before.last().unwrap(),
+        "the new clock-id sorts above the old one"
+    );
+    assert_eq!(store.state.lock().unwrap().as_ref().unwrap().clock_id, 1);
+}
+
+#[test]
+fn a_quick_restart_after_a_burst_does_not_cost_a_clock_id() {
+    let store = Arc::new(FlakyStore::default());
+    let clock = ManualClock::new(START);
+    let g = on_store(&store, &clock);
+    let burst = g.next_ids(512 * 1500).unwrap(); // 1.5 s of IDs lent ahead of a stalled clock
+    std::mem::forget(g);
+    let g = on_store(&store, &clock);
+    let next = g.next_id().unwrap();
+    assert!(next > *burst.last().unwrap());
+    assert_eq!(g.stats().clock_id, 0);
+    assert_eq!(g.stats().clock_id_bumps, 0);
+}
+
+#[test]
+fn no_id_is_issued_past_the_durable_reservation() {
+    let store = Arc::new(FlakyStore::default());
+    let clock = ManualClock::new(START);
+    let g = on_store(&store, &clock);
+    let layout = Layout::default();
+    for round in 0..50 {
+        let ids = g.next_ids(3000).unwrap();
+        let reserved = store
+            .state
+            .lock()
+            .unwrap()
+            .as_ref()
+            .unwrap()
+            .reserved_of(0)
+            .unwrap();
+        let reserved_ms = layout.epoch_ms() + reserved * layout.unit_ms();
+        for id in ids {
+            assert!(
+                layout.decode(id).unwrap().timestamp_ms <= reserved_ms,
+                "round {round}"
+            );
+        }
+        clock.advance(Duration::from_millis(7));
+    }
+    // Reservations only rise.
+    let saves = store.saves.lock().unwrap();
+    assert!(saves
+        .windows(2)
+        .all(|w| w[0].reserved_of(0) <= w[1].reserved_of(0)));
+}
+
+#[test]
+fn a_failing_store_fails_closed_at_the_reservation_and_recovers_by_itself() {
+    let store = Arc::new(FlakyStore::default());
+    let clock = ManualClock::new(START);
+    let g = on_store(&store, &clock);
+    g.next_id().unwrap();
+    store.failing.store(true, Ordering::SeqCst);
+    clock.advance(Duration::from_secs(1)); // past the 100 ms reservation
+    let e = g.next_id().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::State);
+    assert!(e.message().contains("disk full"), "{e}");
+    store.failing.store(false, Ordering::SeqCst);
+    g.next_id().unwrap();
+}
+
+#[test]
+fn leases_give_processes_distinct_worker_ids_and_fixed_ones_are_exclusive() {
+    let dir = temp_dir("leases");
+    let a = Generator::builder().state_dir(&dir).build().unwrap();
+    let b = Generator::builder().state_dir(&dir).build().unwrap();
+    assert_ne!(a.worker_id(), b.worker_id());
+    let e = Generator::builder()
+        .state_dir(&dir)
+        .worker_id(a.worker_id())
+        .build()
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Lease);
+    let freed = a.worker_id();
+    a.close().unwrap();
+    let c = Generator::builder().state_dir(&dir).build().unwrap();
+    assert_eq!(
+        c.worker_id(),
+        freed,
+        "the lowest free worker ID is leased first"
+    );
+    let e = Generator::builder()
+        .layout(Layout::twitter())
+        .state_dir(&dir)
+        .build()
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Config, "{e}");
+    drop((b, c));
+    let _ = std::fs::remove_dir_all(&dir);
+}
