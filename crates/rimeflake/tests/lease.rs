@@ -58,6 +58,9 @@ fn leases_take_the_lowest_free_id_and_free_it_on_release() {
     assert!(dir.0.join("ns/worker-00000.lock").exists());
     let ranged = any(&dir.0, 7..=9).unwrap();
     assert_eq!(ranged.worker_id(), 7);
+    // Missing directories are created (and their entries synced).
+    let deep = any(&dir.0.join("a/b"), 0..=3).unwrap();
+    assert_eq!(deep.path(), dir.0.join("a/b/ns/worker-00000.lock"));
 }
 
 #[test]

@@ -112,12 +112,18 @@ fn sync_dir(dir: &Path) -> io::Result<()> {
 /// `create_dir_all`, then syncs the parent of every directory it created, so the namespace
 /// directory (and the state in it) cannot vanish in a power loss.
 pub(crate) fn create_dir_durable(dir: &Path) -> io::Result<()> {
-    let missing: Vec<&Path> = dir.ancestors().take_while(|a| !a.exists()).collect();
+    let missing: Vec<&Path> = dir
+        .ancestors()
+        .take_while(|a| !a.as_os_str().is_empty() && !a.exists())
+        .collect();
     std::fs::create_dir_all(dir)?;
     for created in missing {
-        if let Some(parent) = created.parent().filter(|p| !p.as_os_str().is_empty()) {
-            sync_dir(parent)?;
-        }
+        // A relative path's first component lives in the working directory.
+        let parent = match created.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        sync_dir(parent)?;
     }
     Ok(())
 }
