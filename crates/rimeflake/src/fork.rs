@@ -79,11 +79,20 @@ impl Slot {
     }
 
     /// In a child: shuts the fence and closes the inherited lock descriptor without unlocking
-    /// it. Idempotent: the descriptor is taken out of the slot before it is closed.
-    pub(crate) fn abandon(&self) {
-        if let Some(fence) = unsafe { self.fence.load(Acquire).as_ref() } {
-            fence.store(super::generator::CLOSED_FENCE, Release);
+    /// it, if the slot still belongs to the generator whose fence is `fence`. Idempotent, and
+    /// never touches a slot that a generator made since (in the child) has taken over.
+    pub(crate) fn abandon(&self, fence: &AtomicU64) {
+        self.abandon_if(fence as *const AtomicU64 as *mut AtomicU64);
+    }
+
+    fn abandon_if(&self, expected: *mut AtomicU64) {
+        // The slot is reused only once its fence pointer is null, so while it still points at
+        // `expected` the descriptor below is that generator's.
+        if expected.is_null() || self.fence.load(Acquire) != expected {
+            return;
         }
+        // SAFETY: a registered fence outlives its registration (see `release`).
+        unsafe { &*expected }.store(super::generator::CLOSED_FENCE, Release);
         let fd = self.lock_fd.swap(-1, AcqRel);
         if fd >= 0 {
             // SAFETY: the descriptor was the lease's and nothing else in this process uses it
@@ -94,7 +103,9 @@ impl Slot {
                 libc::close(fd)
             };
         }
-        self.fence.store(std::ptr::null_mut(), Release);
+        let _ = self
+            .fence
+            .compare_exchange(expected, std::ptr::null_mut(), AcqRel, Acquire);
     }
 }
 
@@ -107,7 +118,7 @@ impl Slot {
 pub fn after_fork_in_child() {
     let mut at = HEAD.load(Acquire) as *const Slot;
     while let Some(slot) = unsafe { at.as_ref() } {
-        slot.abandon();
+        slot.abandon_if(slot.fence.load(Acquire));
         at = slot.next;
     }
 }

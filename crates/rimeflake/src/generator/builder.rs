@@ -85,6 +85,7 @@ pub struct Builder<C: Clock = SystemClock> {
     pub(crate) namespace: String,
     pub(crate) reserve_ahead: Duration,
     pub(crate) refresh_every: Duration,
+    pub(crate) allow_network_fs: bool,
 }
 
 /// The default `max_drift`: rollbacks up to this are absorbed by counting on (a leap second fits).
@@ -106,6 +107,7 @@ impl Builder<SystemClock> {
             namespace: "default".to_string(),
             reserve_ahead: Duration::from_secs(1),
             refresh_every: Duration::from_millis(500),
+            allow_network_fs: false,
         }
     }
 }
@@ -144,6 +146,7 @@ impl<C: Clock> Builder<C> {
             namespace: self.namespace,
             reserve_ahead: self.reserve_ahead,
             refresh_every: self.refresh_every,
+            allow_network_fs: self.allow_network_fs,
         }
     }
 
@@ -194,6 +197,13 @@ impl<C: Clock> Builder<C> {
     /// does that by itself). Simulations use it with a fault-injecting store.
     pub fn state_store(mut self, store: Arc<dyn StateStore>) -> Self {
         self.storage = Storage::Store(store);
+        self
+    }
+
+    /// Allows a state directory on a network or FUSE file system, where `flock` may not keep
+    /// other hosts out (refused by default; `RIMEFLAKE_ALLOW_NETWORK_FS=1` allows it too).
+    pub fn allow_network_fs(mut self, allow: bool) -> Self {
+        self.allow_network_fs = allow;
         self
     }
 

@@ -243,7 +243,7 @@ impl<C: Clock> Generator<C> {
     /// so it is refused.
     #[cold]
     fn restart_after_fork(&self, stale: &Inner<C>) -> Result<()> {
-        stale.fork_slot.abandon();
+        stale.fork_slot.abandon(&stale.hot.fence);
         if !self.recipe.takes_any_worker() {
             return Err(Error::new(
                 ErrorKind::Lease,
@@ -300,7 +300,7 @@ impl<C: Clock> Generator<C> {
     pub fn close(&self) -> Result<()> {
         let i = self.inner();
         if i.pid != fork::pid() {
-            i.fork_slot.abandon();
+            i.fork_slot.abandon(&i.hot.fence);
             return Ok(());
         }
         i.close()
@@ -319,7 +319,7 @@ impl<C: Clock> Drop for Generator<C> {
         let i = unsafe { &*ptr };
         if i.pid != fork::pid() {
             // The parent's generator, inherited by a fork: leave it untouched, never freed.
-            i.fork_slot.abandon();
+            i.fork_slot.abandon(&i.hot.fence);
             return;
         }
         let _ = i.close();

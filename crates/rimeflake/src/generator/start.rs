@@ -75,7 +75,11 @@ impl<C: Clock> Inner<C> {
                         .clone()
                         .unwrap_or(WorkerSource::LocalLease { range: None });
                     let request = source.resolve(layout.max_worker_id())?;
-                    let lease = LocalLease::acquire(&dir, &r.namespace, &layout, request)?;
+                    let options = worker::LeaseOptions {
+                        allow_network_fs: r.allow_network_fs,
+                    };
+                    let lease =
+                        LocalLease::acquire_with(&dir, &r.namespace, &layout, request, &options)?;
                     let store: Arc<dyn StateStore> = Arc::new(lease.state_store(clock_ids)?);
                     (lease.worker_id(), Some(store), Some(lease))
                 }
