@@ -163,10 +163,12 @@ impl Generator {
         Ok(py.detach(|| self.inner.close())?)
     }
 
+    /// Returns the generator itself: ``with Generator(...) as gen:`` closes it on the way out.
     fn __enter__(slf: Py<Self>) -> Py<Self> {
         slf
     }
 
+    /// Closes the generator; exceptions propagate.
     #[pyo3(signature = (*_exc))]
     fn __exit__(&self, py: Python<'_>, _exc: &Bound<'_, pyo3::types::PyTuple>) -> Result<bool> {
         self.close(py)?;

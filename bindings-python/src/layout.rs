@@ -205,6 +205,7 @@ impl Layout {
         })?)
     }
 
+    /// The layout's fields, as keyword arguments of ``Layout``.
     fn __repr__(&self) -> String {
         let l = &self.0;
         format!(
