@@ -193,3 +193,34 @@ def test_eight_processes_on_the_embedded_default_get_distinct_workers(tmp_path: 
     assert len(set(workers)) == 8
     ids = [i for _, batch in got for i in batch]  # type: ignore[misc]
     assert len(set(ids)) == len(ids) == 8000
+
+
+@needs_fork
+def test_a_forked_child_on_the_embedded_default_takes_its_own_worker(tmp_path: Path) -> None:
+    gen = embedded_or_skip(state_dir=str(tmp_path), layout="twitter")
+    gen.next_ids(10)
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            child = _child_ids(gen, 20_000)
+            worker = gen.decode(child[0]).worker_id if isinstance(child, list) else -1
+            with os.fdopen(write_end, "w") as out:
+                out.write(child if isinstance(child, str) else " ".join(map(str, [worker, *child])))
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write_end)
+    parent = [gen.next_id() for _ in range(20_000)]
+    with os.fdopen(read_end) as inp:
+        text = inp.read()
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    if text.isalpha():  # the core refused in the child: allowed, never a duplicate
+        assert text in ("ClosedError", "LeaseError"), text
+        return
+    worker, *child = (int(x) for x in text.split())
+    assert worker != gen.worker_id, "the child continued under the parent's worker ID"
+    assert not set(parent) & set(child)
+    gen.close()
