@@ -1,0 +1,220 @@
+//! Issue 4, item 9c: `fork()` with a live generator, in a test binary of its own with a single
+//! test, so no other test thread runs while the process forks (a child gets only the forking
+//! thread; the generators' reservation threads do not hold the allocator lock for long, and
+//! glibc's `fork` takes its malloc locks around the fork).
+//!
+//! The child reports through a pipe and leaves with `_exit`, so it never runs the test
+//! harness's exit path; everything it does is inside `catch_unwind`.
+
+#![cfg(unix)]
+
+use rimeflake::state::file::decode_file;
+use rimeflake::{ErrorKind, Generator, Layout};
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> TempDir {
+        let path =
+            std::env::temp_dir().join(format!("rimeflake-fork-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(&path).expect("a temporary directory");
+        TempDir(path)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Forks; the child runs `child` (its words go to the parent through a pipe) and `_exit`s.
+/// Returns what the child wrote and its exit status.
+fn fork_with(child: impl FnOnce() -> Vec<u64>) -> (Vec<u64>, i32) {
+    let mut fds = [0; 2];
+    // SAFETY: a valid array of two descriptors.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0, "pipe");
+    let (read_fd, write_fd) = (fds[0], fds[1]);
+    // SAFETY: see the module docs; the child only runs our code and then `_exit`s.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0, "fork failed");
+    if pid == 0 {
+        // SAFETY: the child's copy of the read end.
+        unsafe { libc::close(read_fd) };
+        let words = std::panic::catch_unwind(std::panic::AssertUnwindSafe(child));
+        let code = match &words {
+            Ok(words) => {
+                let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+                let mut at = 0;
+                while at < bytes.len() {
+                    // SAFETY: writing from a live buffer to our pipe.
+                    let n = unsafe {
+                        libc::write(write_fd, bytes[at..].as_ptr().cast(), bytes.len() - at)
+                    };
+                    if n <= 0 {
+                        break;
+                    }
+                    at += n as usize;
+                }
+                if at == bytes.len() {
+                    0
+                } else {
+                    3
+                }
+            }
+            Err(_) => 2,
+        };
+        // SAFETY: leave without running the harness's (or any) exit handlers.
+        unsafe { libc::_exit(code) };
+    }
+    // SAFETY: the parent's copy of the write end: closed, so EOF comes when the child exits.
+    unsafe { libc::close(write_fd) };
+    let mut bytes = Vec::new();
+    let mut buf = [0u8; 65536];
+    loop {
+        // SAFETY: reading into a live buffer from our pipe.
+        let n = unsafe { libc::read(read_fd, buf.as_mut_ptr().cast(), buf.len()) };
+        if n <= 0 {
+            break;
+        }
+        bytes.extend_from_slice(&buf[..n as usize]);
+    }
+    // SAFETY: our descriptor.
+    unsafe { libc::close(read_fd) };
+    let mut status = 0;
+    // SAFETY: waiting for our own child; `status` is a valid out-parameter.
+    assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        -1
+    };
+    let words = bytes
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    (words, code)
+}
+
+/// The state file's raw bytes and its newest record's current clock-id and reservation.
+fn state_of(path: &Path) -> (Vec<u8>, u64, u64) {
+    let bytes = std::fs::read(path).expect("the state file");
+    let (_, rec) = decode_file(&bytes).expect("a valid record");
+    let cid = rec.state.clock_id;
+    let reserved = rec.state.reserved_of(cid).expect("a reservation");
+    (bytes, cid, reserved)
+}
+
+/// A leased worker ID: the child takes a new one; the parent keeps its lease and state.
+fn leased_child_takes_a_new_worker_id() {
+    let dir = TempDir::new("leased");
+    let parent = Generator::builder().state_dir(&dir.0).build().unwrap();
+    let layout = Layout::default();
+    let me = parent.worker_id();
+    let state_path = dir.0.join(format!("default/worker-{me:05}.state"));
+    let mut ids = parent.next_ids(1000).unwrap();
+    let (_, cid_before, reserved_before) = state_of(&state_path);
+
+    let (child_words, code) = fork_with(|| {
+        let mut out = parent.next_ids(1000).expect("the child's IDs");
+        out.push(parent.worker_id());
+        parent.close().expect("the child closes its own generator");
+        out
+    });
+    assert_eq!(code, 0, "the child failed (exit status {code})");
+    let (child_worker, child_ids) = child_words.split_last().expect("the child's words");
+    assert_ne!(*child_worker, me, "the child kept the parent's worker ID");
+    for &id in child_ids {
+        assert_eq!(layout.decode(id).unwrap().worker_id, *child_worker);
+    }
+
+    // The parent goes on, under its own lease, after the child has exited.
+    ids.extend(parent.next_ids(1000).unwrap());
+    assert!(ids
+        .iter()
+        .all(|&id| layout.decode(id).unwrap().worker_id == me));
+    let third = Generator::builder().state_dir(&dir.0).build().unwrap();
+    assert_ne!(
+        third.worker_id(),
+        me,
+        "the parent's lease was freed by the child"
+    );
+    let (_, cid_after, reserved_after) = state_of(&state_path);
+    assert!(
+        cid_after != cid_before || reserved_after >= reserved_before,
+        "the parent's reservation went down from {reserved_before} to {reserved_after}"
+    );
+    let mut all: HashSet<u64> = ids.iter().copied().collect();
+    all.extend(third.next_ids(1000).unwrap());
+    for &id in child_ids {
+        assert!(all.insert(id), "ID {id} of the child was issued twice");
+    }
+    assert_eq!(all.len(), 4000);
+}
+
+/// A fixed worker ID: the child is refused, and its exit leaves the parent's lease and state
+/// untouched.
+fn fixed_worker_child_is_refused() {
+    let dir = TempDir::new("fixed");
+    // A long refresh: the parent itself writes nothing while the child runs, so any change to
+    // the state file would be the child's.
+    let parent = Generator::builder()
+        .state_dir(&dir.0)
+        .worker_id(5)
+        .refresh_every(Duration::from_secs(3600))
+        .build()
+        .unwrap();
+    let state_path = dir.0.join("default/worker-00005.state");
+    let mut ids = parent.next_ids(100).unwrap();
+    let (bytes_before, _, _) = state_of(&state_path);
+
+    // The child takes the generator out and drops it; the parent's copy of `slot` (its memory
+    // is not the child's) still holds it.
+    let mut slot = Some(parent);
+    let (words, code) = fork_with(|| {
+        let parent = slot.take().expect("the generator");
+        let refused = parent.next_id().map_err(|e| e.kind());
+        let closed = parent.close().map_err(|e| e.kind());
+        drop(parent); // the child's drop must not unlock or write anything of the parent's
+        vec![
+            refused.map_or_else(|k| k.code() as u64, |_| u64::MAX),
+            closed.map_or_else(|k| k.code() as u64, |_| 0),
+        ]
+    });
+    assert_eq!(code, 0, "the child failed (exit status {code})");
+    assert_eq!(
+        words[0],
+        ErrorKind::Lease.code() as u64,
+        "the child's next_id with the parent's fixed worker ID must fail with a Lease error"
+    );
+    assert_eq!(
+        words[1], 0,
+        "the child's close must succeed without touching the parent"
+    );
+    let (bytes_after, _, _) = state_of(&state_path);
+    assert!(
+        bytes_after == bytes_before,
+        "the child wrote the parent's state file"
+    );
+
+    let parent = slot.take().expect("the parent still has its generator");
+    ids.extend(parent.next_ids(100).unwrap());
+    let again = Generator::builder().state_dir(&dir.0).worker_id(5).build();
+    assert_eq!(
+        again.map(|g| g.worker_id()).map_err(|e| e.kind()),
+        Err(ErrorKind::Lease),
+        "the child's exit freed the parent's lease on worker ID 5"
+    );
+    let unique: HashSet<u64> = ids.iter().copied().collect();
+    assert_eq!(unique.len(), ids.len());
+}
+
+#[test]
+fn forked_children_never_share_the_parents_worker_id_lease_or_state() {
+    leased_child_takes_a_new_worker_id();
+    fixed_worker_child_is_refused();
+}
