@@ -54,12 +54,26 @@ test: test-rust test-python ## run every test suite (each language adds its test
 
 # The example runs first so that cargo test's summary lines close the output; its state goes
 # to target/, so tests write nothing outside the tree.
-test-rust: rust ## Rust: the Rust example, then cargo test --workspace
+test-rust: rust faketime ## Rust: the Rust example, then cargo test --workspace
 	RIMEFLAKE_STATE_DIR="$(CURDIR)/target/rimeflake-state" $(MAKE) --no-print-directory example-rust
 	$(CARGO) test --workspace
 
 example-rust: rust ## run the Rust example (examples/rust)
 	$(CARGO) run --quiet $(EXAMPLE_RUST)
+
+# The process tests (crates/rimeflake-cli/tests/processes.rs) set the clock back with libfaketime.
+.PHONY: faketime
+faketime: ## install libfaketime (Debian's faketime package) when it is missing
+	@command -v faketime >/dev/null || { \
+	  sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+	  $$sudo apt-get update && $$sudo apt-get install -y faketime; }
+
+SOAK_SECONDS ?= 300
+
+.PHONY: soak
+soak: rust ## the deterministic simulation on fresh seeds for SOAK_SECONDS (default 300); prints any failing seed
+	RIMEFLAKE_SIM_SECONDS=$(SOAK_SECONDS) $(CARGO) test -p rimeflake --test simulation \
+	  crashes_clock_jumps -- --nocapture
 
 # ---- lint -------------------------------------------------------------------------------------
 
