@@ -308,7 +308,18 @@ impl Sim {
 
     fn run(mut self, steps: u32) -> Result<(Tally, u64), String> {
         self.note(format!("config {:?}", self.cfg));
-        self.start()?;
+        if self.rng.chance(30) {
+            // A crash while the state file is first created: temporary file, write, sync,
+            // rename, sync of the directory.
+            let ops = self.rng.below(6);
+            self.disk.cut_power_after(ops);
+            self.power_cut = true;
+            self.note(format!("the power fails after {ops} more disk operations"));
+            self.start()?;
+            self.crash("while the state file is created")?;
+        } else {
+            self.start()?;
+        }
         for step in 1..=steps {
             if self.stopped {
                 break;
