@@ -399,10 +399,11 @@ impl<C: Clock> Inner<C> {
                 .compare_exchange_weak(cur, last, AcqRel, Acquire)
             {
                 Ok(_) => {
-                    if last >> k.seq_bits > (cur >> k.seq_bits).max(now_high) {
+                    if first != cur + 1 {
+                        self.note_skipped(first - cur - 1); // the counter caught up with the clock
+                    } else if last >> k.seq_bits > (cur >> k.seq_bits).max(now_high) {
                         self.note_borrowed(last >> k.seq_bits, (cur >> k.seq_bits).max(now_high));
                     }
-                    self.stats.add_issued(n);
                     return Some(first);
                 }
                 // Another thread won: retry with its counter, unless it switched clock-ids, in
@@ -414,15 +415,21 @@ impl<C: Clock> Inner<C> {
     }
 
     #[cold]
+    fn note_skipped(&self, values: u64) {
+        Counters::add(&self.stats.skipped, values);
+    }
+
+    #[cold]
     fn note_borrowed(&self, to: u64, from: u64) {
         Counters::add(&self.stats.borrowed_units, to - from);
     }
 
     fn stats(&self) -> Stats {
         let s = &self.stats;
+        let _switches = crate::sync::lock(&self.slow); // no clock-id switch mid-read
         let unit = self.k.unit_ms;
         Stats {
-            ids_issued: s.issued(),
+            ids_issued: s.issued(self.hot.counter.load(Acquire)),
             rollbacks: Counters::get(&s.rollbacks),
             largest_rollback_ms: Counters::get(&s.largest_rollback_units) * unit,
             clock_id_bumps: Counters::get(&s.bumps),

@@ -143,7 +143,6 @@ impl<C: Clock> Inner<C> {
                             .compare_exchange(cur, cur + n, AcqRel, Acquire)
                             .is_ok()
                     {
-                        self.stats.add_issued(n);
                         return Ok(cur + 1);
                     }
                     WaitFor::Reservation
@@ -211,9 +210,9 @@ impl<C: Clock> Inner<C> {
             .store(self.layout.counter(next, reserved_until, max_seq), Release);
         hot.high
             .store((next << self.layout.time_bits()) | now, Release);
-        let old = hot
-            .counter
-            .swap(self.layout.counter_before(next, now), AcqRel);
+        let restart = self.layout.counter_before(next, now);
+        let old = hot.counter.swap(restart, AcqRel);
+        self.stats.new_epoch(old, restart);
         if w.store.is_none() {
             state.raise(from, self.time_of(old)); // in memory, the reservation is what was issued
         }

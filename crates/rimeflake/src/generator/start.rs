@@ -133,6 +133,9 @@ impl<C: Clock> Inner<C> {
                 .min(layout.max_time()),
             None => layout.max_time(),
         };
+        stats
+            .epoch_start
+            .store(counter, crate::sync::Ordering::Relaxed);
         state.clock_id = cid;
         if let Some(s) = &store {
             state.raise(cid, reserved_until);

@@ -1,6 +1,6 @@
 //! [`Stats`]: what a generator has done, and the counters behind it.
 
-use crate::sync::{AtomicU64, CachePadded, Ordering::Relaxed};
+use crate::sync::{AtomicU64, Ordering::Relaxed};
 
 /// Counters of one generator, read with [`Generator::stats`](crate::Generator::stats).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -27,13 +27,20 @@ pub struct Stats {
     pub clock_id: u64,
 }
 
-const SHARDS: usize = 8;
-
-/// Lock-free counters. `issued` is striped over cache lines picked by the caller's stack
-/// address, so threads seldom share one and the hot path pays an uncontended add.
+/// Lock-free counters, none of them touched by the hot path on an ordinary call.
+///
+/// IDs issued are not counted one by one (an atomic add per ID would cost the hot path a second
+/// locked instruction): within one clock-id the counter rises by exactly one per ID, except
+/// where it jumps ahead to the clock, and those jumps (at most one per time unit under load) are
+/// summed in `skipped`. So `issued = finished + (counter - epoch_start) - skipped`.
 #[derive(Debug, Default)]
 pub(crate) struct Counters {
-    issued: [CachePadded<AtomicU64>; SHARDS],
+    /// IDs issued under earlier clock-ids.
+    pub(crate) finished: AtomicU64,
+    /// The counter's value when the current clock-id started.
+    pub(crate) epoch_start: AtomicU64,
+    /// Counter values passed over under the current clock-id.
+    pub(crate) skipped: AtomicU64,
     pub(crate) rollbacks: AtomicU64,
     pub(crate) largest_rollback_units: AtomicU64,
     pub(crate) bumps: AtomicU64,
@@ -44,26 +51,18 @@ pub(crate) struct Counters {
 }
 
 impl Counters {
-    #[inline]
-    pub(crate) fn add_issued(&self, n: u64) {
-        // Threads' stacks lie at least 64 KiB apart, so hashing the address of a local spreads
-        // threads over the stripes without a thread-local lookup (costly in a shared library).
-        let probe = 0u8;
-        let addr = std::ptr::addr_of!(probe) as usize as u64;
-        #[cfg(not(loom))]
-        let i = ((addr >> 16).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 61) as usize;
-        // loom replays each interleaving and needs the same atomics touched every time; its
-        // threads' stacks move between replays, so the model uses one stripe.
-        #[cfg(loom)]
-        let i = {
-            let _ = addr;
-            0usize
-        };
-        self.issued[i % SHARDS].fetch_add(n, Relaxed);
+    /// IDs issued, given the counter now. Exact once the calls in flight have returned.
+    pub(crate) fn issued(&self, counter: u64) -> u64 {
+        let within = counter.wrapping_sub(self.epoch_start.load(Relaxed));
+        (self.finished.load(Relaxed) + within).saturating_sub(self.skipped.load(Relaxed))
     }
 
-    pub(crate) fn issued(&self) -> u64 {
-        self.issued.iter().map(|s| s.load(Relaxed)).sum()
+    /// A clock-id switch: the old clock-id's IDs are finished; counting restarts at `counter`.
+    pub(crate) fn new_epoch(&self, old_counter: u64, counter: u64) {
+        let done = self.issued(old_counter);
+        self.finished.store(done, Relaxed);
+        self.skipped.store(0, Relaxed);
+        self.epoch_start.store(counter, Relaxed);
     }
 
     pub(crate) fn add(counter: &AtomicU64, n: u64) {
