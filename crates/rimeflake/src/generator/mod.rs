@@ -39,6 +39,9 @@ use std::sync::Arc;
 
 /// A fence value no counter can pass: the generator is closed, or belongs to a forked parent.
 pub(crate) const CLOSED_FENCE: u64 = 0;
+/// Set in the counter by `close`: no counter value has it (IDs use at most 63 bits), so every
+/// compare-and-swap that expected an older value fails from then on.
+pub(crate) const SEALED: u64 = 1 << 63;
 
 /// A rollback-safe generator of 64-bit, time-ordered, unique IDs. `Send + Sync`: share it by
 /// reference or `Arc` between threads.
@@ -429,7 +432,7 @@ impl<C: Clock> Inner<C> {
         let _switches = crate::sync::lock(&self.slow); // no clock-id switch mid-read
         let unit = self.k.unit_ms;
         Stats {
-            ids_issued: s.issued(self.hot.counter.load(Acquire)),
+            ids_issued: s.issued(self.hot.counter.load(Acquire) & !SEALED),
             rollbacks: Counters::get(&s.rollbacks),
             largest_rollback_ms: Counters::get(&s.largest_rollback_units) * unit,
             clock_id_bumps: Counters::get(&s.bumps),

@@ -2,7 +2,7 @@
 //! the counter, the fence and the clock under the lock and decides from those fresh readings.
 
 use super::stats::Counters;
-use super::{Inner, RollbackPolicy, CLOSED_FENCE};
+use super::{Inner, RollbackPolicy, CLOSED_FENCE, SEALED};
 use crate::clock::Clock;
 use crate::error::{Error, ErrorKind, Result};
 use crate::layout::Layout;
@@ -336,6 +336,9 @@ impl<C: Clock> Inner<C> {
         }
         s.closed = true;
         self.hot.fence.store(CLOSED_FENCE, Release);
+        // Seal the counter: a call that loaded the old fence just before can no longer commit,
+        // so `last` is the last ID this generator will ever have issued.
+        let last = self.hot.counter.fetch_or(SEALED, AcqRel) & !SEALED;
         drop(s);
         self.stop_reserver();
         let mut w = self
@@ -343,11 +346,18 @@ impl<C: Clock> Inner<C> {
             .writer
             .lock()
             .unwrap_or_else(|p| p.into_inner());
-        let failed = w.failure.take().is_some();
+        w.failure = None;
         if let Some(store) = &w.store {
-            // Reservations only rise: the last stored one stands; if the last write failed,
-            // store it again so the record on disk is known good.
-            let result = if failed { store.save(&w.state) } else { Ok(()) };
+            // Reservations only rise; what a clean close adds is the last ID itself, so a
+            // restart can continue right above it instead of above the reservation.
+            let mut state = w.state.clone();
+            if self.clock_id_of(last) == state.clock_id {
+                state.closed_at = Some(last);
+            }
+            let result = store.save(&state);
+            if result.is_ok() {
+                w.state = state;
+            }
             drop(w);
             if let Some(lease) = self
                 .durable

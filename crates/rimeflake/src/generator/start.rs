@@ -137,14 +137,17 @@ impl<C: Clock> Inner<C> {
             .epoch_start
             .store(counter, crate::sync::Ordering::Relaxed);
         state.clock_id = cid;
+        state.closed_at = None; // a generator runs: a crash from here on leaves no "last ID"
+        let mut fence_time = reserved_until;
         if let Some(s) = &store {
             state.raise(cid, reserved_until);
+            fence_time = state.reserved_of(cid).unwrap_or(reserved_until);
             s.save(&state)?; // durable before the first ID
         }
         let hot = WipeOnFork::new(Hot {
             counter: CachePadded(AtomicU64::new(counter)),
             high: CachePadded(AtomicU64::new((cid << layout.time_bits()) | now)),
-            fence: AtomicU64::new(layout.counter(cid, reserved_until, layout.max_sequence())),
+            fence: AtomicU64::new(layout.counter(cid, fence_time, layout.max_sequence())),
         });
         let fork_slot = fork::register(&hot.fence);
         if let Some(fd) = lease.as_ref().and_then(|l| l.lock_fd()) {
@@ -229,15 +232,27 @@ impl<C: Clock> StartRules<'_, C> {
         loop {
             let now = self.layout.time_of(self.clock.now_ms())?;
             let cid = state.clock_id;
-            match state.reserved_of(cid) {
+            // How far IDs of this clock-id may have gone, and the counter to continue from: the
+            // last ID itself after a clean close, else the whole reservation.
+            let cid_shift = self.layout.time_bits() as u32 + self.k.seq_bits;
+            let (issued_to, resume) = match state.closed_at.filter(|&c| c >> cid_shift == cid) {
+                Some(last) => (Some(last >> self.k.seq_bits & self.layout.max_time()), last),
+                None => {
+                    let r = state.reserved_of(cid);
+                    let resume =
+                        self.layout
+                            .counter(cid, r.unwrap_or(0), self.layout.max_sequence());
+                    (r, resume)
+                }
+            };
+            match issued_to {
                 // Nothing issued under this clock-id can be at or after `now`: keep it.
                 None => return Ok((cid, self.layout.counter_before(cid, now), now)),
                 Some(r) if now > r => return Ok((cid, self.layout.counter_before(cid, now), now)),
-                // A quick restart (after a burst, say): continue above the reservation rather
-                // than spend a clock-id.
+                // A quick restart (after a burst, say): continue above the last ID (or the
+                // reservation) rather than spend a clock-id.
                 Some(r) if r - now <= self.k.drift_units + self.ahead_units => {
-                    let counter = self.layout.counter(cid, r, self.layout.max_sequence());
-                    return Ok((cid, counter, now));
+                    return Ok((cid, resume, now));
                 }
                 Some(r) => {
                     // The clock is far behind what this worker ID reserved: a rollback across

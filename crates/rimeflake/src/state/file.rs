@@ -42,7 +42,7 @@ pub(crate) fn fnv64(bytes: &[u8]) -> u64 {
 
 /// Encodes `state` as a record with sequence `seq`.
 pub fn encode(seq: u64, state: &WorkerState) -> Vec<u8> {
-    let mut out = Vec::with_capacity(HEADER + 8 * state.reserved.len() + 8);
+    let mut out = Vec::with_capacity(HEADER + 8 * state.reserved.len() + 16);
     out.extend_from_slice(&MAGIC);
     out.extend_from_slice(&VERSION.to_le_bytes());
     out.extend_from_slice(&(state.reserved.len() as u16).to_le_bytes());
@@ -51,6 +51,7 @@ pub fn encode(seq: u64, state: &WorkerState) -> Vec<u8> {
     for r in &state.reserved {
         out.extend_from_slice(&r.unwrap_or(u64::MAX).to_le_bytes());
     }
+    out.extend_from_slice(&state.closed_at.unwrap_or(u64::MAX).to_le_bytes());
     let sum = fnv64(&out);
     out.extend_from_slice(&sum.to_le_bytes());
     out
@@ -69,7 +70,7 @@ pub fn decode(slot: &[u8]) -> std::result::Result<Record, String> {
         return Err("no record (bad magic)".into());
     }
     let count = u16::from_le_bytes([slot[6], slot[7]]) as usize;
-    let end = HEADER + 8 * count;
+    let end = HEADER + 8 * count + 8; // the reservations, then `closed_at`
     if count == 0 || count > MAX_CLOCK_IDS || slot.len() < end + 8 {
         return Err(format!("bad clock-id count {count}"));
     }
@@ -91,7 +92,11 @@ pub fn decode(slot: &[u8]) -> std::result::Result<Record, String> {
     }
     Ok(Record {
         seq: u64_at(slot, 8),
-        state: WorkerState { clock_id, reserved },
+        state: WorkerState {
+            clock_id,
+            reserved,
+            closed_at: Some(u64_at(slot, end - 8)).filter(|&c| c != u64::MAX),
+        },
     })
 }
 
@@ -388,6 +393,7 @@ mod tests {
         WorkerState {
             clock_id,
             reserved: reserved.to_vec(),
+            closed_at: None,
         }
     }
 

@@ -24,6 +24,10 @@ pub struct WorkerState {
     /// For each clock-id, the highest time (in the layout's units since its epoch) reserved
     /// under it; `None` for a clock-id never used.
     pub reserved: Vec<Option<u64>>,
+    /// The packed counter (`clock_id:time:sequence`) of the last ID, written by a clean
+    /// `close()`: a restart may continue right above it instead of above the reservation.
+    /// `None` while a generator runs, and so after a crash.
+    pub closed_at: Option<u64>,
 }
 
 impl WorkerState {
@@ -32,6 +36,7 @@ impl WorkerState {
         WorkerState {
             clock_id: 0,
             reserved: vec![None; clock_ids],
+            closed_at: None,
         }
     }
 
