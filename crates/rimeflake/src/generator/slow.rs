@@ -160,7 +160,7 @@ impl<C: Clock> Inner<C> {
     /// Refuses a batch of `n` that cannot fit in what is left of the time field, before any ID
     /// of it is issued.
     pub(super) fn check_batch_fits(&self, n: u64) -> Result<()> {
-        let cur = self.hot.counter.load(Acquire);
+        let cur = self.hot.counter.load(Acquire) & !SEALED;
         let field_end = (cur & self.k.cid_mask)
             | self
                 .layout
