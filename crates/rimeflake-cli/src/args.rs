@@ -28,8 +28,25 @@ pub enum Command {
     Decode(DecodeArgs),
     /// Measure how many IDs a second threads sharing one generator get.
     Bench(BenchArgs),
-    // `state show` belongs here once durable state lands (issue 4): it shows the state directory,
-    // each worker's clock-id and reservations, and the layout's expiry.
+    /// Inspect the state directory.
+    #[command(subcommand)]
+    State(StateCommand),
+}
+
+/// What `rimeflake state` does.
+#[derive(Debug, Subcommand)]
+pub enum StateCommand {
+    /// List leases, their holders, clock-ids and reservations, per namespace.
+    Show(StateShowArgs),
+}
+
+/// Arguments of `rimeflake state show`.
+#[derive(Debug, Args)]
+pub struct StateShowArgs {
+    /// The state directory (default: $RIMEFLAKE_STATE_DIR, else $XDG_STATE_HOME/rimeflake or
+    /// ~/.local/state/rimeflake).
+    #[arg(long, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
 }
 
 /// The layout, as a preset name (and the epoch that `baidu` needs).

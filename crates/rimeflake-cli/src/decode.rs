@@ -2,8 +2,8 @@
 
 use crate::args::DecodeArgs;
 use crate::fail::Failure;
-use crate::iso::iso8601;
 use crate::show::{describe_layout, write_parts_json};
+use rimeflake::utc::iso8601;
 use rimeflake::{parse, Encoding, Layout};
 use std::io::{self, BufRead, BufWriter, IsTerminal, Write};
 

@@ -1,4 +1,4 @@
-//! The `rimeflake` command: `gen`, `decode` and `bench` (see `rimeflake --help`).
+//! The `rimeflake` command: `gen`, `decode`, `bench` and `state show` (see `rimeflake --help`).
 //!
 //! Every failure is one line, `rimeflake: error: <message>`, on stderr, with exit status 2 for
 //! bad arguments or configuration and 1 for anything else; never a panic trace.
@@ -8,10 +8,10 @@ mod bench;
 mod decode;
 mod fail;
 mod gen;
-mod iso;
 mod show;
+mod state;
 
-use args::{Cli, Command};
+use args::{Cli, Command, StateCommand};
 use clap::error::ErrorKind as ClapKind;
 use clap::Parser;
 use fail::Failure;
@@ -45,7 +45,7 @@ fn main() -> ExitCode {
             }
             ClapKind::DisplayHelpOnMissingArgumentOrSubcommand | ClapKind::MissingSubcommand => {
                 return Failure::usage(
-                    "a subcommand is needed: gen, decode or bench (see rimeflake --help)",
+                    "a subcommand is needed: gen, decode, bench or state (see rimeflake --help)",
                 )
                 .report()
             }
@@ -56,6 +56,7 @@ fn main() -> ExitCode {
         Command::Gen(a) => gen::run(a),
         Command::Decode(a) => decode::run(a),
         Command::Bench(a) => bench::run(a),
+        Command::State(StateCommand::Show(a)) => state::show(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

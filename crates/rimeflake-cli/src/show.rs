@@ -1,7 +1,7 @@
 //! How IDs and layouts are written out: the JSON objects of `gen --format json` and
 //! `decode --json`, and the layout line of `decode`.
 
-use crate::iso::iso8601;
+use rimeflake::utc::iso8601;
 use rimeflake::{FieldOrder, Layout, Parts};
 use std::io::{self, Write};
 

@@ -464,3 +464,36 @@ fn processes_sharing_a_state_dir_never_share_a_worker_id() {
     let _ = holder.kill();
     let _ = holder.wait();
 }
+
+#[test]
+fn state_show_lists_leases_clock_ids_reservations_and_expiry() {
+    let dir = TempDir::new("show");
+    let d = dir.path();
+    ok(&["gen", "-n", "3", "--state-dir", d, "--namespace", "orders"]);
+    ok(&[
+        "gen",
+        "-n",
+        "3",
+        "--state-dir",
+        d,
+        "--namespace",
+        "tw",
+        "--layout",
+        "twitter",
+        "--worker",
+        "9",
+    ]);
+    let shown = ok(&["state", "show", "--state-dir", d]);
+    assert!(shown.contains("namespace orders: default:"), "{shown}");
+    assert!(shown.contains("runs out 2093-"), "{shown}");
+    assert!(shown.contains("namespace tw: twitter:"), "{shown}");
+    assert!(shown.contains("worker     9  free"), "{shown}");
+    assert!(shown.contains("closed cleanly"), "{shown}");
+    assert!(shown.contains("clock-id 0: reserved to"), "{shown}");
+
+    let missing = rimeflake(&["state", "show", "--state-dir", &format!("{d}/nope")]);
+    assert_eq!(missing.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&missing.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("no state directory"), "{stderr}");
+}

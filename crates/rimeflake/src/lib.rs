@@ -27,6 +27,7 @@ pub mod layout;
 pub mod state;
 mod sync;
 pub mod tracing;
+pub mod utc;
 pub mod worker;
 
 pub use clock::{Clock, ManualClock, SystemClock};

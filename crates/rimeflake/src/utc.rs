@@ -1,4 +1,5 @@
-//! Unix milliseconds as ISO 8601 UTC text (`2026-01-01T00:00:00.000Z`), without a date crate.
+//! Unix milliseconds as ISO 8601 UTC text (`2026-01-01T00:00:00.000Z`), without a date crate:
+//! what the CLI and `state::inspect` show for timestamps, reservations and expiries.
 
 /// `unix_ms` as `YYYY-MM-DDTHH:MM:SS.mmmZ` in UTC (proleptic Gregorian calendar).
 pub fn iso8601(unix_ms: u64) -> String {

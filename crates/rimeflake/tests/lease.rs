@@ -190,6 +190,7 @@ fn inspect_shows_holders_layouts_reservations_and_corruption() {
             clock_id,
             reserved,
             reserved_ms,
+            ..
         } => {
             assert_eq!(*clock_id, 1);
             assert_eq!(reserved[1], Some(2_000));

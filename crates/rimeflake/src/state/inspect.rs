@@ -26,6 +26,8 @@ pub enum StateHealth {
         reserved: Vec<Option<u64>>,
         /// The same as Unix ms (the start of the last reserved unit), when the layout is known.
         reserved_ms: Vec<Option<u64>>,
+        /// The last ID's packed counter, when the last generator closed cleanly.
+        closed_at: Option<u64>,
     },
     /// Unreadable or corrupt: why.
     Corrupt(String),
@@ -160,31 +162,8 @@ fn read_state(path: &Path, layout: Option<&LayoutRecord>) -> StateHealth {
         clock_id: rec.state.clock_id,
         reserved: rec.state.reserved,
         reserved_ms,
+        closed_at: rec.state.closed_at,
     }
-}
-
-/// Unix ms as an RFC 3339 UTC time, such as `2024-01-01T00:00:00.000Z`.
-pub fn format_utc_ms(ms: u64) -> String {
-    let days = ms / 86_400_000;
-    let day_ms = ms % 86_400_000;
-    // Days to a civil date, after Howard Hinnant's `civil_from_days` (public domain): eras of
-    // 400 years starting on March 1st, so the leap day is the last day of a year.
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + u64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        day_ms / 3_600_000,
-        day_ms / 60_000 % 60,
-        day_ms / 1000 % 60,
-        day_ms % 1000
-    )
 }
 
 /// A plain-text table of `infos` for people (`rimeflake state show`).
@@ -224,11 +203,18 @@ pub fn render(dir: &Path, infos: &[LeaseInfo]) -> String {
                 clock_id,
                 reserved,
                 reserved_ms,
+                closed_at,
             } => {
-                out.push_str(&format!("    state: ok, clock-id {clock_id}\n"));
+                let closed = match closed_at {
+                    Some(_) => "closed cleanly",
+                    None => "running, or stopped without close",
+                };
+                out.push_str(&format!("    state: ok, clock-id {clock_id}, {closed}\n"));
                 for (cid, (r, ms)) in reserved.iter().zip(reserved_ms).enumerate() {
                     let Some(r) = r else { continue };
-                    let when = ms.map_or(String::new(), |ms| format!(" ({})", format_utc_ms(ms)));
+                    let when = ms.map_or(String::new(), |ms| {
+                        format!(" ({})", crate::utc::iso8601(ms))
+                    });
                     out.push_str(&format!("      clock-id {cid}: reserved to {r}{when}\n"));
                 }
             }
@@ -243,11 +229,23 @@ mod tests {
 
     #[test]
     fn utc_formatting_matches_known_instants() {
-        assert_eq!(format_utc_ms(0), "1970-01-01T00:00:00.000Z");
-        assert_eq!(format_utc_ms(1_704_067_200_000), "2024-01-01T00:00:00.000Z");
-        assert_eq!(format_utc_ms(1_288_834_974_657), "2010-11-04T01:42:54.657Z");
-        assert_eq!(format_utc_ms(951_782_400_000), "2000-02-29T00:00:00.000Z");
-        assert_eq!(format_utc_ms(4_107_542_399_999), "2100-02-28T23:59:59.999Z");
+        assert_eq!(crate::utc::iso8601(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(
+            crate::utc::iso8601(1_704_067_200_000),
+            "2024-01-01T00:00:00.000Z"
+        );
+        assert_eq!(
+            crate::utc::iso8601(1_288_834_974_657),
+            "2010-11-04T01:42:54.657Z"
+        );
+        assert_eq!(
+            crate::utc::iso8601(951_782_400_000),
+            "2000-02-29T00:00:00.000Z"
+        );
+        assert_eq!(
+            crate::utc::iso8601(4_107_542_399_999),
+            "2100-02-28T23:59:59.999Z"
+        );
     }
 
     #[test]

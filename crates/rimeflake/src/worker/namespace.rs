@@ -15,14 +15,16 @@ pub fn describe_layout(layout: &Layout) -> String {
         FieldOrder::SequenceAboveWorker => " (sequence above worker)",
     };
     format!(
-        "{}: clock-id {}, time {}, worker {}, sequence {} bits{order}, {} ms units, epoch {}",
+        "{}: clock-id {}, time {}, worker {}, sequence {} bits{order}, {} ms units, epoch {}, \
+         runs out {}",
         layout.name(),
         layout.clock_id_bits(),
         layout.time_bits(),
         layout.worker_bits(),
         layout.sequence_bits(),
         layout.unit_ms(),
-        crate::state::inspect::format_utc_ms(layout.epoch_ms()),
+        crate::utc::iso8601(layout.epoch_ms()),
+        crate::utc::iso8601(layout.expires_at_ms()),
     )
 }
 
