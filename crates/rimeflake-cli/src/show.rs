@@ -2,7 +2,7 @@
 //! `decode --json`, and the layout line of `decode`.
 
 use rimeflake::utc::iso8601;
-use rimeflake::{FieldOrder, Layout, Parts};
+use rimeflake::{Layout, Parts};
 use std::io::{self, Write};
 
 /// Writes `{"id":"<decimal>","clock_id":..,"timestamp_ms":..,"time":"..","worker_id":..,
@@ -22,21 +22,7 @@ pub fn write_parts_json(out: &mut impl Write, id: u64, parts: &Parts) -> io::Res
 
 /// One line that says what a layout is and when it runs out.
 pub fn describe_layout(layout: &Layout) -> String {
-    let order = match layout.order() {
-        FieldOrder::SequenceBelowWorker => "",
-        FieldOrder::SequenceAboveWorker => " (sequence above worker)",
-    };
-    format!(
-        "layout {}: {} clock-id, {} time, {} worker, {} sequence bits{order}; {} ms units; epoch {}; expires_at {}",
-        layout.name(),
-        layout.clock_id_bits(),
-        layout.time_bits(),
-        layout.worker_bits(),
-        layout.sequence_bits(),
-        layout.unit_ms(),
-        iso8601(layout.epoch_ms()),
-        iso8601(layout.expires_at_ms()),
-    )
+    format!("layout {}", layout.describe())
 }
 
 /// `n` with a comma every three digits: `4,096,000`.
@@ -86,7 +72,7 @@ mod tests {
     fn layout_line_names_the_expiry() {
         let line = describe_layout(&Layout::twitter());
         assert!(
-            line.starts_with("layout twitter: 0 clock-id, 41 time"),
+            line.starts_with("layout twitter: clock-id 0, time 41"),
             "{line}"
         );
         assert!(

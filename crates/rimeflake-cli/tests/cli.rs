@@ -485,7 +485,7 @@ fn state_show_lists_leases_clock_ids_reservations_and_expiry() {
     ]);
     let shown = ok(&["state", "show", "--state-dir", d]);
     assert!(shown.contains("namespace orders: default:"), "{shown}");
-    assert!(shown.contains("runs out 2093-"), "{shown}");
+    assert!(shown.contains("expires_at 2093-"), "{shown}");
     assert!(shown.contains("namespace tw: twitter:"), "{shown}");
     assert!(shown.contains("worker     9  free"), "{shown}");
     assert!(shown.contains("closed cleanly"), "{shown}");

@@ -262,6 +262,28 @@ impl Layout {
         UNIX_EPOCH + Duration::from_millis(self.expires_at_ms())
     }
 
+    /// One line that says what the layout is and when it runs out, such as `default: clock-id
+    /// 3, time 41, worker 10, sequence 9 bits, 1 ms units, epoch 2024-01-01T00:00:00.000Z,
+    /// expires_at 2093-09-06T15:47:35.552Z`.
+    pub fn describe(&self) -> String {
+        let order = match self.order {
+            FieldOrder::SequenceBelowWorker => "",
+            FieldOrder::SequenceAboveWorker => " (sequence above worker)",
+        };
+        format!(
+            "{}: clock-id {}, time {}, worker {}, sequence {} bits{order}, {} ms units, epoch {}, \
+             expires_at {}",
+            self.name,
+            self.clock_id_bits,
+            self.time_bits,
+            self.worker_bits,
+            self.sequence_bits,
+            self.unit_ms,
+            crate::utc::iso8601(self.epoch_ms),
+            crate::utc::iso8601(self.expires_at_ms()),
+        )
+    }
+
     /// A stable 64-bit fingerprint of the fields (not the name): a namespace keeps one layout,
     /// and a generator whose fingerprint differs is refused.
     pub fn fingerprint(&self) -> u64 {

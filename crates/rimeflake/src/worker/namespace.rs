@@ -2,38 +2,18 @@
 //! generators with another layout.
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::layout::{FieldOrder, Layout};
+use crate::layout::Layout;
 use std::fs::OpenOptions;
 use std::io::{self, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
-
-/// A human-readable description of `layout`, as the namespace's layout file records it.
-pub fn describe_layout(layout: &Layout) -> String {
-    let order = match layout.order() {
-        FieldOrder::SequenceBelowWorker => "",
-        FieldOrder::SequenceAboveWorker => " (sequence above worker)",
-    };
-    format!(
-        "{}: clock-id {}, time {}, worker {}, sequence {} bits{order}, {} ms units, epoch {}, \
-         runs out {}",
-        layout.name(),
-        layout.clock_id_bits(),
-        layout.time_bits(),
-        layout.worker_bits(),
-        layout.sequence_bits(),
-        layout.unit_ms(),
-        crate::utc::iso8601(layout.epoch_ms()),
-        crate::utc::iso8601(layout.expires_at_ms()),
-    )
-}
 
 /// What a namespace's layout file holds.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LayoutRecord {
     /// [`Layout::fingerprint`] of the namespace's layout.
     pub fingerprint: u64,
-    /// [`describe_layout`] of it.
+    /// [`Layout::describe`] of it.
     pub description: String,
     /// Its number of clock-ids.
     pub clock_ids: usize,
@@ -47,7 +27,7 @@ impl LayoutRecord {
     fn of(layout: &Layout) -> Self {
         LayoutRecord {
             fingerprint: layout.fingerprint(),
-            description: describe_layout(layout),
+            description: layout.describe(),
             clock_ids: layout.max_clock_id() as usize + 1,
             unit_ms: layout.unit_ms(),
             epoch_ms: layout.epoch_ms(),
