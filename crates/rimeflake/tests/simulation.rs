@@ -531,9 +531,9 @@ impl Sim {
     ///
     /// The error message's way out today is only the first half (move aside, wait until the
     /// clock is past every ID): the fresh state then calls every clock-id unused, and a later
-    /// large rollback switches to one whose old IDs lie above the clock, repeating IDs (found by
-    /// this simulation: seeds 5, 6, 11, 13 and 16 before this repair reserved every clock-id;
-    /// `RIMEFLAKE_SIM_REPAIR=move-aside` replays that repair).
+    /// large rollback switches to one whose old IDs lie above the clock, repeating IDs. With
+    /// `RIMEFLAKE_SIM_REPAIR=move-aside` seeds 5, 6, 13, 19 and 20 break the ordering check,
+    /// and with `RIMEFLAKE_SIM_UNIQUE_ONLY=1` as well seeds 523 and 1367 repeat an ID.
     fn repair(&mut self) -> Check {
         let aside = self.path.with_extension(format!("corrupt-{}", self.step));
         let moved = self.disk.rename(&self.path, &aside).and_then(|()| {
