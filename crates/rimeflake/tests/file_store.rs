@@ -84,15 +84,21 @@ fn a_write_error_keeps_the_old_record_and_the_next_save_rewrites() {
 fn after_a_sync_error_the_same_slot_is_rewritten_and_the_good_one_kept() {
     let disk = SimDisk::new(4);
     let s = store(&disk);
-    s.save(&state(0, 10)).unwrap(); // slot 0 (created)
-    s.save(&state(0, 20)).unwrap(); // slot 1
+    s.save(&state(0, 10)).unwrap(); // both slots (created)
+    s.save(&state(0, 20)).unwrap(); // slot 1, then slot 0
     disk.fail_next(Fault::SyncError);
-    state_err(s.save(&state(0, 30)), "sync"); // slot 0, not trusted
-                                              // The failed record is never trusted: the next write goes to slot 0 again, so slot 1 (the
-                                              // newest good record) survives whatever happens to it.
+    state_err(s.save(&state(0, 30)), "sync"); // slot 1 first: not trusted
+                                              // The failed record is never trusted: the newest good record is still whole in slot 0, and
+                                              // the next write goes to slot 1 again, so slot 0 survives whatever happens to it.
+    let bytes = disk.durable_contents(&path()).unwrap();
+    assert_eq!(slot_seq(&bytes, 0), Some(2));
     s.save(&state(0, 40)).unwrap();
     let bytes = disk.durable_contents(&path()).unwrap();
-    assert_eq!(slot_seq(&bytes, 1), Some(2));
+    assert_eq!(
+        slot_seq(&bytes, 0),
+        slot_seq(&bytes, 1),
+        "a finished save leaves two copies"
+    );
     assert_eq!(after_crash(&disk), Some(state(0, 40)));
 }
 
@@ -154,13 +160,14 @@ fn torn_writes_of_any_length_never_lose_the_newest_good_record() {
 }
 
 #[test]
-fn a_corrupt_slot_falls_back_and_two_are_an_error_that_names_the_way_out() {
+fn a_corrupt_slot_loses_nothing_and_two_are_an_error_that_names_the_way_out() {
     let disk = SimDisk::new(8);
     let s = store(&disk);
-    s.save(&state(0, 10)).unwrap(); // slot 0
-    s.save(&state(0, 20)).unwrap(); // slot 1
+    s.save(&state(0, 10)).unwrap();
+    s.save(&state(0, 20)).unwrap(); // in both slots
     disk.corrupt(&path(), SLOT_SIZE + 30, 0x40);
-    assert_eq!(store(&disk).load().unwrap(), Some(state(0, 10)));
+    // Rot of one slot loses nothing: the other holds the same, newest record.
+    assert_eq!(store(&disk).load().unwrap(), Some(state(0, 20)));
     disk.corrupt(&path(), 30, 0x01);
     let msg = state_err(
         store(&disk).load(),

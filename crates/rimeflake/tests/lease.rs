@@ -171,7 +171,8 @@ fn inspect_shows_holders_layouts_reservations_and_corruption() {
     b.state_store(8).unwrap().save(&st).unwrap();
     b.release();
     let mut bytes = std::fs::read(dir.0.join("ns/worker-00001.state")).unwrap();
-    bytes[10] ^= 0xff;
+    bytes[10] ^= 0xff; // both copies of the record: one alone would be read from the other
+    bytes[rimeflake::state::file::SLOT_SIZE + 10] ^= 0xff;
     std::fs::write(dir.0.join("ns/worker-00001.state"), bytes).unwrap();
     let _c = exact(&dir.0, 2).unwrap();
 

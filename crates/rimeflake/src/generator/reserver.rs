@@ -88,6 +88,7 @@ impl<C: Clock> Inner<C> {
                 let reserved = next.reserved_of(cid).unwrap_or(target);
                 w.state = next;
                 w.failure = None;
+                w.need = 0; // met
                 let new_fence = self
                     .layout
                     .counter(cid, reserved, self.layout.max_sequence());

@@ -217,6 +217,7 @@ impl<C: Clock> Inner<C> {
             state.raise(from, self.time_of(old)); // in memory, the reservation is what was issued
         }
         w.state = state;
+        w.need = 0; // a time the old clock-id needed means nothing under the new one
         Counters::add(&self.stats.bumps, 1);
         if next < from {
             Counters::add(&self.stats.reuses, 1);

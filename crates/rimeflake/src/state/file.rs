@@ -5,8 +5,11 @@
 //! checksum of all that. [`FileStore::load`](StateStore::load) takes the valid record with the
 //! highest sequence. A save writes the slot that does *not* hold the newest good record and
 //! syncs it, so a write that fails, tears or is lost in a crash can never destroy the newest good
-//! record. The file is created with write, sync, rename, sync of the directory, so a file at the
-//! path always holds at least one synced record: one with no valid slot is corrupt, never new.
+//! record; then it writes the same record to the other slot and syncs again. So once a save has
+//! returned, both slots hold its record, and rot of either one cannot bring back an older, lower
+//! reservation (which two alternating copies alone could not tell from a torn write). The file
+//! is created with write, sync, rename, sync of the directory, so a file at the path always
+//! holds at least one synced record: one with no valid slot is corrupt, never new.
 
 use super::disk::{Disk, RealDisk};
 use super::{StateStore, WorkerState};
@@ -285,9 +288,11 @@ impl<D: Disk> FileStore<D> {
         tmp.push(".tmp");
         let tmp = PathBuf::from(tmp);
         let file = self.disk.create(&tmp).map_err(|e| self.err("create", e))?;
-        self.disk
-            .write_at(&file, 0, record)
-            .map_err(|e| self.err("write", e))?;
+        for slot in 0..2 {
+            self.disk
+                .write_at(&file, (slot * SLOT_SIZE) as u64, record)
+                .map_err(|e| self.err("write", e))?;
+        }
         self.disk
             .sync_file(&file)
             .map_err(|e| self.err("sync", e))?;
@@ -312,14 +317,15 @@ impl<D: Disk> FileStore<D> {
         } else {
             let known = inner.known.as_mut().expect("scanned");
             let file = known.file.as_ref().expect("checked");
-            // The slot that does not hold the newest good record.
-            let slot = 1 - known.newest;
-            let offset = (slot * SLOT_SIZE) as u64;
-            self.disk
-                .write_at(file, offset, &record)
-                .map_err(|e| self.err("write", e))?;
-            self.disk.sync_file(file).map_err(|e| self.err("sync", e))?;
-            known.newest = slot;
+            // First the slot that does not hold the newest good record, then the other one.
+            let first = 1 - known.newest;
+            for slot in [first, known.newest] {
+                self.disk
+                    .write_at(file, (slot * SLOT_SIZE) as u64, &record)
+                    .map_err(|e| self.err("write", e))?;
+                self.disk.sync_file(file).map_err(|e| self.err("sync", e))?;
+                known.newest = first;
+            }
         }
         if inner.dir_unsynced {
             let dir = match self.path.parent() {
