@@ -38,6 +38,26 @@ pub enum Command {
 pub enum StateCommand {
     /// List leases, their holders, clock-ids and reservations, per namespace.
     Show(StateShowArgs),
+    /// Replace a worker ID's CORRUPT state: move the file aside and reserve every clock-id past
+    /// anything it can have held (refused while a process holds the worker ID).
+    Reset(StateResetArgs),
+}
+
+/// Arguments of `rimeflake state reset`.
+#[derive(Debug, Args)]
+pub struct StateResetArgs {
+    /// The worker ID whose state file is corrupt.
+    #[arg(long, value_name = "N")]
+    pub worker: u64,
+    /// The namespace (default: `default`).
+    #[arg(long, value_name = "NS", default_value = "default")]
+    pub namespace: String,
+    #[command(flatten)]
+    pub layout: LayoutArgs,
+    /// The state directory (default: $RIMEFLAKE_STATE_DIR, else $XDG_STATE_HOME/rimeflake or
+    /// ~/.local/state/rimeflake).
+    #[arg(long, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
 }
 
 /// Arguments of `rimeflake state show`.

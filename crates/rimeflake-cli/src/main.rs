@@ -1,4 +1,4 @@
-//! The `rimeflake` command: `gen`, `decode`, `bench` and `state show` (see `rimeflake --help`).
+//! The `rimeflake` command: `gen`, `decode`, `bench`, `state show` and `state reset` (see `rimeflake --help`).
 //!
 //! Every failure is one line, `rimeflake: error: <message>`, on stderr, with exit status 2 for
 //! bad arguments or configuration and 1 for anything else; never a panic trace.
@@ -57,6 +57,7 @@ fn main() -> ExitCode {
         Command::Decode(a) => decode::run(a),
         Command::Bench(a) => bench::run(a),
         Command::State(StateCommand::Show(a)) => state::show(a),
+        Command::State(StateCommand::Reset(a)) => state::reset(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

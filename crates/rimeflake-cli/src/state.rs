@@ -1,6 +1,7 @@
-//! `rimeflake state show`: what the state directory holds, read without disturbing any holder.
+//! `rimeflake state show`: what the state directory holds, read without disturbing any holder;
+//! `rimeflake state reset`: the way out of a corrupt state file.
 
-use crate::args::StateShowArgs;
+use crate::args::{StateResetArgs, StateShowArgs};
 use crate::fail::Failure;
 use rimeflake::state::inspect;
 use rimeflake::worker::default_state_dir;
@@ -8,10 +9,7 @@ use std::io::Write;
 
 /// Prints every lease of every namespace: holder, layout, clock-id and reservations.
 pub fn show(args: &StateShowArgs) -> Result<(), Failure> {
-    let dir = match &args.state_dir {
-        Some(dir) => dir.clone(),
-        None => default_state_dir()?,
-    };
+    let dir = state_dir(&args.state_dir)?;
     if !dir.exists() {
         return Err(Failure::runtime(format!(
             "no state directory at {} (it is made by the first generator that uses it)",
@@ -22,4 +20,28 @@ pub fn show(args: &StateShowArgs) -> Result<(), Failure> {
     let mut out = std::io::stdout().lock();
     out.write_all(inspect::render(&dir, &infos).as_bytes())?;
     Ok(())
+}
+
+/// Replaces a corrupt state file (see `rimeflake::state::reset`) and says where the old one went.
+pub fn reset(args: &StateResetArgs) -> Result<(), Failure> {
+    let dir = state_dir(&args.state_dir)?;
+    let layout = args.layout.layout()?;
+    let aside = rimeflake::state::reset(&dir, &args.namespace, &layout, args.worker)?;
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "reset worker {} of namespace {}: every clock-id reserved past the lost state; the \
+         corrupt file is now {}",
+        args.worker,
+        args.namespace,
+        aside.display()
+    )?;
+    Ok(())
+}
+
+fn state_dir(given: &Option<std::path::PathBuf>) -> Result<std::path::PathBuf, Failure> {
+    Ok(match given {
+        Some(dir) => dir.clone(),
+        None => default_state_dir()?,
+    })
 }

@@ -219,3 +219,67 @@ fn after_a_clean_close_a_restart_continues_right_above_the_last_id() {
         None
     );
 }
+
+#[test]
+fn a_corrupt_state_is_refused_and_reset_reserves_every_clock_id_past_it() {
+    let dir = temp_dir("reset");
+    let layout = Layout::default();
+    let g = Generator::builder()
+        .worker_id(4)
+        .state_dir(&dir)
+        .build()
+        .unwrap();
+    let before = g.next_ids(1000).unwrap();
+    g.close().unwrap();
+    let file = dir.join("default/worker-00004.state");
+    let mut bytes = std::fs::read(&file).unwrap();
+    for slot in [0, rimeflake::state::file::SLOT_SIZE] {
+        bytes[slot + 20] ^= 0x5a;
+    }
+    std::fs::write(&file, bytes).unwrap();
+
+    let e = Generator::builder()
+        .worker_id(4)
+        .state_dir(&dir)
+        .build()
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::State);
+    assert!(e.message().contains("rimeflake state reset"), "{e}");
+    // Not while a process holds the worker ID.
+    let holder = rimeflake::worker::LocalLease::acquire(
+        &dir,
+        "default",
+        &layout,
+        rimeflake::worker::LeaseRequest::Exact(4),
+    )
+    .unwrap();
+    let e = rimeflake::state::reset(&dir, "default", &layout, 4).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Lease);
+    holder.release();
+
+    let aside = rimeflake::state::reset(&dir, "default", &layout, 4).unwrap();
+    assert!(aside.exists());
+    let state = rimeflake::state::FileStore::open(file.clone(), 8)
+        .unwrap()
+        .load()
+        .unwrap()
+        .unwrap();
+    let now = layout.time_of(rimeflake::clock::system_now_ms()).unwrap();
+    assert!(state.reserved.iter().all(|r| r.unwrap() > now), "{state:?}");
+    assert_eq!(
+        rimeflake::state::reset(&dir, "default", &layout, 4)
+            .unwrap_err()
+            .kind(),
+        ErrorKind::Config,
+        "a readable state is not reset"
+    );
+
+    let g = Generator::builder()
+        .worker_id(4)
+        .state_dir(&dir)
+        .build()
+        .unwrap();
+    let after = g.next_ids(1000).unwrap();
+    assert!(after[0] > *before.last().unwrap());
+    let _ = std::fs::remove_dir_all(&dir);
+}

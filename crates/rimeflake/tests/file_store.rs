@@ -173,7 +173,7 @@ fn a_corrupt_slot_loses_nothing_and_two_are_an_error_that_names_the_way_out() {
         store(&disk).load(),
         "corrupt state file /ns/worker-00001.state",
     );
-    assert!(msg.contains("move the file aside"), "{msg}");
+    assert!(msg.contains("rimeflake state reset"), "{msg}");
     // Never silently reset: a save on a corrupt file is refused too.
     state_err(store(&disk).save(&state(0, 30)), "corrupt");
 }

@@ -258,9 +258,9 @@ impl<D: Disk> FileStore<D> {
             format!(
                 "corrupt state file {}: no slot holds a valid record ({why}). rimeflake does not \
                  reset it silently: the reservations in it are what keeps a restart from repeating \
-                 IDs. If you are sure no process uses this worker ID, move the file aside; the \
-                 worker then starts with no reservations, which is safe only once the clock is \
-                 past every ID it issued before",
+                 IDs. Once no process uses this worker ID, `rimeflake state reset --worker N \
+                 --namespace NS` (or rimeflake::state::reset) moves the file aside and reserves \
+                 every clock-id past anything it can have held",
                 self.path.display()
             ),
         )

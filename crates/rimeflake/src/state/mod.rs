@@ -7,11 +7,13 @@
 pub mod disk;
 pub mod file;
 pub mod inspect;
+pub mod reset;
 pub mod sim;
 
 pub use disk::{Disk, Fault, RealDisk, SimDisk};
 pub use file::FileStore;
 pub use inspect::{inspect, LeaseInfo, StateHealth};
+pub use reset::reset;
 
 use crate::error::Result;
 use std::fmt::Debug;
