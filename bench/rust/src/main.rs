@@ -130,13 +130,14 @@ fn main() {
         (Some(a), Some(b)) => {
             let _ = writeln!(
                 out,
-                "- no slower than snowflaked sync ({a:.1} ns) and rs-snowflake real_time_generate \
-                 ({b:.1} ns) below their caps (K={} calls after a ms boundary, same method for \
-                 all three): rimeflake {raw:.1} ns: **{}**; rimeflake's 1T loop figure {r1:.1} ns: \
-                 **{}**",
+                "- no slower than the peers that read the clock on every call, below their caps \
+                 (raw: K={} calls after a ms boundary, same method for all): rimeflake {raw:.1} ns \
+                 (1T loop figure {r1:.1}) vs snowflaked sync {a:.1} ns: **{}**; vs rs-snowflake \
+                 real_time_generate {b:.1} ns: **{}** (rs-snowflake is a `&mut` generator with no \
+                 atomic: its raw figure is about the clock read alone)",
                 peers::K_4096,
-                verdict(raw <= a && raw <= b),
-                verdict(r1 <= a && r1 <= b)
+                verdict(raw <= a),
+                verdict(raw <= b)
             );
         }
         _ => {
