@@ -77,6 +77,7 @@ pub(crate) struct Hot {
 #[derive(Debug)]
 pub(crate) struct Consts {
     pub(crate) seq_bits: u32,
+    time_bits: u32,
     pub(crate) cid_mask: u64,
     epoch_ms: u64,
     pub(crate) unit_ms: u64,
@@ -360,11 +361,10 @@ impl<C: Clock> Inner<C> {
     fn reserve(&self, n: u64) -> Option<u64> {
         let k = &self.k;
         let hot = &*self.hot;
-        // Load the state before reading the clock: a reading below `high` is then a real step
-        // back of the clock, not a reading that another thread merely published first.
-        let mut cur = hot.counter.load(Acquire);
+        // `high` before the clock: a reading below it is then a real step back of the clock,
+        // not a reading that another thread merely published first. The counter after the
+        // clock, right before the compare-and-swap, so another thread seldom commits in between.
         let high = hot.high.load(Acquire);
-        let fence = hot.fence.load(Acquire);
         let since_epoch = self.clock.now_ms().wrapping_sub(k.epoch_ms);
         if since_epoch > k.max_span_ms {
             return None; // before the epoch (wrapped) or past the end of the time field
@@ -374,11 +374,18 @@ impl<C: Clock> Inner<C> {
         } else {
             since_epoch / k.unit_ms
         };
+        let mut cur = hot.counter.load(Acquire);
+        let fence = hot.fence.load(Acquire);
         let cid_base = cur & k.cid_mask;
         if (fence ^ cur) & k.cid_mask != 0 {
             return None; // a clock-id switch is under way, or the generator is closed
         }
         let now_high = (cid_base >> k.seq_bits) | now;
+        if (now_high ^ high) >> k.time_bits != 0 {
+            // `high` is of another clock-id than the counter: a switch happened around our
+            // reading, which may be from before it; the slow path re-reads and re-decides.
+            return None;
+        }
         if now_high > high {
             // A new highest reading. Losing this race only leaves `high` a unit low.
             let _ = hot.high.compare_exchange(high, now_high, Relaxed, Relaxed);

@@ -202,6 +202,7 @@ fn consts(layout: &Layout, worker_id: u64, max_drift: Duration) -> Consts {
     };
     Consts {
         seq_bits,
+        time_bits: layout.time_bits() as u32,
         cid_mask: mask(layout.clock_id_bits()) << (layout.time_bits() as u32 + seq_bits),
         epoch_ms: layout.epoch_ms(),
         unit_ms,
