@@ -50,7 +50,7 @@ demo: rust python-env ## build the CLI and print a few IDs from every language b
 # ---- tests ------------------------------------------------------------------------------------
 
 .PHONY: test test-rust example-rust
-test: test-rust test-python ## run every test suite (each language adds its test-<lang> here)
+test: test-rust test-loom test-python ## run every test suite (each language adds its test-<lang> here)
 
 # The example runs first so that cargo test's summary lines close the output; its state goes
 # to target/, so tests write nothing outside the tree.
