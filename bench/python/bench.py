@@ -1,4 +1,4 @@
-"""rimeflake beside other Python ID generators, in one run (method: shared/peers/METHOD.md).
+"""rimeflake beside other Python ID generators, in one run (method: bench/METHOD.md).
 
 Each row is timed as timeit does (`for _ in itertools.repeat(None, n): f()`, gc off) in loops of
 at most 100,000 calls with a pause before each loop, so that a capped generator (4,096 IDs per

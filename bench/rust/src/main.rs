@@ -1,5 +1,5 @@
-//! rimeflake beside the peer ID generators of ../shared/peers and the floors, in one release run,
-//! with the method of METHOD.md; checks issue 3's performance targets.
+//! rimeflake beside peer ID generators and the floors, in one release run, with the method of
+//! bench/METHOD.md; checks issue 3's performance targets.
 //!
 //! `cargo run --release -p rimeflake-bench-rust -- --write` prints the section and writes it
 //! between `<!-- rust:begin -->` and `<!-- rust:end -->` in bench/RESULTS.md.
@@ -68,7 +68,7 @@ fn main() {
     let _ = writeln!(
         out,
         "Command: `cargo run --release -p rimeflake-bench-rust -- --write` (`make bench-rust`). \
-         Method: ../shared/peers/METHOD.md (timed loops with `black_box`, median of 7; 2T = two \
+         Method: bench/METHOD.md (timed loops with `black_box`, median of 7; 2T = two \
          threads on one shared generator, wall time over all IDs). rimeflake's per-call rows use \
          the `twitter` layout in timed loops of at most 100,000 IDs, each followed by a pause \
          until the clock has passed the last ID, so the sequence cap never throttles them. \

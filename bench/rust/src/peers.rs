@@ -1,4 +1,4 @@
-//! The peers of ../shared/peers (same crates, same method) and the floors.
+//! The peer crates (snowflaked, rs-snowflake, sonyflake, ulid, uuid) and the floors.
 
 use crate::report::Row;
 use crate::timing::*;

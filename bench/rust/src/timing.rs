@@ -1,4 +1,4 @@
-//! The method of METHOD.md: timed loops with `black_box`, medians, two threads on one shared
+//! The method of bench/METHOD.md: timed loops with `black_box`, medians, two threads on one shared
 //! generator, a 1-s burst, raw cost right after a tick boundary, and CPU time.
 
 use std::hint::black_box;
