@@ -6,7 +6,7 @@
 use crate::peers::K_4096;
 use crate::report::Row;
 use crate::timing::*;
-use rimeflake::{ErrorKind, Generator, Layout};
+use rimeflake::{Clock, CoarseClock, ErrorKind, Generator, Layout};
 use std::hint::black_box;
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
@@ -27,7 +27,7 @@ pub fn twitter() -> Generator {
 
 /// Sleeps until the clock has passed the time unit of `last`, plus a millisecond of slack:
 /// the counter's lead over the clock is then gone.
-pub fn settle(g: &Generator, last: u64) {
+pub fn settle<C: Clock>(g: &Generator<C>, last: u64) {
     let until = g.layout().decode(last).map(|p| p.timestamp_ms).unwrap_or(0) + 1;
     while unix_ms() <= until {
         std::thread::sleep(Duration::from_millis(1));
@@ -35,7 +35,7 @@ pub fn settle(g: &Generator, last: u64) {
 }
 
 /// ns per ID of `next_id` on one thread: median over [`REPS`] of [`LOOPS`] timed loops.
-pub fn next_id_1t(g: &Generator) -> f64 {
+pub fn next_id_1t<C: Clock>(g: &Generator<C>) -> f64 {
     let timed_loop = || {
         let t = Instant::now();
         let mut last = 0;
@@ -56,7 +56,7 @@ pub fn next_id_1t(g: &Generator) -> f64 {
 
 /// ns per ID (wall over total) of two threads sharing `g`, each calling `next_id`
 /// `LOOP / 2` times per loop.
-pub fn next_id_2t(g: &Generator) -> f64 {
+pub fn next_id_2t<C: Clock>(g: &Generator<C>) -> f64 {
     let per_thread = LOOP / 2;
     let timed_loop = || {
         let barrier = Barrier::new(2);
@@ -90,7 +90,7 @@ pub fn next_id_2t(g: &Generator) -> f64 {
 }
 
 /// ns per ID of `fill` with a 4,096-ID buffer: 24 fills (98,304 IDs) per timed loop.
-pub fn fill_4096(g: &Generator) -> f64 {
+pub fn fill_4096<C: Clock>(g: &Generator<C>) -> f64 {
     const FILLS: usize = 24;
     let mut buf = vec![0u64; 4096];
     let mut timed_loop = || {
@@ -196,6 +196,31 @@ pub fn saturated() -> Saturated {
         waited_ms: s.waited_ms,
         borrowed_ms: s.borrowed_ms,
     }
+}
+
+/// `next_id` reading the coarse clock (`CoarseClock`): cheaper than the floor, with timestamps
+/// that lag by up to one kernel tick.
+pub fn coarse_row() -> Row {
+    let g = Generator::builder()
+        .layout(Layout::twitter())
+        .worker_id(1)
+        .in_memory()
+        .clock(CoarseClock)
+        .build()
+        .expect("coarse generator");
+    let mut r = Row::new(
+        "rimeflake next_id (twitter, in_memory, CoarseClock)",
+        "0.1.0",
+    );
+    r.ns_1t = Some(next_id_1t(&g));
+    r.ns_2t = Some(next_id_2t(&g));
+    r.raw_below_cap = Some(raw_below_cap(K_4096, 1, || g.next_id().unwrap_or(0)));
+    r.unique = unique_column(N as usize, || g.next_id().expect("next_id"));
+    r.notes = format!(
+        "opt-in: CLOCK_REALTIME_COARSE; timestamps lag the clock by up to {} ms (one tick)",
+        CoarseClock::resolution().as_secs_f64() * 1000.0
+    );
+    r
 }
 
 /// `next_id` with the file store (durable state, local worker lease): `Ok(row)`, or the error

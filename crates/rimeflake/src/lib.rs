@@ -30,7 +30,7 @@ pub mod tracing;
 pub mod utc;
 pub mod worker;
 
-pub use clock::{Clock, ManualClock, SystemClock};
+pub use clock::{Clock, CoarseClock, ManualClock, SystemClock};
 pub use encoding::{format, parse, Encoding};
 pub use error::{Error, ErrorKind, Result};
 pub use generator::{Builder, Generator, RollbackPolicy, Stats};
