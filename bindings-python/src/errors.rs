@@ -22,7 +22,7 @@ struct Class {
 const ROOT: usize = 0;
 const LEASE: usize = 3;
 
-/// Parents come before their children.
+/// Parents come before their children; index `i > 0` is the kind whose code is `i`.
 const CLASSES: [Class; 11] = [
     Class {
         name: "RimeflakeError",
@@ -94,20 +94,12 @@ const CLASSES: [Class; 11] = [
 
 static TYPES: PyOnceLock<Vec<Py<PyType>>> = PyOnceLock::new();
 
-/// Which class a core error kind becomes. Kinds this binding does not know (the core may add
+/// Which class a core error kind becomes: `CLASSES` lists the kinds in the order of their
+/// stable codes (1-based, after the root). Kinds this binding does not know (the core may add
 /// some) become the root, `RimeflakeError`: never a panic.
 fn class_of(kind: ErrorKind) -> usize {
-    match kind {
-        ErrorKind::Config => 1,
-        ErrorKind::ClockRollback => 2,
-        ErrorKind::Lease => 3,
-        ErrorKind::NoFreeWorker => 4,
-        ErrorKind::State => 5,
-        ErrorKind::InvalidId => 6,
-        ErrorKind::Closed => 7,
-        ErrorKind::TimeRange => 8,
-        ErrorKind::Overloaded => 9,
-        ErrorKind::Interrupted => 10,
+    match kind.code() as usize {
+        code if code < CLASSES.len() => code,
         _ => ROOT,
     }
 }

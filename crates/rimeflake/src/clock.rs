@@ -94,19 +94,12 @@ impl Clock for CoarseClock {
     fn now_ms(&self) -> u64 {
         #[cfg(target_os = "linux")]
         {
-            let mut ts = libc::timespec {
-                tv_sec: 0,
-                tv_nsec: 0,
-            };
-            // SAFETY: `ts` is a valid, writable timespec; the coarse clock exists on Linux.
-            unsafe { libc::clock_gettime(libc::CLOCK_REALTIME_COARSE, &mut ts) };
-            if ts.tv_sec < 0 {
-                return 0;
-            }
-            ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000
+            read_ms(libc::CLOCK_REALTIME_COARSE)
         }
         #[cfg(not(target_os = "linux"))]
-        system_now_ms()
+        {
+            system_now_ms()
+        }
     }
     fn monotonic_ns(&self) -> u64 {
         monotonic_ns()
@@ -124,16 +117,7 @@ impl Clock for CoarseClock {
 pub fn system_now_ms() -> u64 {
     #[cfg(unix)]
     {
-        let mut ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: `ts` is a valid, writable timespec; CLOCK_REALTIME exists on every Unix.
-        unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
-        if ts.tv_sec < 0 {
-            return 0;
-        }
-        ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000
+        read_ms(libc::CLOCK_REALTIME)
     }
     #[cfg(not(unix))]
     {
@@ -143,6 +127,22 @@ pub fn system_now_ms() -> u64 {
             .map(|d| d.as_millis() as u64)
             .unwrap_or(0)
     }
+}
+
+/// `clock` read as Unix milliseconds (0 before 1970).
+#[cfg(unix)]
+#[inline]
+fn read_ms(clock: libc::clockid_t) -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; the callers pass clocks that exist here.
+    unsafe { libc::clock_gettime(clock, &mut ts) };
+    if ts.tv_sec < 0 {
+        return 0;
+    }
+    ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000
 }
 
 /// Nanoseconds on the monotonic clock since the first call in this process.

@@ -22,7 +22,8 @@ use std::sync::{Mutex, MutexGuard};
 /// page keeps one slot's write away from the other's sectors.
 pub const SLOT_SIZE: usize = 4096;
 const MAGIC: [u8; 4] = *b"RFST";
-const VERSION: u16 = 1;
+/// 2: a `closed_at` word follows the reservations.
+const VERSION: u16 = 2;
 const HEADER: usize = 4 + 2 + 2 + 8 + 8;
 /// The most clock-ids a record holds (8 clock-id bits).
 const MAX_CLOCK_IDS: usize = 256;
@@ -72,6 +73,12 @@ pub fn decode(slot: &[u8]) -> std::result::Result<Record, String> {
     if slot[..4] != MAGIC {
         return Err("no record (bad magic)".into());
     }
+    let version = u16::from_le_bytes([slot[4], slot[5]]);
+    if version != VERSION {
+        return Err(format!(
+            "format version {version}, written by another rimeflake version (this one reads {VERSION})"
+        ));
+    }
     let count = u16::from_le_bytes([slot[6], slot[7]]) as usize;
     let end = HEADER + 8 * count + 8; // the reservations, then `closed_at`
     if count == 0 || count > MAX_CLOCK_IDS || slot.len() < end + 8 {
@@ -79,12 +86,6 @@ pub fn decode(slot: &[u8]) -> std::result::Result<Record, String> {
     }
     if fnv64(&slot[..end]) != u64_at(slot, end) {
         return Err("checksum mismatch".into());
-    }
-    let version = u16::from_le_bytes([slot[4], slot[5]]);
-    if version != VERSION {
-        return Err(format!(
-            "format version {version}, written by another rimeflake version (this one reads {VERSION})"
-        ));
     }
     let reserved = (0..count)
         .map(|i| Some(u64_at(slot, HEADER + 8 * i)).filter(|&r| r != u64::MAX))
