@@ -71,10 +71,13 @@ pub fn container_warning(dir: &Path) -> String {
 
 /// Warns once per process, on stderr, when running in a container (see [`in_container`]) with
 /// the default state directory `dir`: leases there only coordinate that container's processes.
-/// `RIMEFLAKE_NO_CONTAINER_WARNING=1` silences it.
+/// A directory chosen with `RIMEFLAKE_STATE_DIR` (a volume shared on purpose, say) is not
+/// warned about; `RIMEFLAKE_NO_CONTAINER_WARNING=1` silences it too.
 pub fn warn_if_container(dir: &Path) {
     static WARNED: AtomicBool = AtomicBool::new(false);
-    if std::env::var_os(NO_CONTAINER_WARNING_ENV).is_some_and(|v| v == "1") {
+    if std::env::var_os(NO_CONTAINER_WARNING_ENV).is_some_and(|v| v == "1")
+        || std::env::var_os(STATE_DIR_ENV).is_some_and(|v| !v.is_empty())
+    {
         return;
     }
     if in_container() && !WARNED.swap(true, Ordering::Relaxed) {
