@@ -17,13 +17,6 @@ use rimeflake::{FieldOrder, Layout as Core};
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct Layout(pub Core);
 
-fn order_name(order: FieldOrder) -> &'static str {
-    match order {
-        FieldOrder::SequenceBelowWorker => "sequence_below_worker",
-        FieldOrder::SequenceAboveWorker => "sequence_above_worker",
-    }
-}
-
 #[pymethods]
 impl Layout {
     #[new]
@@ -40,17 +33,7 @@ impl Layout {
         order: &str,
         js_safe: bool,
     ) -> Result<Self> {
-        let order = match order {
-            "sequence_below_worker" => FieldOrder::SequenceBelowWorker,
-            "sequence_above_worker" => FieldOrder::SequenceAboveWorker,
-            other => {
-                return Err(rimeflake::Error::new(
-                    rimeflake::ErrorKind::Config,
-                    format!("order: unknown {other:?}; use \"sequence_below_worker\" or \"sequence_above_worker\""),
-                )
-                .into())
-            }
-        };
+        let order = FieldOrder::from_name(order)?;
         let layout = Core::builder()
             .clock_id_bits(clock_id_bits)
             .time_bits(time_bits)
@@ -129,7 +112,7 @@ impl Layout {
     /// ``"sequence_below_worker"`` (Twitter's order) or ``"sequence_above_worker"`` (Sonyflake's).
     #[getter]
     fn order(&self) -> &'static str {
-        order_name(self.0.order())
+        self.0.order().name()
     }
     /// Milliseconds per time unit.
     #[getter]
@@ -211,7 +194,7 @@ impl Layout {
         format!(
             "Layout(name={:?}, clock_id_bits={}, time_bits={}, worker_bits={}, sequence_bits={}, unit_ms={}, epoch_ms={}, order={:?}, js_safe={})",
             l.name(), l.clock_id_bits(), l.time_bits(), l.worker_bits(), l.sequence_bits(),
-            l.unit_ms(), l.epoch_ms(), order_name(l.order()), if l.is_js_safe() { "True" } else { "False" }
+            l.unit_ms(), l.epoch_ms(), l.order().name(), if l.is_js_safe() { "True" } else { "False" }
         )
     }
 }

@@ -29,6 +29,31 @@ pub enum FieldOrder {
     SequenceAboveWorker,
 }
 
+impl FieldOrder {
+    /// The order for a name: `sequence_below_worker` or `sequence_above_worker` (the names the
+    /// bindings use).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Config`](crate::ErrorKind::Config) for any other name.
+    pub fn from_name(name: &str) -> Result<Self> {
+        match name {
+            "sequence_below_worker" => Ok(FieldOrder::SequenceBelowWorker),
+            "sequence_above_worker" => Ok(FieldOrder::SequenceAboveWorker),
+            other => Err(Error::config(format!(
+                "order: unknown {other:?}; use \"sequence_below_worker\" or \"sequence_above_worker\""
+            ))),
+        }
+    }
+
+    /// The order's name, as [`FieldOrder::from_name`] reads it.
+    pub fn name(self) -> &'static str {
+        match self {
+            FieldOrder::SequenceBelowWorker => "sequence_below_worker",
+            FieldOrder::SequenceAboveWorker => "sequence_above_worker",
+        }
+    }
+}
+
 /// The parts of a decoded ID.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Parts {
