@@ -1,5 +1,9 @@
 //! The `rimeflake` binary, run as a real process.
 
+#[path = "../../rimeflake/tests/support/mod.rs"]
+mod support;
+use support::TempDir;
+
 use rimeflake::{parse, Encoding, Layout};
 use serde_json::Value;
 use std::collections::HashSet;
@@ -8,28 +12,6 @@ use std::process::{Command, Output, Stdio};
 
 /// Options of the tests that check formats rather than state: no state on disk, worker 1.
 const MEM: [&str; 3] = ["--in-memory", "--worker", "1"];
-
-/// A fresh directory under the system's temp dir, removed on drop.
-struct TempDir(std::path::PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("rimeflake-cli-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-
-    fn path(&self) -> &str {
-        self.0.to_str().unwrap()
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 fn rimeflake(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_rimeflake"))

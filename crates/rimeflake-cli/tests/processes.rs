@@ -5,6 +5,10 @@
 //! stays real, so waits still end). Without it the restart test fails and says how to install
 //! it: `make test` does (`apt-get install faketime`).
 
+#[path = "../../rimeflake/tests/support/mod.rs"]
+mod support;
+use support::{Rng, TempDir};
+
 use rimeflake::Layout;
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -12,44 +16,6 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 const BIN: &str = env!("CARGO_BIN_EXE_rimeflake");
-
-/// A directory under the system's temporary directory, removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        let path =
-            std::env::temp_dir().join(format!("rimeflake-processes-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&path);
-        std::fs::create_dir_all(&path).expect("a temporary directory");
-        TempDir(path)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// splitmix64, seeded, so that a failing run's choices can be replayed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    /// Spread evenly over the orders of magnitude of `lo..=hi`.
-    fn log_range(&mut self, lo: u64, hi: u64) -> u64 {
-        let (a, b) = ((lo.max(1) as f64).ln(), (hi as f64).ln());
-        let u = (self.next() >> 11) as f64 / (1u64 << 53) as f64;
-        ((a + u * (b - a)).exp() as u64).clamp(lo, hi)
-    }
-}
 
 /// The complete lines of `text` as IDs: a killed process may leave its last line cut short.
 fn parse_ids(text: &str) -> Vec<u64> {

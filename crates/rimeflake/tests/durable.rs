@@ -1,21 +1,16 @@
 //! Durable state: restarts, rollbacks across restarts, leases, and a store that fails.
 
+mod support;
+use support::TempDir;
+
 use rimeflake::state::{StateStore, WorkerState};
 use rimeflake::{Error, ErrorKind, Generator, Layout, ManualClock, Result};
 use std::collections::HashSet;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 const START: u64 = 1_767_225_600_000; // 2026-01-01T00:00:00Z
-
-fn temp_dir(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("rimeflake-durable-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 /// A store in memory that can be told to fail, and records what was saved.
 #[derive(Debug, Default)]
@@ -56,7 +51,8 @@ fn on_store(store: &Arc<FlakyStore>, clock: &ManualClock) -> Generator<ManualClo
 
 #[test]
 fn a_restart_continues_above_everything_issued_before() {
-    let dir = temp_dir("restart");
+    let tmp = TempDir::new("restart");
+    let dir = tmp.0.clone();
     let mut seen = HashSet::new();
     let mut last = 0;
     for _ in 0..3 {
@@ -73,7 +69,6 @@ fn a_restart_continues_above_everything_issued_before() {
         g.close().unwrap();
         assert_eq!(g.next_id().unwrap_err().kind(), ErrorKind::Closed);
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -159,7 +154,8 @@ fn a_failing_store_fails_closed_at_the_reservation_and_recovers_by_itself() {
 
 #[test]
 fn leases_give_processes_distinct_worker_ids_and_fixed_ones_are_exclusive() {
-    let dir = temp_dir("leases");
+    let tmp = TempDir::new("leases");
+    let dir = tmp.0.clone();
     let a = Generator::builder().state_dir(&dir).build().unwrap();
     let b = Generator::builder().state_dir(&dir).build().unwrap();
     assert_ne!(a.worker_id(), b.worker_id());
@@ -184,7 +180,6 @@ fn leases_give_processes_distinct_worker_ids_and_fixed_ones_are_exclusive() {
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Config, "{e}");
     drop((b, c));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -222,7 +217,8 @@ fn after_a_clean_close_a_restart_continues_right_above_the_last_id() {
 
 #[test]
 fn a_corrupt_state_is_refused_and_reset_reserves_every_clock_id_past_it() {
-    let dir = temp_dir("reset");
+    let tmp = TempDir::new("reset");
+    let dir = tmp.0.clone();
     let layout = Layout::default();
     let g = Generator::builder()
         .worker_id(4)
@@ -281,5 +277,4 @@ fn a_corrupt_state_is_refused_and_reset_reserves_every_clock_id_past_it() {
         .unwrap();
     let after = g.next_ids(1000).unwrap();
     assert!(after[0] > *before.last().unwrap());
-    let _ = std::fs::remove_dir_all(&dir);
 }

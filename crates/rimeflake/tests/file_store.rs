@@ -1,5 +1,8 @@
 //! The file store under every disk fault (on the simulated disk) and on the real file system.
 
+mod support;
+use support::TempDir;
+
 use rimeflake::state::file::{decode, SLOT_SIZE};
 use rimeflake::state::{Fault, FileStore, SimDisk};
 use rimeflake::{ErrorKind, StateStore, WorkerState};
@@ -288,27 +291,6 @@ fn reservations_never_go_down() {
         FileStore::with_disk(disk, path(), 0).unwrap_err().kind(),
         ErrorKind::Config
     );
-}
-
-/// A directory removed on drop (no tempfile crate).
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        let p = std::env::temp_dir().join(format!(
-            "rimeflake-fs-{tag}-{}-{}",
-            std::process::id(),
-            rimeflake::clock::monotonic_ns()
-        ));
-        std::fs::create_dir_all(&p).unwrap();
-        TempDir(p)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 fn real(dir: &Path) -> FileStore {

@@ -8,29 +8,14 @@
 
 #![cfg(unix)]
 
+mod support;
+use support::TempDir;
+
 use rimeflake::state::file::decode_file;
 use rimeflake::{ErrorKind, Generator, Layout};
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
-
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        let path =
-            std::env::temp_dir().join(format!("rimeflake-fork-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&path);
-        std::fs::create_dir_all(&path).expect("a temporary directory");
-        TempDir(path)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// Forks; the child runs `child` (its words go to the parent through a pipe) and `_exit`s.
 /// Returns what the child wrote and its exit status.

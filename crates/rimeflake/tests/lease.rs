@@ -1,32 +1,14 @@
 //! Local leases with real files, real processes (SIGKILL) and a real fork.
 
+mod support;
+use support::TempDir;
+
 use rimeflake::state::inspect::{inspect, render, StateHealth};
 use rimeflake::worker::{LeaseRequest, LocalLease};
 use rimeflake::{ErrorKind, Layout, StateStore, WorkerState};
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
-
-/// A directory removed on drop (no tempfile crate).
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        let p = std::env::temp_dir().join(format!(
-            "rimeflake-lease-{tag}-{}-{}",
-            std::process::id(),
-            rimeflake::clock::monotonic_ns()
-        ));
-        std::fs::create_dir_all(&p).unwrap();
-        TempDir(p)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 fn any(dir: &Path, range: std::ops::RangeInclusive<u64>) -> rimeflake::Result<LocalLease> {
     LocalLease::acquire(dir, "ns", &Layout::default(), LeaseRequest::Any { range })

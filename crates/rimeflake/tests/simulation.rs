@@ -25,6 +25,9 @@
 //! memory over thousands of crashes), then [`SimDisk::crash`] (unsynced writes are lost, or
 //! land in part, the last one possibly torn).
 
+mod support;
+use support::Rng;
+
 use rimeflake::state::file::{decode_file, SLOT_SIZE};
 use rimeflake::state::{Disk, Fault, FileStore, SimDisk};
 use rimeflake::{
@@ -46,51 +49,6 @@ const STEPS: u32 = 150;
 const CI_SEEDS: u64 = 200;
 /// A run that takes longer than this (in real time) hangs: a livelock or an unbounded wait.
 const HANG: Duration = Duration::from_secs(60);
-
-/// splitmix64: small, seeded, and the same everywhere.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        if n == 0 {
-            0
-        } else {
-            self.next() % n
-        }
-    }
-    /// Uniform in `lo..=hi`.
-    fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.below(hi - lo + 1)
-    }
-    fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-    /// Spread evenly over the orders of magnitude of `lo..=hi` (1 ms is as likely as 1 day's
-    /// order of magnitude), in integers only.
-    fn log_range(&mut self, lo: u64, hi: u64) -> u64 {
-        let bits = |v: u64| 64 - v.max(1).leading_zeros() as u64;
-        let b = self.range(bits(lo), bits(hi));
-        let (a, z) = ((1u64 << (b - 1)).max(lo), ((1u64 << b) - 1).min(hi));
-        self.range(a, z.max(a))
-    }
-    fn weighted<T: Copy>(&mut self, items: &[(u64, T)]) -> T {
-        let mut at = self.below(items.iter().map(|i| i.0).sum());
-        for &(w, item) in items {
-            if at < w {
-                return item;
-            }
-            at -= w;
-        }
-        unreachable!("weights add up")
-    }
-}
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Flavor {

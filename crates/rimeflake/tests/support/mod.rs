@@ -1,0 +1,83 @@
+//! Helpers shared by the test binaries of `rimeflake` and `rimeflake-cli` (the CLI's tests
+//! include this file by path). Each binary uses part of it.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+/// A fresh directory under the system's temporary directory, removed when dropped. Its name
+/// holds the tag, the pid and a monotonic reading, so tests running at once never share one.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> TempDir {
+        let path = std::env::temp_dir().join(format!(
+            "rimeflake-test-{tag}-{}-{}",
+            std::process::id(),
+            rimeflake::clock::monotonic_ns()
+        ));
+        std::fs::create_dir_all(&path).expect("a temporary directory");
+        TempDir(path)
+    }
+
+    /// The path as text, for command-line arguments.
+    pub fn path(&self) -> &str {
+        self.0.to_str().expect("a UTF-8 temporary path")
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// splitmix64: small and seeded, so a failing run's choices replay from its seed.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n` (0 when `n` is 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        if n == 0 {
+            0
+        } else {
+            self.next() % n
+        }
+    }
+
+    /// Uniform in `lo..=hi`.
+    pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
+        lo + self.below(hi - lo + 1)
+    }
+
+    pub fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+
+    /// Spread evenly over the orders of magnitude of `lo..=hi` (1 ms is as likely as 1 day's
+    /// order of magnitude), in integers only.
+    pub fn log_range(&mut self, lo: u64, hi: u64) -> u64 {
+        let bits = |v: u64| 64 - v.max(1).leading_zeros() as u64;
+        let b = self.range(bits(lo), bits(hi));
+        let (a, z) = ((1u64 << (b - 1)).max(lo), ((1u64 << b) - 1).min(hi));
+        self.range(a, z.max(a))
+    }
+
+    pub fn weighted<T: Copy>(&mut self, items: &[(u64, T)]) -> T {
+        let mut at = self.below(items.iter().map(|i| i.0).sum());
+        for &(w, item) in items {
+            if at < w {
+                return item;
+            }
+            at -= w;
+        }
+        unreachable!("weights add up")
+    }
+}
