@@ -12,6 +12,7 @@ import re
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
@@ -223,6 +224,58 @@ def test_idempotent_and_uninstall_restores_the_agent() -> None:
         patch.uninstall()  # an old handle does not undo a newer install
         assert again.installed
     assert not again.installed and UUID1_HEX.match(ID().value)
+
+
+def test_concurrent_installs_give_one_patch() -> None:
+    barrier = threading.Barrier(8)
+    got: list[SkyWalkingPatch] = []
+
+    def install() -> None:
+        barrier.wait()
+        got.append(install_skywalking())
+
+    threads = [threading.Thread(target=install) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(got) == 8 and all(p is got[0] for p in got) and got[0].installed
+
+
+def test_ids_stay_whole_while_the_patch_is_switched() -> None:
+    """Threads making IDs while another installs and uninstalls: every ID is either the
+    agent's or rimeflake's, whole, and none is lost to an exception."""
+    stop = threading.Event()
+    seen: list[list[str]] = []
+    errors: list[BaseException] = []
+
+    def make() -> None:
+        mine: list[str] = []
+        seen.append(mine)
+        try:
+            while not stop.is_set():
+                mine.append(ID().value)
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=make) for _ in range(2)]
+    for t in threads:
+        t.start()
+    try:
+        for _ in range(30):
+            patch = install_skywalking()
+            time.sleep(0.001)  # let the threads run under each state
+            patch.uninstall()
+            time.sleep(0.001)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    assert not errors
+    every = [i for ids in seen for i in ids]
+    assert every and all(GLOBAL_ID.match(i) or UUID1_HEX.match(i) for i in every)
+    assert any(GLOBAL_ID.match(i) for i in every), "the patch was in force part of the time"
+    assert len(set(every)) == len(every)
 
 
 def test_uninstall_leaves_a_later_patch_alone() -> None:
