@@ -29,7 +29,7 @@ def main(argv: Optional[list[str]] = None) -> None:
     """Install the patch, then run the script or module named in ``argv`` (``sys.argv[1:]``)."""
     args = sys.argv[1:] if argv is None else argv
     if not args or args[0] in ("-h", "--help"):
-        print(__doc__ if args else USAGE, file=sys.stdout if args else sys.stderr)
+        print((__doc__ or USAGE) if args else USAGE, file=sys.stdout if args else sys.stderr)
         raise SystemExit(0 if args else 2)
     if args[0] == "-m" and len(args) < 2:
         print(f"{USAGE}\nrimeflake.skywalking: -m needs a module name", file=sys.stderr)
