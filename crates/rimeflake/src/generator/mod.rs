@@ -4,7 +4,9 @@
 //! I/O. It works on two atomic words: the packed `counter` (`clock_id:time:sequence`) and the
 //! `fence` (`clock_id:reserved_until:max_sequence`), the highest counter value it may commit.
 //! Everything else (switching clock-ids, moving the reservation, waiting, errors) runs in the
-//! slow path ([`slow`]), serialized by a mutex, and in the reservation thread ([`reserver`]).
+//! slow path ([`slow`]), serialized by a mutex, and in the I/O thread ([`reserver`]), which makes
+//! every write of the durable state: no lock is ever held across store I/O, so a hung disk
+//! makes calls fail after `max_wait` instead of blocking them, and interrupts get through.
 //!
 //! Guarantees, by name:
 //! - **Unique**: no two calls of one generator return the same ID, across threads, restarts
@@ -16,7 +18,8 @@
 //!   issued it; beyond that the generator waits for the clock (a restart right after a burst
 //!   may wait up to the reservation window).
 //! - **Bounded waits**: every wait is cut into slices of at most one time unit and ends in an
-//!   error after `max_wait`.
+//!   error after `max_wait`, including waits for a store that hangs (`close` too). Building a
+//!   generator reads and writes its state on the caller's thread: that is bounded by the store.
 //! - **No wrap**: the time field never carries into the clock-id or sign bits.
 
 mod builder;
@@ -436,10 +439,9 @@ impl<C: Clock> Inner<C> {
 
     fn stats(&self) -> Stats {
         let s = &self.stats;
-        let _switches = crate::sync::lock(&self.slow); // no clock-id switch mid-read
         let unit = self.k.unit_ms;
         Stats {
-            ids_issued: s.issued(self.hot.counter.load(Acquire) & !SEALED),
+            ids_issued: s.issued_now(&self.hot.counter),
             rollbacks: Counters::get(&s.rollbacks),
             largest_rollback_ms: Counters::get(&s.largest_rollback_units) * unit,
             clock_id_bumps: Counters::get(&s.bumps),
