@@ -360,15 +360,7 @@ impl<C: Clock> Inner<C> {
                 w.state = state;
             }
             drop(w);
-            if let Some(lease) = self
-                .durable
-                .lease
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .take()
-            {
-                lease.release();
-            }
+            self.release_lease();
             return result;
         }
         drop(w);
