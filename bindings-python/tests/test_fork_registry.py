@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 import rimeflake
+from rimeflake._native import _after_fork_in_child
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="uses os.fork and /proc/self/fd"
@@ -174,3 +175,30 @@ def test_global_id_never_repeats_in_a_child_made_without_at_fork_handlers() -> N
     repeated = set(parent) & set(child)
     assert not repeated, f"{len(repeated)} IDs of the parent repeated in the child"
     assert child[0].split(".")[0] != parent[0].split(".")[0]
+
+
+def test_after_fork_in_child_does_nothing_in_the_process_that_made_the_generator(
+    tmp_path: Path,
+) -> None:
+    # In a child of its own, which makes the generator itself: a failure there (the core closing
+    # a live lease descriptor) cannot take pytest down with it.
+    def child() -> int:
+        g = rimeflake.Generator(state_dir=tmp_path / "state", max_wait_ms=300)
+        before = g.next_id()
+        _after_fork_in_child()  # what os.register_at_fork calls, here in no child
+        try:
+            if g.next_id() <= before:
+                return 1
+        except rimeflake.RimeflakeError:
+            return 2  # the generator was shut
+        try:
+            rival = rimeflake.Generator(g.worker_id, state_dir=tmp_path / "state")
+        except rimeflake.LeaseError:
+            pass
+        else:
+            rival.close()
+            return 3  # the lease was freed: two generators on one worker ID
+        g.close()
+        return 0
+
+    assert _child_status(child) == 0

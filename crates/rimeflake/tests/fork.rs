@@ -21,12 +21,33 @@ use std::time::Duration;
 /// Forks; the child runs `child` (its words go to the parent through a pipe) and `_exit`s.
 /// Returns what the child wrote and its exit status.
 fn fork_with(child: impl FnOnce() -> Vec<u64>) -> (Vec<u64>, i32) {
+    // SAFETY: see the module docs.
+    fork_by(|| unsafe { libc::fork() }, child)
+}
+
+/// `fork(2)` through the system call itself, as a raw `clone` in a runtime does: glibc's
+/// `fork()` and so every at-fork handler is skipped.
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
+fn raw_fork() -> libc::pid_t {
+    // SAFETY: clone with only SIGCHLD and no new stack is fork; the child runs our code only.
+    (unsafe { libc::syscall(libc::SYS_clone, libc::SIGCHLD as libc::c_long, 0, 0, 0, 0) })
+        as libc::pid_t
+}
+
+/// [`fork_with`], forking with `fork`.
+fn fork_by(
+    fork: impl FnOnce() -> libc::pid_t,
+    child: impl FnOnce() -> Vec<u64>,
+) -> (Vec<u64>, i32) {
     let mut fds = [0; 2];
     // SAFETY: a valid array of two descriptors.
     assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0, "pipe");
     let (read_fd, write_fd) = (fds[0], fds[1]);
-    // SAFETY: see the module docs; the child only runs our code and then `_exit`s.
-    let pid = unsafe { libc::fork() };
+    // The child only runs our code and then `_exit`s.
+    let pid = fork();
     assert!(pid >= 0, "fork failed");
     if pid == 0 {
         // SAFETY: the child's copy of the read end.
@@ -466,6 +487,56 @@ fn a_child_sees_an_open_generator_and_takes_no_parent_lock() {
     g.close().unwrap();
 }
 
+/// The process part of a tracing ID, as two words.
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
+fn process_words(id: &str) -> [u64; 2] {
+    let hex = id.split('.').next().unwrap();
+    [
+        u64::from_str_radix(&hex[..16], 16).unwrap(),
+        u64::from_str_radix(&hex[16..32], 16).unwrap(),
+    ]
+}
+
+/// Item 10: `tracing::global_id()` in a child made by a fork that runs no at-fork handler must
+/// not continue the parent's IDs: the child draws a new process part.
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
+fn tracing_ids_are_fresh_after_a_fork_without_handlers() {
+    use rimeflake::tracing::global_id;
+    let before = global_id();
+    let (words, code) = fork_by(raw_fork, || {
+        // SAFETY: alarm only arms a timer.
+        unsafe { libc::alarm(10) };
+        let ids: Vec<String> = (0..1000).map(|_| global_id()).collect();
+        let mut out = process_words(&ids[0]).to_vec();
+        out.extend(process_words(&ids[999]));
+        out
+    });
+    let after = global_id();
+    assert_eq!(code, 0, "the child failed (exit status {code})");
+    let parent = process_words(&before);
+    assert_eq!(
+        process_words(&after),
+        parent,
+        "the parent's process part changed"
+    );
+    assert_ne!(
+        words[..2],
+        parent,
+        "the child continued the parent's process part: its IDs repeat the parent's"
+    );
+    assert_eq!(
+        words[..2],
+        words[2..],
+        "the child's process part changed mid-way"
+    );
+}
+
 /// One test, so no other test thread runs while the process forks; each case runs to its end
 /// and the failures are listed together.
 #[test]
@@ -487,6 +558,14 @@ fn forked_children_never_share_the_parents_worker_id_lease_or_state() {
         (
             "item 9: closed in the parent stays closed in a child",
             closed_in_the_parent_stays_closed_in_a_child,
+        ),
+        #[cfg(all(
+            target_os = "linux",
+            any(target_arch = "x86_64", target_arch = "aarch64")
+        ))]
+        (
+            "item 10: tracing IDs are fresh after a fork without handlers",
+            tracing_ids_are_fresh_after_a_fork_without_handlers,
         ),
         (
             "item 11: a lost restart race releases its fork slot",
