@@ -196,8 +196,11 @@ pub fn after_fork_in_child() {
     }
 }
 
+/// Arms the child handler before the first slot is claimed. Threads racing the very first
+/// registration may each arm it: the handler is idempotent, and no registration returns before
+/// it is armed.
 fn arm() {
-    if ARMED.swap(true, AcqRel) {
+    if ARMED.load(Acquire) {
         return;
     }
     #[cfg(unix)]
@@ -208,6 +211,7 @@ fn arm() {
         // SAFETY: registering a handler that only walks the lock-free registry.
         unsafe { libc::pthread_atfork(None, None, Some(child)) };
     }
+    ARMED.store(true, Release);
 }
 
 /// This process's id (a system call: for the slow path only).

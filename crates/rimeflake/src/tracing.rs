@@ -368,11 +368,12 @@ fn write_decimal(out: &mut [u8], mut v: u64) -> usize {
     n
 }
 
-/// Arms the at-fork child handler once per process. An atomic flag, not a `Once`, which a fork
-/// could catch mid-call and leave blocking in the child.
+/// Arms the at-fork child handler, once per process but for threads racing the first call
+/// (the handler is idempotent). An atomic flag, not a `Once`, which a fork could catch mid-call
+/// and leave blocking in the child.
 fn arm_fork_handler() {
     static ARMED: AtomicBool = AtomicBool::new(false);
-    if ARMED.swap(true, AcqRel) {
+    if ARMED.load(Acquire) {
         return;
     }
     #[cfg(unix)]
@@ -383,6 +384,7 @@ fn arm_fork_handler() {
         // SAFETY: `child` only does atomic loads and stores, which are async-signal-safe.
         unsafe { libc::pthread_atfork(None, None, Some(child)) };
     }
+    ARMED.store(true, Release);
 }
 
 #[cfg(test)]
