@@ -15,14 +15,14 @@
 //!
 //! # The registry: one owner, one lifecycle
 //!
-//! Each running generator (its `Inner`) holds one [`Slot`] from the moment its fence exists until
+//! Each running generator (its `Inner`) holds one `Slot` from the moment its fence exists until
 //! it dies, and is the slot's only owner:
-//! - **Claimed** by [`register`] in the process that starts the generator; the slot records that
+//! - **Claimed** by `register` in the process that starts the generator; the slot records that
 //!   pid as its owner.
-//! - **Lease descriptor**: recorded with [`Slot::set_lock_fd`] once the lease is held, and
-//!   forgotten with [`Slot::forget_lock_fd`] *before* the lease closes it, so the number is never
+//! - **Lease descriptor**: recorded with `Slot::set_lock_fd` once the lease is held, and
+//!   forgotten with `Slot::forget_lock_fd` *before* the lease closes it, so the number is never
 //!   registered while another file may hold it.
-//! - **Released** by [`Slot::release`] when the generator dies (`Inner`'s `Drop`), whatever the
+//! - **Released** by `Slot::release` when the generator dies (`Inner`'s `Drop`), whatever the
 //!   way: dropped, closed and dropped, the loser of a restart race in a child, or a start-up that
 //!   failed after the fence existed. It is released before the fence's page is unmapped.
 //! - **Abandoned** only in a process other than its owner (a forked child), by the at-fork handler
