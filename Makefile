@@ -114,18 +114,24 @@ test-loom: rust ## Rust: loom model check of the generator's atomic step (LOOM_M
 
 # ---- python -----------------------------------------------------------------------------------
 
-# .venv holds maturin, pytest, mypy, numpy and a debug build of the extension (maturin develop);
-# bench/python/.venv holds a release wheel and the peer libraries the benchmark compares.
+# .venv holds maturin, pytest, mypy, numpy, the SkyWalking agent and a debug build of the
+# extension (maturin develop); bench/python/.venv holds a release wheel and the peer libraries
+# the benchmark compares.
 PYTHON ?= python3
 VENV := .venv
 VENV_PY := $(VENV)/bin/python
 BENCH_VENV := bench/python/.venv
-BENCH_PEERS := uuid-utils==1.2.0 sonyflake-turbo==1.0.1 snowflake-id==1.0.2 python-ulid==4.1.0 numpy
+# The SkyWalking Python agent that rimeflake.tracing.install_skywalking() is tested and measured
+# against (bindings-python/tests/test_skywalking.py, bench/python/bench.py). Not 1.3.0: its
+# wheel lacks the generated skywalking.protocol package, so its agent cannot be imported.
+SKYWALKING_AGENT := apache-skywalking==1.2.0
+BENCH_PEERS := uuid-utils==1.2.0 sonyflake-turbo==1.0.1 snowflake-id==1.0.2 python-ulid==4.1.0 numpy \
+  $(SKYWALKING_AGENT)
 
 .PHONY: python-env test-python example-python lint-python bench-python
 python-env: rust ## Python: .venv with maturin, pytest, mypy, numpy and the extension built in it (debug)
 	@test -x $(VENV_PY) || $(PYTHON) -m venv $(VENV)
-	@$(VENV_PY) -m pip install -q --disable-pip-version-check maturin pytest mypy numpy
+	@$(VENV_PY) -m pip install -q --disable-pip-version-check maturin pytest mypy numpy $(SKYWALKING_AGENT)
 	cd bindings-python && VIRTUAL_ENV="$(CURDIR)/$(VENV)" "$(CURDIR)/$(VENV)/bin/maturin" develop -q
 
 example-python: python-env ## run the Python example (examples/python)

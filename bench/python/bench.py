@@ -40,25 +40,45 @@ BEGIN, END = "<!-- python:begin -->", "<!-- python:end -->"
 
 
 class Row:
-    """One generator under test: how to call it, and its timed loops."""
+    """One generator under test: how to call it, and its timed loops. `setup` and `teardown`
+    run around each loop, untimed (they switch a patch on and off, so that rows measuring the
+    same class with and without it can take turns)."""
 
-    def __init__(self, name: str, ver: str, f: Callable[[], Any], per: int, note: str) -> None:
+    def __init__(
+        self,
+        name: str,
+        ver: str,
+        f: Callable[[], Any],
+        per: int,
+        note: str,
+        setup: Callable[[], Any] = lambda: None,
+        teardown: Callable[[], Any] = lambda: None,
+    ) -> None:
         self.name, self.ver, self.f, self.per, self.note = name, ver, f, per, note
-        for _ in range(1000):  # warm up
-            f()
-        t0 = time.perf_counter_ns()
-        for _ in range(200):
-            f()
-        guess = max((time.perf_counter_ns() - t0) / 200, 1.0)
+        self.setup, self.teardown = setup, teardown
+        setup()
+        try:
+            for _ in range(1000):  # warm up
+                f()
+            t0 = time.perf_counter_ns()
+            for _ in range(200):
+                f()
+            guess = max((time.perf_counter_ns() - t0) / 200, 1.0)
+        finally:
+            teardown()
         self.n = int(min(MAX_CALLS // per, max(20, BUDGET_S * 1e9 / guess)))
         self.samples: list[float] = []
 
     def loop(self) -> None:
         f, rep = self.f, itertools.repeat(None, self.n)
-        t0 = time.perf_counter_ns()
-        for _ in rep:
-            f()
-        self.samples.append((time.perf_counter_ns() - t0) / (self.n * self.per))
+        self.setup()
+        try:
+            t0 = time.perf_counter_ns()
+            for _ in rep:
+                f()
+            self.samples.append((time.perf_counter_ns() - t0) / (self.n * self.per))
+        finally:
+            self.teardown()
 
 
 def measure(rows: list[Row]) -> None:
@@ -113,6 +133,7 @@ def rows() -> list[tuple[str, str, tuple[float, float], str]]:
     gen_default = rimeflake.Generator(1, layout="default", backend="memory")
     out.append(_row("rimeflake Generator.next_id() (default layout, memory)", rv, _call(gen_default.next_id), "512 IDs/ms, borrows ahead"))
     out.append(_row("rimeflake.tracing.global_id()", rv, _call(global_id), "SkyWalking format, str"))
+    out += skywalking_rows(rv)
 
     try:
         import uuid_utils
@@ -155,6 +176,44 @@ def rows() -> list[tuple[str, str, tuple[float, float], str]]:
     return [(r.name, r.ver, (statistics.median(r.samples), min(r.samples)), r.note) for r in out]
 
 
+SW_FLOOR = "floor: C() for a class whose __init__ stores one attribute"
+SW_AGENT = "apache-skywalking ID() (the agent's own: uuid1)"
+SW_PATCHED = "apache-skywalking ID() after rimeflake.tracing.install_skywalking()"
+SW_LAMBDA = "apache-skywalking ID() patched with a setattr lambda"
+
+
+def skywalking_rows(rv: str) -> list[Row]:
+    """The SkyWalking agent's `ID()`, as its spans make them, with and without the patch; the
+    same class in turns (the patch is switched on and off around each loop, untimed)."""
+    try:
+        from skywalking.trace import ID
+    except ImportError:
+        return []
+    from rimeflake.tracing import install_skywalking
+
+    sw = version("apache-skywalking")
+    agent_init = ID.__init__
+
+    class C:  # the shape of the agent's ID: what `ID()` costs before any ID is made
+        def __init__(self, raw_id: Any = None) -> None:
+            self.value = raw_id or "x"
+
+    def lambda_on() -> None:
+        ID.__init__ = lambda self, raw_id=None: setattr(self, "value", raw_id or global_id())
+
+    def lambda_off() -> None:
+        ID.__init__ = agent_init
+
+    return [
+        Row(SW_FLOOR, "-", C, 1, "CPython's own cost of ID() around the ID"),
+        Row(SW_AGENT, sw, ID, 1, "str(uuid.uuid1()).replace('-', '')"),
+        Row(SW_PATCHED, f"{sw} + {rv}", ID, 1, "global_id() in a plain __init__",
+            setup=install_skywalking, teardown=lambda: install_skywalking().uninstall()),
+        Row(SW_LAMBDA, f"{sw} + {rv}", ID, 1, "a one-line monkeypatch, for comparison",
+            setup=lambda_on, teardown=lambda_off),
+    ]
+
+
 def _call(f: Callable[[], Any], per: int = 1) -> tuple[Callable[[], Any], int]:
     return f, per
 
@@ -187,6 +246,17 @@ def table(results: list[tuple[str, str, tuple[float, float], str]]) -> str:
     uuid1s = "str(uuid.uuid1()).replace('-', '')"
     gid = "rimeflake.tracing.global_id()"
     checks.append(("str(uuid1()).replace / global_id()", lambda d: d[uuid1s] / d[gid], "≥ 20", lambda r: r >= 20))
+    if SW_PATCHED in med:
+        checks += [
+            ("SkyWalking ID(): agent's own / patched", lambda d: d[SW_AGENT] / d[SW_PATCHED], "≥ 20", lambda r: r >= 20),
+            (
+                "SkyWalking ID(): patched / (class floor + global_id())",
+                lambda d: d[SW_PATCHED] / (d[SW_FLOOR] + d[gid]),
+                "≤ 1.1",
+                lambda r: r <= 1.1,
+            ),
+            ("SkyWalking ID(): setattr lambda / patched", lambda d: d[SW_LAMBDA] / d[SW_PATCHED], "> 1", lambda r: r > 1),
+        ]
     lines += [
         "",
         "| target | medians | met | best loops | met | wanted |",

@@ -19,9 +19,11 @@
 //! it dies, and is the slot's only owner:
 //! - **Claimed** by `register` in the process that starts the generator; the slot records that
 //!   pid as its owner.
-//! - **Lease descriptor**: recorded with `Slot::set_lock_fd` once the lease is held, and
-//!   forgotten with `Slot::forget_lock_fd` *before* the lease closes it, so the number is never
-//!   registered while another file may hold it.
+//! - **Lease descriptor**: the lease is handed to the slot (`Slot::hold_lease`), which records its
+//!   descriptor and returns a `HeldLease`. However that is dropped or released (by `close`, by
+//!   the I/O thread after its last write, by a failed start-up), the slot forgets the descriptor
+//!   *before* the lease closes it, so the number is never registered while another file may
+//!   hold it.
 //! - **Released** by `Slot::release` when the generator dies (`Inner`'s `Drop`), whatever the
 //!   way: dropped, closed and dropped, the loser of a restart race in a child, or a start-up that
 //!   failed after the fence existed. It is released before the fence's page is unmapped.
@@ -36,6 +38,7 @@
 //! `getpid` and `close`, all async-signal-safe.
 
 use crate::sync::{AtomicU64, Ordering::*};
+use crate::worker::LocalLease;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU32};
 
 /// One generator's entry. Entries are never freed (a few bytes each) and are reused once free,
@@ -106,17 +109,61 @@ pub(crate) fn register(fence: &AtomicU64) -> &'static Slot {
     }
 }
 
-impl Slot {
-    /// Records the lease's lock descriptor, for a child's handler to close.
-    pub(crate) fn set_lock_fd(&self, fd: i32) {
-        self.lock_fd.store(fd, Release);
+/// A generator's lease, whose lock descriptor its fork slot knows. Dropping (or releasing) it
+/// makes the slot forget the descriptor first and only then frees the lease, which closes it.
+pub(crate) struct HeldLease {
+    lease: Option<LocalLease>,
+    slot: &'static Slot,
+}
+
+impl HeldLease {
+    /// Frees the lease: unlock, then close (the slot forgot the descriptor just before).
+    pub(crate) fn release(self) {
+        drop(self)
     }
 
-    /// Forgets the lease's descriptor: call it **before** the lease closes the descriptor, so
-    /// that no later fork closes the number once another file has it. (A fork in between leaves
-    /// the child a copy of a descriptor whose lock the parent is about to drop: harmless.)
-    pub(crate) fn forget_lock_fd(&self) {
-        self.lock_fd.store(-1, Release);
+    /// In a process that did not take the lease (a forked child): forgets it without unlocking
+    /// (its lock is the parent's) and without closing (the child's handler closed it, and its
+    /// number may belong to another file by now).
+    pub(crate) fn forget_after_fork(mut self) {
+        self.slot.abandon_if(None);
+        if let Some(mut lease) = self.lease.take() {
+            lease.forget_after_fork();
+        }
+    }
+}
+
+impl Drop for HeldLease {
+    fn drop(&mut self) {
+        if let Some(lease) = self.lease.take() {
+            // Forgotten before the close below: no later fork's child may close the number
+            // once another file has it. (A fork in between leaves the child a copy of a
+            // descriptor whose lock the parent is about to drop: harmless.)
+            if let Some(fd) = lease.lock_fd() {
+                self.slot.forget_lock_fd(fd);
+            }
+            lease.release();
+        }
+    }
+}
+
+impl Slot {
+    /// Takes charge of the generator's lease: records its lock descriptor, for a child's
+    /// handler to close, until the returned [`HeldLease`] frees it.
+    pub(crate) fn hold_lease(&'static self, lease: LocalLease) -> HeldLease {
+        if let Some(fd) = lease.lock_fd() {
+            self.lock_fd.store(fd, Release);
+        }
+        HeldLease {
+            lease: Some(lease),
+            slot: self,
+        }
+    }
+
+    /// Forgets the lease's descriptor `fd`, before the lease closes it (only if the slot still
+    /// records that one: it never erases another generator's).
+    fn forget_lock_fd(&self, fd: i32) {
+        let _ = self.lock_fd.compare_exchange(fd, -1, AcqRel, Acquire);
     }
 
     /// Frees the slot: its generator is dying in the process that owns it, and the fence's page

@@ -221,7 +221,7 @@ impl<C: Clock> Builder<C> {
 
     /// How often the reservation is moved ahead (default every 500 ms). `Duration::ZERO` runs
     /// no thread: the reservation is then moved by the call that reaches it, which waits for
-    /// the write (deterministic, for simulations).
+    /// the write (deterministic, for simulations; such a call is bounded only by the store).
     pub fn refresh_every(mut self, every: Duration) -> Self {
         self.refresh_every = every;
         self

@@ -4,7 +4,9 @@
 //! I/O. It works on two atomic words: the packed `counter` (`clock_id:time:sequence`) and the
 //! `fence` (`clock_id:reserved_until:max_sequence`), the highest counter value it may commit.
 //! Everything else (switching clock-ids, moving the reservation, waiting, errors) runs in the
-//! slow path ([`slow`]), serialized by a mutex, and in the reservation thread ([`reserver`]).
+//! slow path ([`slow`]), serialized by a mutex, and in the I/O thread ([`reserver`]), which makes
+//! every write of the durable state: no lock is ever held across store I/O, so a hung disk
+//! makes calls fail after `max_wait` instead of blocking them, and interrupts get through.
 //!
 //! Guarantees, by name:
 //! - **Unique**: no two calls of one generator return the same ID, across threads, restarts
@@ -16,7 +18,8 @@
 //!   issued it; beyond that the generator waits for the clock (a restart right after a burst
 //!   may wait up to the reservation window).
 //! - **Bounded waits**: every wait is cut into slices of at most one time unit and ends in an
-//!   error after `max_wait`.
+//!   error after `max_wait`, including waits for a store that hangs (`close` too). Building a
+//!   generator reads and writes its state on the caller's thread: that is bounded by the store.
 //! - **No wrap**: the time field never carries into the clock-id or sign bits.
 
 mod builder;
@@ -458,10 +461,9 @@ impl<C: Clock> Inner<C> {
 
     fn stats(&self) -> Stats {
         let s = &self.stats;
-        let _switches = crate::sync::lock(&self.slow); // no clock-id switch mid-read
         let unit = self.k.unit_ms;
         Stats {
-            ids_issued: s.issued(self.hot.counter.load(Acquire) & !SEALED),
+            ids_issued: s.issued_now(&self.hot.counter),
             rollbacks: Counters::get(&s.rollbacks),
             largest_rollback_ms: Counters::get(&s.largest_rollback_units) * unit,
             clock_id_bumps: Counters::get(&s.bumps),
@@ -481,40 +483,26 @@ impl<C: Clock> Inner<C> {
     pub(crate) fn time_of(&self, counter: u64) -> u64 {
         (counter >> self.k.seq_bits) & self.layout.max_time()
     }
-
-    /// Frees the lease (a durable generator's `close`). The fork registry forgets the lease's
-    /// descriptor first: once closed, its number may go to any file, which a later fork's
-    /// child must not close.
-    pub(crate) fn release_lease(&self) {
-        let lease = self
-            .durable
-            .lease
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take();
-        if let Some(lease) = lease {
-            self.fork_slot.forget_lock_fd();
-            lease.release();
-        }
-    }
 }
 
 impl<C: Clock> Drop for Inner<C> {
     /// The generator dies: its fork slot is released, before the fence's page is unmapped and
-    /// before the lease (a field dropped after this) closes its descriptor. This covers every
-    /// way an `Inner` dies: a dropped generator, the loser of a restart race in a child, and a
+    /// after a lease still held here is freed. This covers every way an `Inner` dies: a dropped generator, the loser of a restart race in a child, and a
     /// start-up that failed once the fence existed (the reservation thread did not spawn).
     fn drop(&mut self) {
+        // `get_mut`, not `lock`: no lock, even one a parent thread held at a fork.
+        let lease = self.durable.lease.get_mut();
+        let lease = lease.unwrap_or_else(|p| p.into_inner()).take();
         if self.pid != fork::pid() {
             // Never reached (an inherited generator is never freed in a child); were it, the
             // lease must be forgotten, not unlocked: its lock is the parent's.
             self.fork_slot.abandon(&self.hot.fence);
-            let lease = self.durable.lease.get_mut();
-            if let Some(mut lease) = lease.unwrap_or_else(|p| p.into_inner()).take() {
+            if let Some(lease) = lease {
                 lease.forget_after_fork();
             }
             return;
         }
+        drop(lease); // while the slot is still ours: it forgets the descriptor, then closes it
         self.fork_slot.release();
     }
 }

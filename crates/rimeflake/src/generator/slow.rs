@@ -1,9 +1,10 @@
 //! The slow path: everything the hot path hands over. Serialized by `Inner::slow`; it re-reads
 //! the counter, the fence and the clock under the lock and decides from those fresh readings.
 
+use super::reserver::SwitchJob;
 use super::stats::Counters;
 use super::{Inner, RollbackPolicy, CLOSED_FENCE, SEALED};
-use crate::clock::Clock;
+use crate::clock::{monotonic_ns, Clock};
 use crate::error::{Error, ErrorKind, Result};
 use crate::layout::Layout;
 use crate::state::WorkerState;
@@ -25,13 +26,19 @@ enum WaitFor {
     Lead,
     /// The durable reservation is used up and has not been extended yet.
     Reservation,
+    /// The switch to clock-id `next` is being stored by the I/O thread.
+    Switch { next: u64 },
 }
 
-/// A wait of one call: when it started on the monotonic clock, and the first step back seen.
+/// A wait of one call: when it started on the generator's monotonic clock (waits for the
+/// clock) and on the real one (waits for the I/O thread, which runs in real time), the first
+/// step back seen, and the I/O thread's progress count when the call last decided.
 #[derive(Default)]
 struct Waiting {
     started_ns: Option<u64>,
+    io_started_ns: Option<u64>,
     behind: Option<u64>,
+    io_seen: u64,
 }
 
 /// A clock-id that can serve a reading of `now`: the lowest one above `current` whose
@@ -67,6 +74,9 @@ impl<C: Clock> Inner<C> {
         let hot = &*self.hot;
         let mut waiting = Waiting::default();
         loop {
+            if let Some(io) = self.durable.io.get() {
+                waiting.io_seen = io.progress(); // before deciding: no wake-up is missed
+            }
             let s = lock(&self.slow);
             if s.closed {
                 return Err(Error::new(ErrorKind::Closed, "the generator is closed"));
@@ -91,17 +101,16 @@ impl<C: Clock> Inner<C> {
                         return Err(self.rollback_error(behind, "the rollback policy is Error"))
                     }
                     RollbackPolicy::BumpClock => {
-                        let state = self
-                            .durable
-                            .writer
-                            .lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .state
-                            .clone();
+                        let state = self.durable.snapshot();
                         if let Some(next) =
                             free_clock_id(&state, &self.layout, cid, now, self.strict_monotonic)
                         {
-                            self.switch(cid, next, now)?;
+                            if self.switch(cid, next, now)? {
+                                continue;
+                            }
+                            // The I/O thread is storing the switch: wait for it, then decide.
+                            drop(s);
+                            self.wait_slice(&mut waiting, WaitFor::Switch { next }, interrupted)?;
                             continue;
                         }
                         // No clock-id is free for this reading: wait, as DESIGN.md says.
@@ -120,16 +129,11 @@ impl<C: Clock> Inner<C> {
                     Some(last) if last <= field_end => last,
                     _ => return Err(self.layout.exhausted(self.clock.now_ms())),
                 };
-                if last > fence && self.durable.refresh.is_zero() {
-                    // No reservation thread: move the reservation ourselves, then decide again.
-                    let mut w = self
-                        .durable
-                        .writer
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner());
-                    w.need = w.need.max(self.time_of(last));
-                    self.extend_reservation(&mut w);
-                    if w.failure.is_none() {
+                if last > fence && self.durable.io.get().is_none() {
+                    // No I/O thread: move the reservation ourselves, then decide again.
+                    self.durable.need.fetch_max(self.time_of(last), AcqRel);
+                    self.extend_reservation();
+                    if self.durable.failure().is_none() {
                         continue;
                     }
                     WaitFor::Reservation
@@ -180,49 +184,89 @@ impl<C: Clock> Inner<C> {
     }
 
     /// Moves to clock-id `next`, restarting the time at `now`. The new clock-id and its
-    /// reservation are stored (synced) before the fence lets the first ID through.
-    fn switch(&self, from: u64, next: u64, now: u64) -> Result<()> {
-        let hot = &*self.hot;
-        let (max_time, max_seq) = (self.layout.max_time(), self.layout.max_sequence());
-        let mut w = self
-            .durable
-            .writer
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        let mut state = w.state.clone();
-        state.clock_id = next;
-        let reserved_until = match &w.store {
-            Some(store) => {
-                let until = (now + self.durable.ahead_units).min(max_time);
-                state.raise(next, until);
-                store.save(&state)?;
-                until
-            }
+    /// reservation are stored (synced) before the fence lets the first ID through. With an I/O
+    /// thread, storing is its job and this call never waits for it: `Ok(false)` means "posted,
+    /// or still being written: wait, then decide again".
+    fn switch(&self, from: u64, next: u64, now: u64) -> Result<bool> {
+        let d = &self.durable;
+        if d.store.is_none() {
+            d.update(|s| {
+                s.clock_id = next;
+                s.raise(next, now);
+            });
+            let old = self.publish_switch(from, next, now);
+            d.update(|s| s.raise(from, self.time_of(old))); // in memory, what was issued
+            return Ok(true);
+        }
+        let Some(io) = d.io.get() else {
+            self.save_switch(next, now)?;
+            self.publish_switch(from, next, now);
+            return Ok(true);
+        };
+        let mut jobs = io.jobs.lock().unwrap_or_else(|p| p.into_inner());
+        match jobs.switch.take() {
             None => {
-                state.raise(next, now);
-                max_time
+                jobs.switch = Some(SwitchJob {
+                    from,
+                    next,
+                    now,
+                    outcome: None,
+                });
+                drop(jobs);
+                io.wake();
+                Ok(false)
             }
+            Some(job) if job.outcome.is_none() => {
+                jobs.switch = Some(job);
+                Ok(false)
+            }
+            Some(SwitchJob {
+                outcome: Some(Err(e)),
+                ..
+            }) => Err(e),
+            Some(job) => {
+                drop(jobs);
+                // Stored, perhaps for a call that gave up waiting: a stored switch is safe to
+                // make as long as the counter is still on the clock-id it left.
+                if self.clock_id_of(self.hot.counter.load(Acquire)) == job.from {
+                    self.publish_switch(job.from, job.next, job.now);
+                }
+                Ok(true)
+            }
+        }
+    }
+
+    /// Points the hot words at clock-id `next` from time `now`; returns the old counter.
+    fn publish_switch(&self, from: u64, next: u64, now: u64) -> u64 {
+        let hot = &*self.hot;
+        let reserved_until = match self.durable.store {
+            Some(_) => self.switch_until(now),
+            None => self.layout.max_time(),
         };
         // The fence first: a hot path holding the old counter now sees another clock-id and
         // defers to us; one that loaded the old fence can still commit below it, and the swap
         // below captures what it committed.
-        hot.fence
-            .store(self.layout.counter(next, reserved_until, max_seq), Release);
+        hot.fence.store(
+            self.layout
+                .counter(next, reserved_until, self.layout.max_sequence()),
+            Release,
+        );
         hot.high
             .store((next << self.layout.time_bits()) | now, Release);
         let restart = self.layout.counter_before(next, now);
         let old = hot.counter.swap(restart, AcqRel);
         self.stats.new_epoch(old, restart);
-        if w.store.is_none() {
-            state.raise(from, self.time_of(old)); // in memory, the reservation is what was issued
-        }
-        w.state = state;
-        w.need = 0; // a time the old clock-id needed means nothing under the new one
+        self.durable.need.store(0, Release); // a time the old clock-id needed means nothing now
         Counters::add(&self.stats.bumps, 1);
         if next < from {
             Counters::add(&self.stats.reuses, 1);
         }
-        Ok(())
+        old
+    }
+
+    /// How far a switch at time `now` reserves its new clock-id.
+    pub(super) fn switch_until(&self, now: u64) -> u64 {
+        (now + self.durable.ahead_units).min(self.layout.max_time())
     }
 
     /// Counts a step back of the clock once, however many calls see it: a reading below `high`
@@ -261,18 +305,31 @@ impl<C: Clock> Inner<C> {
     }
 
     /// Sleeps one slice (at most one time unit) of a bounded wait, or fails when `max_wait` has
-    /// run out or the caller's hook says it was interrupted.
+    /// run out or the caller's hook says it was interrupted. Waits for the I/O thread block on
+    /// its progress and are measured on the real clock, since the store answers in real time.
     fn wait_slice(
         &self,
         waiting: &mut Waiting,
         wait_for: WaitFor,
         interrupted: &mut dyn FnMut() -> bool,
     ) -> Result<()> {
-        let start = self.clock.monotonic_ns();
-        let started = *waiting.started_ns.get_or_insert_with(|| {
+        let io = match wait_for {
+            WaitFor::Reservation | WaitFor::Switch { .. } => self.durable.io.get(),
+            _ => None,
+        };
+        let now_ns = || match io {
+            Some(_) => monotonic_ns(),
+            None => self.clock.monotonic_ns(),
+        };
+        let start = now_ns();
+        if waiting.started_ns.is_none() && waiting.io_started_ns.is_none() {
             Counters::add(&self.stats.waits, 1);
-            start
-        });
+        }
+        let started = *match io {
+            Some(_) => &mut waiting.io_started_ns,
+            None => &mut waiting.started_ns,
+        }
+        .get_or_insert(start);
         if let WaitFor::Rollback { behind } = wait_for {
             waiting.behind.get_or_insert(behind);
         }
@@ -286,10 +343,14 @@ impl<C: Clock> Inner<C> {
                 "interrupted while waiting for the clock",
             ));
         }
-        let slice = (self.k.unit_ms * 1_000_000).min(self.max_wait_ns - elapsed);
-        self.clock.sleep(Duration::from_nanos(slice));
-        let slept = self.clock.monotonic_ns().saturating_sub(start);
-        Counters::add(&self.stats.waited_ns, slept);
+        let slice = (self.k.unit_ms.saturating_mul(1_000_000)).min(self.max_wait_ns - elapsed);
+        match io {
+            Some(io) => {
+                io.wait_progress(waiting.io_seen, Duration::from_nanos(slice));
+            }
+            None => self.clock.sleep(Duration::from_nanos(slice)),
+        }
+        Counters::add(&self.stats.waited_ns, now_ns().saturating_sub(start));
         Ok(())
     }
 
@@ -313,14 +374,22 @@ impl<C: Clock> Inner<C> {
                     self.k.drift_units * self.k.unit_ms
                 ),
             ),
-            WaitFor::Reservation => {
-                let w = self.durable.writer.lock().unwrap_or_else(|p| p.into_inner());
-                let store = w.store.as_ref().map_or(String::new(), |s| s.describe());
+            WaitFor::Reservation | WaitFor::Switch { .. } => {
+                let store = self.durable.describe();
+                let what = match wait_for {
+                    WaitFor::Switch { next } => {
+                        format!("the switch to clock-id {next} (after the clock went back)")
+                    }
+                    _ => "the reservation".to_string(),
+                };
                 Error::new(
                     ErrorKind::State,
-                    match &w.failure {
-                        Some(e) => format!("the reservation in {store} could not be extended ({e}); {waited}"),
-                        None => format!("the reservation in {store} was not extended in time; {waited}"),
+                    match self.durable.failure() {
+                        Some(e) => format!("{what} could not be stored in {store} ({e}); {waited}"),
+                        None => format!(
+                            "{what} was not stored in {store} in time (the store does not \
+                             answer); {waited}"
+                        ),
                     },
                 )
             }
@@ -341,55 +410,53 @@ impl<C: Clock> Inner<C> {
         // so `last` is the last ID this generator will ever have issued.
         let last = self.hot.counter.fetch_or(SEALED, AcqRel) & !SEALED;
         drop(s);
-        self.stop_reserver();
-        let mut w = self
-            .durable
-            .writer
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        w.failure = None;
-        if let Some(store) = &w.store {
-            // Reservations only rise; what a clean close adds is the last ID itself, so a
-            // restart can continue right above it instead of above the reservation.
-            let mut state = w.state.clone();
-            if self.clock_id_of(last) == state.clock_id {
-                state.closed_at = Some(last);
+        if self.durable.store.is_some() {
+            // Bounded by max_wait where an I/O thread makes the write; it frees the lease after.
+            let result = self.close_io(last);
+            let lease = self
+                .durable
+                .lease
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .take();
+            if let Some(lease) = lease {
+                lease.release();
             }
-            let result = store.save(&state);
-            if result.is_ok() {
-                w.state = state;
-            }
-            drop(w);
-            self.release_lease();
             return result;
         }
-        drop(w);
         self.wait_past_last_id()
     }
 
-    /// In memory: waits (at most `max_wait`) until the clock has passed the last ID's time.
+    /// In memory: waits (at most `max_wait`, in slices of at most one unit) until the clock has
+    /// passed the last ID's time. Past the end of the time field the clock has passed every ID.
     fn wait_past_last_id(&self) -> Result<()> {
         let last_time = self.time_of(self.hot.counter.load(Acquire));
         let started = self.clock.monotonic_ns();
         loop {
-            let now = self.layout.time_of(self.clock.now_ms()).unwrap_or(0);
-            if now > last_time {
-                return Ok(());
-            }
+            let now_ms = self.clock.now_ms();
+            let behind_ms = match self.layout.time_of(now_ms) {
+                Ok(now) if now > last_time => return Ok(()),
+                Ok(now) => (last_time - now + 1) * self.k.unit_ms,
+                Err(_) if now_ms >= self.layout.epoch_ms() => return Ok(()), // past the field
+                Err(_) => (last_time + 1) * self.k.unit_ms + (self.layout.epoch_ms() - now_ms),
+            };
             let elapsed = self.clock.monotonic_ns().saturating_sub(started);
             if elapsed >= self.max_wait_ns {
                 return Err(Error::new(
                     ErrorKind::ClockRollback,
                     format!(
-                        "closed, but the clock is still {} ms behind the last ID after {} ms: an \
-                         in-memory generator restarted now could repeat IDs",
-                        (last_time - now + 1) * self.k.unit_ms,
+                        "closed, but the clock is still {behind_ms} ms behind the last ID after \
+                         {} ms (max_wait): an in-memory generator restarted now could repeat IDs",
                         elapsed / 1_000_000
                     ),
                 ));
             }
-            self.clock
-                .sleep(Duration::from_nanos(self.k.unit_ms * 1_000_000));
+            let slice = self
+                .k
+                .unit_ms
+                .saturating_mul(1_000_000)
+                .min(self.max_wait_ns - elapsed);
+            self.clock.sleep(Duration::from_nanos(slice));
         }
     }
 }

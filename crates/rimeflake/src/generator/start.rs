@@ -2,9 +2,10 @@
 //! DESIGN.md ("Restarts"), which make the first ID safe before it is issued.
 
 use super::builder::{Builder, Storage};
+use super::reserver::{self, Io};
 use super::slow::free_clock_id;
 use super::stats::Counters;
-use super::{reserver, Consts, Hot, Inner, RollbackPolicy};
+use super::{Consts, Hot, Inner, RollbackPolicy};
 use crate::clock::Clock;
 use crate::error::{Error, ErrorKind, Result};
 use crate::fork::{self, WipeOnFork};
@@ -12,33 +13,62 @@ use crate::layout::{mask, FieldOrder, Layout};
 use crate::state::{StateStore, WorkerState};
 use crate::sync::{AtomicU64, CachePadded, Mutex};
 use crate::worker::{self, LocalLease, WorkerSource};
-use std::sync::{Arc, Condvar};
-use std::thread::JoinHandle;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-/// What a durable generator keeps beside its hot words.
+/// What a generator keeps beside its hot words: its state, and the I/O thread that stores it.
+/// No lock here is ever held across store I/O, and none is taken by the hot path.
 pub(crate) struct Durable {
-    pub(crate) writer: std::sync::Mutex<Writer>,
-    pub(crate) wake: Condvar,
-    pub(crate) thread: std::sync::Mutex<Option<JoinHandle<()>>>,
-    pub(crate) lease: std::sync::Mutex<Option<LocalLease>>,
+    /// `None` for an in-memory generator, whose state then lives only in `state`.
+    pub(crate) store: Option<Arc<dyn StateStore>>,
+    /// The state as last stored. Locked only to copy or replace it.
+    state: std::sync::Mutex<WorkerState>,
+    /// The last write's failure, until a write succeeds again.
+    failure: std::sync::Mutex<Option<Error>>,
+    /// The time a waiting call needs reserved (a batch may need more than the window); 0: none.
+    pub(crate) need: std::sync::atomic::AtomicU64,
+    /// The lease when no I/O thread owns it (with `refresh_every(ZERO)`): `close` frees it.
+    pub(crate) lease: std::sync::Mutex<Option<fork::HeldLease>>,
+    /// The I/O thread; absent in memory and with `refresh_every(ZERO)`, where the call that
+    /// needs a write makes it itself.
+    pub(crate) io: OnceLock<Io>,
     /// How far ahead of the counter the reservation is kept, in time units.
     pub(crate) ahead_units: u64,
     pub(crate) refresh: Duration,
 }
 
-/// The state as last stored, and the store: changed only under this lock, so a run-time switch
-/// of clock-ids and the reservation thread never interleave their writes.
-pub(crate) struct Writer {
-    /// `None` for an in-memory generator, whose `state` then lives only here.
-    pub(crate) store: Option<Arc<dyn StateStore>>,
-    pub(crate) state: WorkerState,
-    /// The last write's failure, until a write succeeds again.
-    pub(crate) failure: Option<Error>,
-    pub(crate) stop: bool,
-    pub(crate) nudged: bool,
-    /// The time a waiting call needs reserved (a batch may need more than the window).
-    pub(crate) need: u64,
+impl Durable {
+    /// A copy of the state as last stored.
+    pub(crate) fn snapshot(&self) -> WorkerState {
+        self.state.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// `state` is stored: it is the state from now on, and no failure stands.
+    pub(crate) fn stored(&self, state: WorkerState) {
+        *self.state.lock().unwrap_or_else(|p| p.into_inner()) = state;
+        *self.failure.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+
+    /// Changes the state without storing it (in memory, the reservations are what was issued).
+    pub(crate) fn update(&self, f: impl FnOnce(&mut WorkerState)) {
+        f(&mut self.state.lock().unwrap_or_else(|p| p.into_inner()));
+    }
+
+    pub(crate) fn failed(&self, e: Error) {
+        *self.failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+    }
+
+    pub(crate) fn failure(&self) -> Option<Error> {
+        self.failure
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Where the state lives, for messages.
+    pub(crate) fn describe(&self) -> String {
+        self.store.as_ref().map_or(String::new(), |s| s.describe())
+    }
 }
 
 impl<C: Clock> Inner<C> {
@@ -150,9 +180,7 @@ impl<C: Clock> Inner<C> {
             fence: AtomicU64::new(layout.counter(cid, fence_time, layout.max_sequence())),
         });
         let fork_slot = fork::register(&hot.fence);
-        if let Some(fd) = lease.as_ref().and_then(|l| l.lock_fd()) {
-            fork_slot.set_lock_fd(fd);
-        }
+        let lease = lease.map(|l| fork_slot.hold_lease(l));
         let durable = store.is_some();
         let inner = Arc::new(Inner {
             hot,
@@ -163,17 +191,12 @@ impl<C: Clock> Inner<C> {
             stats,
             slow: Mutex::new(super::slow::Slow::default()),
             durable: Durable {
-                writer: std::sync::Mutex::new(Writer {
-                    store,
-                    state,
-                    failure: None,
-                    stop: false,
-                    nudged: false,
-                    need: 0,
-                }),
-                wake: Condvar::new(),
-                thread: std::sync::Mutex::new(None),
-                lease: std::sync::Mutex::new(lease),
+                store,
+                state: std::sync::Mutex::new(state),
+                failure: std::sync::Mutex::new(None),
+                need: std::sync::atomic::AtomicU64::new(0),
+                lease: std::sync::Mutex::new(None),
+                io: OnceLock::new(),
                 ahead_units,
                 refresh: r.refresh_every,
             },
@@ -186,7 +209,13 @@ impl<C: Clock> Inner<C> {
             fork_slot,
         });
         if durable && !inner.durable.refresh.is_zero() {
-            reserver::spawn(&inner)?;
+            reserver::spawn(&inner, lease)?;
+        } else {
+            *inner
+                .durable
+                .lease
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()) = lease;
         }
         Ok(inner)
     }

@@ -1,6 +1,9 @@
 //! [`Stats`]: what a generator has done, and the counters behind it.
 
-use crate::sync::{AtomicU64, Ordering::Relaxed};
+use crate::sync::{
+    AtomicU64,
+    Ordering::{AcqRel, Acquire, Relaxed},
+};
 
 /// Counters of one generator, read with [`Generator::stats`](crate::Generator::stats).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -48,6 +51,8 @@ pub(crate) struct Counters {
     pub(crate) waits: AtomicU64,
     pub(crate) waited_ns: AtomicU64,
     pub(crate) borrowed_units: AtomicU64,
+    /// Odd while a clock-id switch rewrites the three words above `skipped`: readers retry.
+    switching: AtomicU64,
 }
 
 impl Counters {
@@ -59,10 +64,28 @@ impl Counters {
 
     /// A clock-id switch: the old clock-id's IDs are finished; counting restarts at `counter`.
     pub(crate) fn new_epoch(&self, old_counter: u64, counter: u64) {
+        self.switching.fetch_add(1, AcqRel);
         let done = self.issued(old_counter);
         self.finished.store(done, Relaxed);
         self.skipped.store(0, Relaxed);
         self.epoch_start.store(counter, Relaxed);
+        self.switching.fetch_add(1, AcqRel);
+    }
+
+    /// IDs issued, read without a lock (a forked child must never wait on one its parent held):
+    /// retried while a switch is under way, a bounded number of times, so a child whose parent
+    /// forked mid-switch still gets an answer.
+    pub(crate) fn issued_now(&self, counter: &AtomicU64) -> u64 {
+        let mut issued = 0;
+        for _ in 0..64 {
+            let before = self.switching.load(Acquire);
+            issued = self.issued(counter.load(Acquire) & !super::SEALED);
+            if before % 2 == 0 && self.switching.load(Acquire) == before {
+                break;
+            }
+            std::thread::yield_now();
+        }
+        issued
     }
 
     pub(crate) fn add(counter: &AtomicU64, n: u64) {

@@ -5,6 +5,10 @@ use super::{Layout, MAX_CLOCK_ID_BITS};
 use crate::clock::system_now_ms;
 use crate::error::{Error, Result};
 
+/// The longest time unit: one day. Waits are cut into slices of one unit, so a longer unit
+/// would only make them coarser; far longer ones overflow nanosecond arithmetic.
+pub const MAX_UNIT_MS: u64 = 86_400_000;
+
 /// Builds a custom [`Layout`]; [`LayoutBuilder::build`] validates it.
 ///
 /// # Example
@@ -99,8 +103,11 @@ impl LayoutBuilder {
         if l.sequence_bits == 0 {
             return Err(Error::config("sequence_bits: must be at least 1"));
         }
-        if l.unit_ms == 0 {
-            return Err(Error::config("unit_ms: must be at least 1"));
+        if l.unit_ms == 0 || l.unit_ms > MAX_UNIT_MS {
+            return Err(Error::config(format!(
+                "unit_ms: {} is out of range; a time unit is 1 ms to one day ({MAX_UNIT_MS} ms)",
+                l.unit_ms
+            )));
         }
         l.check_epoch(system_now_ms())?;
         Ok(l)
