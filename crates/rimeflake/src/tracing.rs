@@ -18,11 +18,14 @@
 //!   value, so it never repeats (it runs ahead of the clock until the clock catches up).
 //! - **Fresh after fork**: the process part comes from the operating system's randomness
 //!   (`getrandom` on Linux, `arc4random_buf` on the BSDs and macOS) and is drawn anew in a
-//!   forked child, so a child never continues its parent's IDs. An at-fork handler armed with
+//!   forked child, so a child never continues its parent's IDs. The process's generation lives
+//!   in a page that reads as zero in a child (`MADV_WIPEONFORK`, Linux 4.14+), which catches
+//!   every fork, even one that skips the at-fork handlers (a raw `clone`); where the system
+//!   offers no such page, each call compares the pid instead. An at-fork handler armed with
 //!   `pthread_atfork` catches every `fork()` that runs handlers; bindings may also call
 //!   [`after_fork_in_child`] from their own hooks.
 //!
-//! The hot path takes no lock: one thread-local borrow, one clock reading, one relaxed load.
+//! The hot path takes no lock: one thread-local borrow, one clock reading, two acquire loads.
 //!
 //! # Example
 //! ```
@@ -35,14 +38,18 @@
 //! ```
 
 use crate::clock::system_now_ms;
+use crate::fork::WipeOnFork;
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering::*};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering::*};
 
 /// How many IDs of one thread fit in one millisecond of the third part.
 pub const PER_MS: u64 = 10_000;
 
-/// Bumped in a forked child: threads compare it with the generation their prefix was made for.
-static FORK_GENERATION: AtomicU64 = AtomicU64::new(0);
+/// The last generation handed out in this process (and, copied by a fork, in its children):
+/// a child's first generation is above its parent's at the fork.
+static LAST_GENERATION: AtomicU64 = AtomicU64::new(0);
+/// Where the process's current generation lives (a leaked box, set once).
+static LINEAGE: AtomicPtr<WipeOnFork<Lineage>> = AtomicPtr::new(std::ptr::null_mut());
 /// The next thread token. Starts at 1; a thread keeps its token for life, none is handed twice.
 static NEXT_TOKEN: AtomicU64 = AtomicU64::new(1);
 /// The process part of the current generation (leaked boxes: one per process and fork).
@@ -51,6 +58,16 @@ static PROCESS: AtomicPtr<ProcessPart> = AtomicPtr::new(std::ptr::null_mut());
 struct ProcessPart {
     generation: u64,
     hex: [u8; 32],
+}
+
+/// The current generation, in memory that reads as zero in a forked child. Threads compare it
+/// with the generation their prefix was made for.
+#[derive(Default)]
+struct Lineage {
+    /// 0: none yet in this process (its first call, or a fork wiped it).
+    generation: AtomicU64,
+    /// The process the generation belongs to: checked where the page is not wiped on fork.
+    pid: AtomicU32,
 }
 
 struct ThreadState {
@@ -90,7 +107,7 @@ pub fn with_global_id<R>(f: impl FnOnce(&str) -> R) -> R {
     let mut buf = [0u8; TEXT_MAX];
     let len = STATE.with(|cell| {
         let mut slot = cell.borrow_mut();
-        let generation = FORK_GENERATION.load(Acquire);
+        let generation = generation();
         if slot.as_ref().is_none_or(|s| s.generation != generation) {
             let fresh = ThreadState::refresh(slot.take(), generation);
             *slot = Some(fresh);
@@ -107,16 +124,76 @@ pub fn with_global_id<R>(f: impl FnOnce(&str) -> R) -> R {
 /// The process part of the IDs this process makes now: 32 lower-case hex digits, a random
 /// (version 4) UUID without dashes, drawn anew after a fork.
 pub fn process_id() -> String {
-    let part = process_part(FORK_GENERATION.load(Acquire));
+    let part = process_part(generation());
     String::from_utf8(part.hex.to_vec()).expect("hex is ASCII")
 }
 
 /// Tells this module that the process is a freshly forked child: the next ID of every thread
-/// uses a new process part. Async-signal-safe (one atomic add), so it may run in an at-fork
+/// uses a new process part. Async-signal-safe (one atomic store), so it may run in an at-fork
 /// handler. Called by the core's own `pthread_atfork` child handler; bindings may call it from
-/// their hooks as well (calling it twice only draws once more).
+/// their hooks as well (calling it twice, or outside a child, only draws once more). A fork
+/// that runs no handler is caught all the same (see the module's guarantees).
 pub fn after_fork_in_child() {
-    FORK_GENERATION.fetch_add(1, AcqRel);
+    // SAFETY: LINEAGE only ever holds null or a leaked, never-freed box.
+    if let Some(lineage) = unsafe { LINEAGE.load(Acquire).as_ref() } {
+        lineage.generation.store(0, Release);
+    }
+}
+
+/// This process's generation: the one in the wipe-on-fork page, unless a fork wiped it (or,
+/// where pages are not wiped, the pid changed), in which case the first caller starts a new one.
+#[inline]
+fn generation() -> u64 {
+    let lineage = lineage();
+    loop {
+        let g = lineage.generation.load(Acquire);
+        if g != 0 && (lineage.wipes_on_fork() || lineage.pid.load(Relaxed) == std::process::id()) {
+            return g;
+        }
+        if let Some(g) = new_generation(lineage, g) {
+            return g;
+        }
+    }
+}
+
+/// Starts a generation where `seen` was found stale; `None` when another thread moved first.
+#[cold]
+fn new_generation(lineage: &Lineage, seen: u64) -> Option<u64> {
+    arm_fork_handler();
+    let fresh = LAST_GENERATION.fetch_add(1, AcqRel) + 1;
+    // The pid before the generation: a reader that sees the generation sees the pid.
+    lineage.pid.store(std::process::id(), Relaxed);
+    lineage
+        .generation
+        .compare_exchange(seen, fresh, AcqRel, Acquire)
+        .ok()
+        .map(|_| fresh)
+}
+
+/// The lineage page, mapped by the first caller. Lock-free (a `OnceLock` caught mid-init by a
+/// fork would block the child forever).
+#[inline]
+fn lineage() -> &'static WipeOnFork<Lineage> {
+    // SAFETY: LINEAGE only ever holds null or a leaked, never-freed box.
+    match unsafe { LINEAGE.load(Acquire).as_ref() } {
+        Some(lineage) => lineage,
+        None => map_lineage(),
+    }
+}
+
+#[cold]
+fn map_lineage() -> &'static WipeOnFork<Lineage> {
+    let fresh = Box::into_raw(Box::new(WipeOnFork::new(Lineage::default())));
+    match LINEAGE.compare_exchange(std::ptr::null_mut(), fresh, AcqRel, Acquire) {
+        // SAFETY: leaked from here on.
+        Ok(_) => unsafe { &*fresh },
+        Err(current) => {
+            // Another thread mapped it first: ours was never shared.
+            // SAFETY: from Box::into_raw above; `current` is a leaked box.
+            drop(unsafe { Box::from_raw(fresh) });
+            unsafe { &*current }
+        }
+    }
 }
 
 /// The third part after `last` at clock reading `now_ms`: the clock's value, or `last + 1` when
@@ -267,7 +344,7 @@ fn fallback_random(buf: &mut [u8]) {
     for (i, chunk) in buf.chunks_mut(8).enumerate() {
         let mut h = state.build_hasher();
         h.write_u64(i as u64);
-        h.write_u64(FORK_GENERATION.load(Relaxed));
+        h.write_u64(LAST_GENERATION.load(Relaxed));
         h.write_u32(std::process::id());
         let v = h.finish().to_le_bytes();
         chunk.copy_from_slice(&v[..chunk.len()]);
@@ -291,19 +368,23 @@ fn write_decimal(out: &mut [u8], mut v: u64) -> usize {
     n
 }
 
-/// Arms the at-fork child handler once per process.
+/// Arms the at-fork child handler, once per process but for threads racing the first call
+/// (the handler is idempotent). An atomic flag, not a `Once`, which a fork could catch mid-call
+/// and leave blocking in the child.
 fn arm_fork_handler() {
+    static ARMED: AtomicBool = AtomicBool::new(false);
+    if ARMED.load(Acquire) {
+        return;
+    }
     #[cfg(unix)]
     {
-        static ARM: std::sync::Once = std::sync::Once::new();
         extern "C" fn child() {
             after_fork_in_child();
         }
-        // SAFETY: `child` only does an atomic add, which is async-signal-safe.
-        ARM.call_once(|| unsafe {
-            libc::pthread_atfork(None, None, Some(child));
-        });
+        // SAFETY: `child` only does atomic loads and stores, which are async-signal-safe.
+        unsafe { libc::pthread_atfork(None, None, Some(child)) };
     }
+    ARMED.store(true, Release);
 }
 
 #[cfg(test)]
@@ -394,7 +475,7 @@ mod tests {
 
     #[test]
     fn the_text_follows_the_value_through_carries_and_jumps() {
-        let mut state = ThreadState::refresh(None, FORK_GENERATION.load(Acquire));
+        let mut state = ThreadState::refresh(None, generation());
         for next in [
             8,
             9,

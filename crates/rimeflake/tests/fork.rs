@@ -2,97 +2,17 @@
 //! test, so no other test thread runs while the process forks (a child gets only the forking
 //! thread; the generators' reservation threads do not hold the allocator lock for long, and
 //! glibc's `fork` takes its malloc locks around the fork).
-//!
-//! The child reports through a pipe and leaves with `_exit`, so it never runs the test
-//! harness's exit path; everything it does is inside `catch_unwind`.
 
 #![cfg(unix)]
 
+mod forking;
 mod support;
+use forking::{fork_with, state_of};
 use support::TempDir;
 
-use rimeflake::state::file::decode_file;
 use rimeflake::{ErrorKind, Generator, Layout};
 use std::collections::HashSet;
-use std::path::Path;
 use std::time::Duration;
-
-/// Forks; the child runs `child` (its words go to the parent through a pipe) and `_exit`s.
-/// Returns what the child wrote and its exit status.
-fn fork_with(child: impl FnOnce() -> Vec<u64>) -> (Vec<u64>, i32) {
-    let mut fds = [0; 2];
-    // SAFETY: a valid array of two descriptors.
-    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0, "pipe");
-    let (read_fd, write_fd) = (fds[0], fds[1]);
-    // SAFETY: see the module docs; the child only runs our code and then `_exit`s.
-    let pid = unsafe { libc::fork() };
-    assert!(pid >= 0, "fork failed");
-    if pid == 0 {
-        // SAFETY: the child's copy of the read end.
-        unsafe { libc::close(read_fd) };
-        let words = std::panic::catch_unwind(std::panic::AssertUnwindSafe(child));
-        let code = match &words {
-            Ok(words) => {
-                let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-                let mut at = 0;
-                while at < bytes.len() {
-                    // SAFETY: writing from a live buffer to our pipe.
-                    let n = unsafe {
-                        libc::write(write_fd, bytes[at..].as_ptr().cast(), bytes.len() - at)
-                    };
-                    if n <= 0 {
-                        break;
-                    }
-                    at += n as usize;
-                }
-                if at == bytes.len() {
-                    0
-                } else {
-                    3
-                }
-            }
-            Err(_) => 2,
-        };
-        // SAFETY: leave without running the harness's (or any) exit handlers.
-        unsafe { libc::_exit(code) };
-    }
-    // SAFETY: the parent's copy of the write end: closed, so EOF comes when the child exits.
-    unsafe { libc::close(write_fd) };
-    let mut bytes = Vec::new();
-    let mut buf = [0u8; 65536];
-    loop {
-        // SAFETY: reading into a live buffer from our pipe.
-        let n = unsafe { libc::read(read_fd, buf.as_mut_ptr().cast(), buf.len()) };
-        if n <= 0 {
-            break;
-        }
-        bytes.extend_from_slice(&buf[..n as usize]);
-    }
-    // SAFETY: our descriptor.
-    unsafe { libc::close(read_fd) };
-    let mut status = 0;
-    // SAFETY: waiting for our own child; `status` is a valid out-parameter.
-    assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
-    let code = if libc::WIFEXITED(status) {
-        libc::WEXITSTATUS(status)
-    } else {
-        -1
-    };
-    let words = bytes
-        .chunks_exact(8)
-        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
-        .collect();
-    (words, code)
-}
-
-/// The state file's raw bytes and its newest record's current clock-id and reservation.
-fn state_of(path: &Path) -> (Vec<u8>, u64, u64) {
-    let bytes = std::fs::read(path).expect("the state file");
-    let (_, rec) = decode_file(&bytes).expect("a valid record");
-    let cid = rec.state.clock_id;
-    let reserved = rec.state.reserved_of(cid).expect("a reservation");
-    (bytes, cid, reserved)
-}
 
 /// A leased worker ID: the child takes a new one; the parent keeps its lease and state.
 fn leased_child_takes_a_new_worker_id() {

@@ -37,7 +37,7 @@ use crate::fork::{self, WipeOnFork};
 use crate::layout::Layout;
 use crate::sync::{AtomicU64, CachePadded, Mutex, Ordering::*};
 use stats::Counters;
-use std::sync::atomic::AtomicPtr;
+use std::sync::atomic::{AtomicBool, AtomicPtr};
 use std::sync::Arc;
 
 /// A fence value no counter can pass: the generator is closed, or belongs to a forked parent.
@@ -65,6 +65,10 @@ pub struct Generator<C: Clock = SystemClock> {
     /// `Inner` untouched (never dropped) and starts its own with a new lease.
     inner: AtomicPtr<Inner<C>>,
     recipe: Builder<C>,
+    /// Set by [`Generator::close`]. Here, in ordinary memory, rather than read from the fence:
+    /// a forked child inherits it (so a generator closed before the fork stays closed), while
+    /// every fence reads as shut in a child, closed or not.
+    closed: AtomicBool,
 }
 
 /// The words every call touches, in memory that reads as zero in a forked child.
@@ -128,6 +132,7 @@ impl<C: Clock> Generator<C> {
         Ok(Generator {
             inner: AtomicPtr::new(Arc::into_raw(inner) as *mut Inner<C>),
             recipe,
+            closed: AtomicBool::new(false),
         })
     }
 
@@ -246,11 +251,14 @@ impl<C: Clock> Generator<C> {
     }
 
     /// In a forked child: abandons the parent's generator without touching its locks, lease or
-    /// threads, and starts a new one with a new lease. A fixed worker ID cannot be taken twice,
-    /// so it is refused.
+    /// threads, and starts a new one with a new lease. A generator closed (before the fork or in
+    /// the child) stays closed; a fixed worker ID cannot be taken twice, so it is refused.
     #[cold]
     fn restart_after_fork(&self, stale: &Inner<C>) -> Result<()> {
         stale.fork_slot.abandon(&stale.hot.fence);
+        if self.closed.load(SeqCst) {
+            return Err(Error::new(ErrorKind::Closed, "the generator is closed"));
+        }
         if !self.recipe.takes_any_worker() {
             return Err(Error::new(
                 ErrorKind::Lease,
@@ -266,13 +274,19 @@ impl<C: Clock> Generator<C> {
         let stale_ptr = stale as *const Inner<C> as *mut Inner<C>;
         if self
             .inner
-            .compare_exchange(stale_ptr, fresh, AcqRel, Acquire)
+            .compare_exchange(stale_ptr, fresh, SeqCst, SeqCst)
             .is_err()
         {
-            // Another thread of the child restarted it first: give back our new lease.
+            // Another thread of the child restarted it first: give back our new lease. Dropping
+            // it releases its fork slot.
             // SAFETY: `fresh` came from Arc::into_raw above and was never shared.
             let fresh = unsafe { Arc::from_raw(fresh) };
             let _ = fresh.close();
+        } else if self.closed.load(SeqCst) {
+            // `close` ran while we started: it set the flag before loading `inner`, so either it
+            // saw `fresh` and closes it, or we see the flag here (closing twice is harmless).
+            // SAFETY: `fresh` is now the generator's, alive while `self` is.
+            let _ = unsafe { &*fresh }.close();
         }
         Ok(())
     }
@@ -305,17 +319,24 @@ impl<C: Clock> Generator<C> {
     /// generator's clock did not pass the last ID within `max_wait`. The generator is closed
     /// all the same.
     pub fn close(&self) -> Result<()> {
-        let i = self.inner();
+        self.closed.store(true, SeqCst);
+        // SAFETY: as `inner()`; SeqCst pairs with `restart_after_fork`, which may be installing a
+        // new generator in another thread of a child.
+        let i = unsafe { &*self.inner.load(SeqCst) };
         if i.pid != fork::pid() {
+            // Inherited from the parent: nothing of it is ours to stop, store or free, and no lock
+            // of it may be taken (a parent thread may have held one at the fork).
             i.fork_slot.abandon(&i.hot.fence);
             return Ok(());
         }
         i.close()
     }
 
-    /// Whether [`Generator::close`] was called.
+    /// Whether [`Generator::close`] was called (in this process, or before the fork that made
+    /// it). A generator inherited by a forked child is not closed: it takes a new lease at its
+    /// first ID there. Takes no lock.
     pub fn is_closed(&self) -> bool {
-        self.inner().is_closed()
+        self.closed.load(Acquire)
     }
 }
 
@@ -325,13 +346,14 @@ impl<C: Clock> Drop for Generator<C> {
         // SAFETY: see `inner()`.
         let i = unsafe { &*ptr };
         if i.pid != fork::pid() {
-            // The parent's generator, inherited by a fork: leave it untouched, never freed.
+            // The parent's generator, inherited by a fork: leave it untouched, never freed (its
+            // locks, lease and threads are the parent's).
             i.fork_slot.abandon(&i.hot.fence);
             return;
         }
         let _ = i.close();
-        i.fork_slot.release();
-        // SAFETY: from Arc::into_raw; this was the generator's reference.
+        // SAFETY: from Arc::into_raw; this was the generator's reference. The last reference
+        // (this one, or the reservation thread's) releases the fork slot.
         drop(unsafe { Arc::from_raw(ptr) });
     }
 }
@@ -343,7 +365,7 @@ impl<C: Clock> std::fmt::Debug for Generator<C> {
             .field("layout", &i.layout.name())
             .field("worker_id", &i.worker_id)
             .field("policy", &i.policy)
-            .field("closed", &i.is_closed())
+            .field("closed", &self.is_closed())
             .finish()
     }
 }
@@ -461,8 +483,26 @@ impl<C: Clock> Inner<C> {
     pub(crate) fn time_of(&self, counter: u64) -> u64 {
         (counter >> self.k.seq_bits) & self.layout.max_time()
     }
+}
 
-    fn is_closed(&self) -> bool {
-        self.hot.fence.load(Acquire) == CLOSED_FENCE
+impl<C: Clock> Drop for Inner<C> {
+    /// The generator dies: its fork slot is released, before the fence's page is unmapped and
+    /// after a lease still held here is freed. This covers every way an `Inner` dies: a dropped generator, the loser of a restart race in a child, and a
+    /// start-up that failed once the fence existed (the reservation thread did not spawn).
+    fn drop(&mut self) {
+        // `get_mut`, not `lock`: no lock, even one a parent thread held at a fork.
+        let lease = self.durable.lease.get_mut();
+        let lease = lease.unwrap_or_else(|p| p.into_inner()).take();
+        if self.pid != fork::pid() {
+            // Never reached (an inherited generator is never freed in a child); were it, the
+            // lease must be forgotten, not unlocked: its lock is the parent's.
+            self.fork_slot.abandon(&self.hot.fence);
+            if let Some(lease) = lease {
+                lease.forget_after_fork();
+            }
+            return;
+        }
+        drop(lease); // while the slot is still ours: it forgets the descriptor, then closes it
+        self.fork_slot.release();
     }
 }

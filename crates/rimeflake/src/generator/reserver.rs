@@ -14,8 +14,8 @@
 use super::Inner;
 use crate::clock::{monotonic_ns, Clock};
 use crate::error::{Error, ErrorKind, Result};
+use crate::fork::HeldLease;
 use crate::sync::Ordering::*;
-use crate::worker::LocalLease;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
@@ -59,7 +59,7 @@ fn lock(jobs: &Mutex<Jobs>) -> MutexGuard<'_, Jobs> {
 }
 
 /// Starts the I/O thread of `inner`, which owns `lease` from now on.
-pub(super) fn spawn<C: Clock>(inner: &Arc<Inner<C>>, lease: Option<LocalLease>) -> Result<()> {
+pub(super) fn spawn<C: Clock>(inner: &Arc<Inner<C>>, lease: Option<HeldLease>) -> Result<()> {
     let io = Io {
         jobs: Mutex::new(Jobs::default()),
         done: Condvar::new(),

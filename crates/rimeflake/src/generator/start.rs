@@ -28,7 +28,7 @@ pub(crate) struct Durable {
     /// The time a waiting call needs reserved (a batch may need more than the window); 0: none.
     pub(crate) need: std::sync::atomic::AtomicU64,
     /// The lease when no I/O thread owns it (with `refresh_every(ZERO)`): `close` frees it.
-    pub(crate) lease: std::sync::Mutex<Option<LocalLease>>,
+    pub(crate) lease: std::sync::Mutex<Option<fork::HeldLease>>,
     /// The I/O thread; absent in memory and with `refresh_every(ZERO)`, where the call that
     /// needs a write makes it itself.
     pub(crate) io: OnceLock<Io>,
@@ -180,9 +180,7 @@ impl<C: Clock> Inner<C> {
             fence: AtomicU64::new(layout.counter(cid, fence_time, layout.max_sequence())),
         });
         let fork_slot = fork::register(&hot.fence);
-        if let Some(fd) = lease.as_ref().and_then(|l| l.lock_fd()) {
-            fork_slot.set_lock_fd(fd);
-        }
+        let lease = lease.map(|l| fork_slot.hold_lease(l));
         let durable = store.is_some();
         let inner = Arc::new(Inner {
             hot,
