@@ -96,6 +96,9 @@ pub(crate) struct Inner<C: Clock> {
     /// The rollback last counted: `high` when it was seen, and the lowest reading since.
     rollback_high: AtomicU64,
     rollback_low: AtomicU64,
+    /// Set by `close`, in ordinary memory (not the page wiped on fork), so a forked child sees
+    /// that its parent closed the generator and keeps it closed instead of restarting it.
+    pub(crate) closed: std::sync::atomic::AtomicBool,
     pub(crate) k: Consts,
     pub(crate) clock: C,
     stats: Counters,
@@ -237,6 +240,10 @@ impl<C: Clock> Generator<C> {
             }
             if i.pid == fork::pid() {
                 return i.slow_reserve(n, interrupted);
+            }
+            if i.closed.load(Acquire) {
+                // Closed before the fork: closed stays closed in the child too.
+                return Err(Error::new(ErrorKind::Closed, "the generator is closed"));
             }
             self.restart_after_fork(i)?;
         }

@@ -336,6 +336,7 @@ impl<C: Clock> Inner<C> {
             return Ok(());
         }
         s.closed = true;
+        self.closed.store(true, Release);
         self.hot.fence.store(CLOSED_FENCE, Release);
         // Seal the counter: a call that loaded the old fence just before can no longer commit,
         // so `last` is the last ID this generator will ever have issued.

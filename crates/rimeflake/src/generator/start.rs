@@ -158,6 +158,7 @@ impl<C: Clock> Inner<C> {
             hot,
             rollback_high: AtomicU64::new(u64::MAX),
             rollback_low: AtomicU64::new(u64::MAX),
+            closed: std::sync::atomic::AtomicBool::new(false),
             k,
             clock: r.clock.clone(),
             stats,

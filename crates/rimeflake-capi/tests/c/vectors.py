@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""Turns testdata/vectors.json into a C header of arrays (so the C tests need no JSON library).
+
+Usage: vectors.py testdata/vectors.json OUT.h
+"""
+import json
+import sys
+
+
+def s(text):
+    # JSON string escapes are C's for ASCII text; the vectors are ASCII.
+    assert text.isascii(), text
+    return json.dumps(text)
+
+
+def u(value):
+    return f"UINT64_C({int(value)})"
+
+
+def spec(layout):
+    # baidu has no default epoch: its spec names one.
+    if layout.get("epoch_ms") is not None and layout["preset"] == "baidu":
+        return f"baidu,epoch_ms={layout['epoch_ms']}"
+    return layout["preset"]
+
+
+def parts(p):
+    return f"{{{u(p['clock_id'])}, {u(p['timestamp_ms'])}, {u(p['worker_id'])}, {u(p['sequence'])}}}"
+
+
+def main(src, dst):
+    d = json.load(open(src))
+    out = ["/* Generated from testdata/vectors.json by vectors.py: do not edit. */", ""]
+    cases, bad_ids, bad_parts = [], [], []
+    for layout in d["layouts"]:
+        sp = s(spec(layout))
+        for c in layout["cases"]:
+            e = c["encodings"]
+            cases.append(f"  {{{sp}, {s(c['name'])}, {parts(c['parts'])}, {u(c['id'])}, "
+                         f"{s(e['dec'])}, {s(e['hex'])}, {s(e['base62'])}, {s(e['base32'])}}},")
+        for c in layout["invalid_ids"]:
+            bad_ids.append(f"  {{{sp}, {u(c['id'])}, {s('RIMEFLAKE_' + c['error'])}}},")
+        for c in layout["invalid_parts"]:
+            bad_parts.append(f"  {{{sp}, {parts(c['parts'])}, {s('RIMEFLAKE_' + c['error'])}}},")
+    bad_layouts = []
+    for c in d["invalid_layouts"]:
+        name = c["preset"] if c["epoch_ms"] is None else f"{c['preset']},epoch_ms={c['epoch_ms']}"
+        bad_layouts.append(f"  {{{s(name)}, {s('RIMEFLAKE_' + c['error'])}}},")
+    enc = d["encodings"]
+    trips = [f"  {{{u(c['id'])}, {s(c['dec'])}, {s(c['hex'])}, {s(c['base62'])}, {s(c['base32'])}}},"
+             for c in enc["round_trip"]]
+    aliases = [f"  {{{s(c['encoding'])}, {s(c['text'])}, {u(c['id'])}}}," for c in enc["aliases"]]
+    bad_texts = [f"  {{{s(c['encoding'])}, {s(c['text'])}, {s('RIMEFLAKE_' + c['error'])}}},"
+                 for c in enc["invalid"]]
+    for name, kind, rows in [
+        ("vector_cases", "struct vector_case", cases),
+        ("vector_invalid_ids", "struct vector_invalid_id", bad_ids),
+        ("vector_invalid_parts", "struct vector_invalid_parts", bad_parts),
+        ("vector_invalid_layouts", "struct vector_invalid_layout", bad_layouts),
+        ("vector_round_trips", "struct vector_round_trip", trips),
+        ("vector_aliases", "struct vector_alias", aliases),
+        ("vector_invalid_texts", "struct vector_invalid_text", bad_texts),
+    ]:
+        assert rows, f"{name}: no rows in {src}"
+        out += [f"static const {kind} {name}[] = {{", *rows, "};", ""]
+    open(dst, "w").write("\n".join(out))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])
