@@ -90,7 +90,7 @@ typedef struct rimeflake_generator rimeflake_generator;
 // and sequence. Immutable, so it may be shared between threads.
 typedef struct rimeflake_layout rimeflake_layout;
 
-// Receives a warning: `kind` is a stable name (such as `"container_default_state_dir"`),
+// Receives a warning: `kind` is a stable name (such as `"container"`),
 // `message` says what and what to do; both NUL-terminated, valid during the call only.
 typedef void (*rimeflake_warning_fn)(void *user_data, const char *kind, const char *message);
 
@@ -159,10 +159,16 @@ typedef struct rimeflake_parts {
   uint64_t clock_id;
   // The start of the ID's time unit, in Unix milliseconds.
   uint64_t timestamp_ms;
-  // The worker ID.
+  // The worker ID: the whole worker field, or, for a layout with a datacenter part (such as
+  // `twitter`) when has_datacenter_id is true, the part below it.
   uint64_t worker_id;
   // The sequence number within the time unit.
   uint64_t sequence;
+  // The datacenter part of the worker field, when has_datacenter_id is true.
+  uint64_t datacenter_id;
+  // Whether datacenter_id is given: decode sets it for layouts with a datacenter part;
+  // compose takes either form (false: worker_id is the whole worker field).
+  bool has_datacenter_id;
 } rimeflake_parts;
 
 #ifdef __cplusplus
@@ -261,8 +267,15 @@ enum rimeflake_status rimeflake_layout_preset(const char *name, struct rimeflake
 // `layout` NULL or from this library, not yet freed.
 void rimeflake_layout_free(struct rimeflake_layout *layout);
 
-// The layout as a layout spec (a preset keeps its name), which rimeflake_layout_new reads back
-// to an equal layout; NUL-terminated into `buf` of `capacity` bytes
+// The layout's name, into `*name`: the preset's (`"twitter"`), also for a spec whose fields
+// are a preset's, else `"custom"`. Static text.
+//
+// # Safety
+// `layout` from this library; `name` writable.
+enum rimeflake_status rimeflake_layout_name(const struct rimeflake_layout *layout, const char **name);
+
+// The layout as a layout spec (every field written out), which rimeflake_layout_new reads back
+// to an equal layout, its name included; NUL-terminated into `buf` of `capacity` bytes
 // (RIMEFLAKE_LAYOUT_DESCRIBE_MAX always suffices), its length into `*len` unless NULL.
 //
 // # Safety

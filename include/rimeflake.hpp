@@ -109,6 +109,13 @@ class Layout {
     detail::check(rimeflake_compose(layout_, &parts, &id));
     return id;
   }
+  // The preset's name, or "custom".
+  std::string name() const {
+    const char *n = nullptr;
+    detail::check(rimeflake_layout_name(layout_, &n));
+    return n;
+  }
+  // The layout spec with every field written out; Layout(describe()) is the same layout.
   std::string describe() const {
     char buf[RIMEFLAKE_LAYOUT_DESCRIBE_MAX];
     std::size_t len = 0;

@@ -2,7 +2,6 @@
 //! can grow without breaking programs built against an older header (`struct_size`).
 
 use crate::boundary::{ffi_boundary, optional_text, out, Failure};
-use crate::interim::{BuilderExt, LayoutSpec};
 use crate::status::rimeflake_status;
 use crate::warnings::rimeflake_warning_fn;
 use core_rimeflake::generator::{DEFAULT_MAX_DRIFT, DEFAULT_MAX_WAIT};
@@ -122,7 +121,7 @@ impl rimeflake_config {
             b = b.state_dir(dir);
         }
         if let Some(backend) = unsafe { optional_text(self.backend, "config.backend") }? {
-            b = b.backend(crate::interim::Backend::parse(backend)?);
+            b = b.backend(core_rimeflake::Backend::parse(backend)?);
         }
         if let Some(policy) = unsafe { optional_text(self.on_rollback, "config.on_rollback") }? {
             b = b.rollback_policy(RollbackPolicy::from_name(policy)?);

@@ -2,7 +2,6 @@
 //! composing and decoding IDs.
 
 use crate::boundary::{arg, ffi_boundary, out, text, write_text};
-use crate::interim::LayoutSpec;
 use crate::status::rimeflake_status;
 use core_rimeflake::{Layout, Parts};
 use std::ffi::c_char;
@@ -27,10 +26,41 @@ pub struct rimeflake_parts {
     pub clock_id: u64,
     /// The start of the ID's time unit, in Unix milliseconds.
     pub timestamp_ms: u64,
-    /// The worker ID.
+    /// The worker ID: the whole worker field, or, for a layout with a datacenter part (such as
+    /// `twitter`) when has_datacenter_id is true, the part below it.
     pub worker_id: u64,
     /// The sequence number within the time unit.
     pub sequence: u64,
+    /// The datacenter part of the worker field, when has_datacenter_id is true.
+    pub datacenter_id: u64,
+    /// Whether datacenter_id is given: decode sets it for layouts with a datacenter part;
+    /// compose takes either form (false: worker_id is the whole worker field).
+    pub has_datacenter_id: bool,
+}
+
+impl From<Parts> for rimeflake_parts {
+    fn from(p: Parts) -> Self {
+        rimeflake_parts {
+            clock_id: p.clock_id,
+            timestamp_ms: p.timestamp_ms,
+            worker_id: p.worker_id,
+            sequence: p.sequence,
+            datacenter_id: p.datacenter_id.unwrap_or(0),
+            has_datacenter_id: p.datacenter_id.is_some(),
+        }
+    }
+}
+
+impl From<&rimeflake_parts> for Parts {
+    fn from(p: &rimeflake_parts) -> Self {
+        Parts {
+            clock_id: p.clock_id,
+            timestamp_ms: p.timestamp_ms,
+            datacenter_id: p.has_datacenter_id.then_some(p.datacenter_id),
+            worker_id: p.worker_id,
+            sequence: p.sequence,
+        }
+    }
 }
 
 /// A buffer of this many bytes holds any layout's description (rimeflake_layout_describe).
@@ -85,8 +115,42 @@ pub unsafe extern "C" fn rimeflake_layout_free(layout: *mut rimeflake_layout) {
     }
 }
 
-/// The layout as a layout spec (a preset keeps its name), which rimeflake_layout_new reads back
-/// to an equal layout; NUL-terminated into `buf` of `capacity` bytes
+/// The layout's name, into `*name`: the preset's (`"twitter"`), also for a spec whose fields
+/// are a preset's, else `"custom"`. Static text.
+///
+/// # Safety
+/// `layout` from this library; `name` writable.
+#[no_mangle]
+pub unsafe extern "C" fn rimeflake_layout_name(
+    layout: *const rimeflake_layout,
+    name: *mut *const c_char,
+) -> rimeflake_status {
+    ffi_boundary!({
+        let layout = unsafe { arg(layout, "layout") }?;
+        let name = unsafe { out(name, "name") }?;
+        *name = preset_name(layout.0.name());
+        Ok(())
+    })
+}
+
+/// A NUL-terminated copy of a layout name, made once per name (names are few and static).
+fn preset_name(name: &'static str) -> *const c_char {
+    use std::collections::HashMap;
+    use std::ffi::CString;
+    use std::sync::{Mutex, OnceLock};
+    static NAMES: OnceLock<Mutex<HashMap<&'static str, &'static CString>>> = OnceLock::new();
+    let mut names = NAMES
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    let text = names
+        .entry(name)
+        .or_insert_with(|| Box::leak(Box::new(CString::new(name).unwrap_or_default())));
+    text.as_ptr()
+}
+
+/// The layout as a layout spec (every field written out), which rimeflake_layout_new reads back
+/// to an equal layout, its name included; NUL-terminated into `buf` of `capacity` bytes
 /// (RIMEFLAKE_LAYOUT_DESCRIBE_MAX always suffices), its length into `*len` unless NULL.
 ///
 /// # Safety
@@ -118,13 +182,7 @@ pub unsafe extern "C" fn rimeflake_decode(
     ffi_boundary!({
         let layout = unsafe { arg(layout, "layout") }?;
         let parts = unsafe { out(parts, "parts") }?;
-        let p = layout.0.decode(id)?;
-        *parts = rimeflake_parts {
-            clock_id: p.clock_id,
-            timestamp_ms: p.timestamp_ms,
-            worker_id: p.worker_id,
-            sequence: p.sequence,
-        };
+        *parts = layout.0.decode(id)?.into();
         Ok(())
     })
 }
@@ -145,12 +203,7 @@ pub unsafe extern "C" fn rimeflake_compose(
         let layout = unsafe { arg(layout, "layout") }?;
         let p = unsafe { arg(parts, "parts") }?;
         let id = unsafe { out(id, "id") }?;
-        *id = layout.0.compose(&Parts {
-            clock_id: p.clock_id,
-            timestamp_ms: p.timestamp_ms,
-            worker_id: p.worker_id,
-            sequence: p.sequence,
-        })?;
+        *id = layout.0.compose(&Parts::from(p))?;
         Ok(())
     })
 }

@@ -9,7 +9,6 @@
 mod boundary;
 mod config;
 mod generator;
-mod interim;
 mod layout;
 mod status;
 mod text;

@@ -1,10 +1,9 @@
 //! The C callback that receives the core's warnings.
 
-use crate::interim::BuilderExt;
 use core_rimeflake::Builder;
 use std::ffi::{c_char, c_void, CString};
 
-/// Receives a warning: `kind` is a stable name (such as `"container_default_state_dir"`),
+/// Receives a warning: `kind` is a stable name (such as `"container"`),
 /// `message` says what and what to do; both NUL-terminated, valid during the call only.
 #[allow(non_camel_case_types)]
 pub type rimeflake_warning_fn = Option<
@@ -28,7 +27,7 @@ pub(crate) fn attach(
     user_data: *mut c_void,
 ) -> Builder {
     let callback = Callback { f, user_data };
-    builder.on_warning(move |w: &crate::interim::Warning| {
+    builder.on_warning(move |w: &core_rimeflake::Warning| {
         let kind = CString::new(w.kind().replace('\0', "")).unwrap_or_default();
         let message = CString::new(w.message().replace('\0', "")).unwrap_or_default();
         callback.call(&kind, &message);

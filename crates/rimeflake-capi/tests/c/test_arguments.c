@@ -15,7 +15,7 @@ void test_arguments(void) {
   rimeflake_generator *gen = NULL;
   rimeflake_generator *untouched = (rimeflake_generator *)&config;
   rimeflake_layout *layout = NULL;
-  rimeflake_parts parts = {1, 2, 3, 4};
+  rimeflake_parts parts = {1, 2, 3, 4, 0, false};
   rimeflake_generator_stats stats;
   uint64_t id = 42, ids[4] = {7, 7, 7, 7};
   size_t len = 99;
@@ -89,8 +89,16 @@ void test_arguments(void) {
   {
     /* The description reads back to the same layout (a preset keeps its name). */
     char text[RIMEFLAKE_LAYOUT_DESCRIBE_MAX];
+    rimeflake_layout *again = NULL;
+    rimeflake_parts p = {0, 1700000000000, 5, 6, 0, false};
+    uint64_t x = 1, y = 2;
     CHECK_OK(rimeflake_layout_describe(layout, text, sizeof text, &len));
     CHECK(len == strlen(text));
+    CHECK_OK(rimeflake_layout_new(text, &again));
+    CHECK_OK(rimeflake_compose(layout, &p, &x));
+    CHECK_OK(rimeflake_compose(again, &p, &y));
+    CHECK(x == y);
+    rimeflake_layout_free(again);
   }
 
   /* Out-parameters keep their values on every failure above. */

@@ -46,7 +46,9 @@ int main() {
   auto ids = gen.next_ids(4096);
   CHECK(ids.size() == 4096 && ids.front() > b);
   CHECK(gen.layout().decode(b).worker_id == gen.worker_id());
-  CHECK(!gen.layout().describe().empty());
+  CHECK(gen.layout().name() == "twitter");
+  CHECK(rimeflake::Layout(gen.layout().describe()).name() == "twitter");
+  CHECK(rimeflake::Layout(gen.layout().describe()).compose(gen.layout().decode(b)) == b);
   CHECK(gen.stats().ids_issued == 4098);
 
   // Moves hand the generator over; the moved-from one fails with a status, never crashes.

@@ -84,7 +84,7 @@ void test_statuses(const char *self) {
   rimeflake_generator *gens[9] = {0};
   rimeflake_generator *gen = NULL;
   rimeflake_layout *layout = NULL;
-  rimeflake_parts parts = {0, 0, 0, 0};
+  rimeflake_parts parts = {0, 0, 0, 0, 0, false};
   uint64_t id = 42, *ids;
   int i, fd;
   (void)self;
@@ -157,7 +157,7 @@ void test_statuses(const char *self) {
 
   /* OVERLOADED: no lead allowed (max_drift 0) and no wait (max_wait 0): a batch larger than one
    * millisecond's sequence cannot be served. */
-  config_for(&config, dir, "twitter", 6);
+  config_for(&config, NULL, "twitter", 6);
   config.backend = "memory";
   config.max_drift_ms = 0;
   config.max_wait_ms = 0;
@@ -226,6 +226,44 @@ static void test_defaults(void) {
   unsetenv("RIMEFLAKE_STATE_DIR");
 }
 
+struct warnings_seen {
+  int count;
+  char kind[64];
+};
+
+static void on_warning(void *user_data, const char *kind, const char *message) {
+  struct warnings_seen *seen = (struct warnings_seen *)user_data;
+  seen->count++;
+  snprintf(seen->kind, sizeof seen->kind, "%s", kind);
+  CHECK(message != NULL && strlen(message) > 0);
+}
+
+/* The core's warnings reach the C callback, with the caller's user data. The one warning the
+ * core has now is about a container's default state directory, so it fires only in one. */
+static void test_warnings(void) {
+  char dir[256];
+  rimeflake_config config;
+  rimeflake_generator *gen = NULL;
+  struct warnings_seen seen = {0, ""};
+  int in_container = access("/.dockerenv", F_OK) == 0 || access("/run/.containerenv", F_OK) == 0;
+  make_temp_dir(dir, sizeof dir);
+  setenv("XDG_STATE_HOME", dir, 1); /* the default state directory, under a fresh one */
+  unsetenv("RIMEFLAKE_STATE_DIR");
+  unsetenv("RIMEFLAKE_NO_CONTAINER_WARNING");
+  CHECK_OK(rimeflake_config_init(&config));
+  config.on_warning = on_warning;
+  config.warning_user_data = &seen;
+  CHECK_OK(rimeflake_generator_new(&config, &gen));
+  rimeflake_generator_free(gen);
+  if (in_container) {
+    CHECK(seen.count == 1);
+  }
+  if (seen.count) {
+    CHECK(strcmp(seen.kind, "container") == 0);
+  }
+  unsetenv("XDG_STATE_HOME");
+}
+
 static void test_global_id(void) {
   char a[RIMEFLAKE_GLOBAL_ID_MAX], b[RIMEFLAKE_GLOBAL_ID_MAX];
   size_t len = 0;
@@ -246,6 +284,7 @@ int main(int argc, char **argv) {
   test_config_size();
   test_defaults();
   test_global_id();
+  test_warnings();
   test_arguments();
   test_vectors();
   test_threads();
