@@ -137,6 +137,11 @@ pub unsafe extern "C" fn rimeflake_fill(
             return Ok(());
         }
         let first = unsafe { out(ids, "ids") }?;
+        if n > isize::MAX as usize / size_of::<u64>() {
+            return Err(Failure::invalid(format!(
+                "n is {n}: no buffer holds that many IDs"
+            )));
+        }
         // SAFETY: the caller vouches for `n` writable IDs at `ids`.
         let ids = unsafe { std::slice::from_raw_parts_mut(first as *mut u64, n) };
         generator.0.fill(ids)?;

@@ -64,6 +64,8 @@ void test_arguments(void) {
   CHECK_STATUS(rimeflake_next_id(gen, (uint64_t *)(void *)(buf + 1)), BAD);
   CHECK_STATUS(rimeflake_fill(gen, NULL, 4), BAD);
   CHECK_OK(rimeflake_fill(gen, NULL, 0));
+  CHECK_STATUS(rimeflake_fill(gen, ids, SIZE_MAX), BAD);
+  CHECK_STATUS(rimeflake_fill(gen, ids, SIZE_MAX / 8 + 1), BAD);
   CHECK_STATUS(rimeflake_stats(gen, NULL), BAD);
   CHECK_STATUS(rimeflake_stats_sized(gen, &stats, 8), BAD);
   CHECK_STATUS(rimeflake_generator_worker_id(gen, NULL), BAD);
