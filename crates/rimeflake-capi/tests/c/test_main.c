@@ -223,6 +223,35 @@ static void test_defaults(void) {
   CHECK_OK(rimeflake_next_id(gen, &a));
   CHECK(a > b); /* the restart continues above the first generator's IDs */
   rimeflake_generator_free(gen);
+
+  /* The environment decides what the config leaves unset; a bad value names its variable. */
+  setenv("RIMEFLAKE_WORKER_ID", "7", 1);
+  setenv("RIMEFLAKE_LAYOUT", "sonyflake", 1);
+  CHECK_OK(rimeflake_generator_new(NULL, &gen));
+  CHECK_OK(rimeflake_generator_worker_id(gen, &worker));
+  CHECK(worker == 7);
+  {
+    rimeflake_layout *layout = NULL;
+    const char *name = NULL;
+    CHECK_OK(rimeflake_generator_layout(gen, &layout));
+    CHECK_OK(rimeflake_layout_name(layout, &name));
+    CHECK(name && strcmp(name, "sonyflake") == 0);
+    rimeflake_layout_free(layout);
+  }
+  rimeflake_generator_free(gen);
+  gen = NULL;
+  setenv("RIMEFLAKE_WORKER_ID", "seven", 1);
+  CHECK_STATUS(rimeflake_generator_new(NULL, &gen), RIMEFLAKE_CONFIG);
+  CHECK(strstr(rimeflake_last_error_message(), "RIMEFLAKE_WORKER_ID") != NULL);
+  CHECK(gen == NULL);
+  /* What the config sets wins over the environment. */
+  config_for(&config, dir, "twitter", 3);
+  CHECK_OK(rimeflake_generator_new(&config, &gen));
+  CHECK_OK(rimeflake_generator_worker_id(gen, &worker));
+  CHECK(worker == 3);
+  rimeflake_generator_free(gen);
+  unsetenv("RIMEFLAKE_WORKER_ID");
+  unsetenv("RIMEFLAKE_LAYOUT");
   unsetenv("RIMEFLAKE_STATE_DIR");
 }
 
