@@ -225,10 +225,62 @@ static int child_rollback(const char *dir) {
   return 0;
 }
 
+/* child-bump DIR: under faketime a day back, the default layout (clock-id bits) moves to
+ * another clock-id; its IDs go to stdout. */
+static int child_bump(const char *dir) {
+  rimeflake_config config;
+  rimeflake_generator *gen = NULL;
+  rimeflake_generator_stats stats;
+  uint64_t ids[BATCH];
+  config_for(&config, dir, "default", 4);
+  if (rimeflake_generator_new(&config, &gen) != RIMEFLAKE_OK) return 40;
+  if (rimeflake_fill(gen, ids, BATCH) != RIMEFLAKE_OK) return 41;
+  if (rimeflake_stats(gen, &stats) != RIMEFLAKE_OK || stats.clock_id == 0) return 42;
+  if (!write_all(1, ids, sizeof ids)) return 43;
+  rimeflake_generator_free(gen);
+  return 0;
+}
+
 int child_mode(int argc, char **argv) {
   if (argc == 3 && strcmp(argv[1], "child-writer") == 0) return child_writer(argv[2]);
   if (argc == 3 && strcmp(argv[1], "child-rollback") == 0) return child_rollback(argv[2]);
+  if (argc == 3 && strcmp(argv[1], "child-bump") == 0) return child_bump(argv[2]);
   return -1;
+}
+
+/* A restart with the clock a day back, on a layout with clock-id bits: it goes on, on another
+ * clock-id, and none of its IDs is one issued before (all sort above them). */
+static void restart_with_clock_back(const char *self, const char *dir) {
+  rimeflake_config config;
+  rimeflake_generator *gen = NULL;
+  uint64_t before[BATCH], after[BATCH];
+  int fds[2], status = 0;
+  pid_t pid;
+  config_for(&config, dir, "default", 4);
+  CHECK_OK(rimeflake_generator_new(&config, &gen));
+  CHECK_OK(rimeflake_fill(gen, before, BATCH));
+  rimeflake_generator_free(gen);
+  CHECK(pipe(fds) == 0);
+  fflush(NULL);
+  pid = fork();
+  if (pid == 0) {
+    dup2(fds[1], 1);
+    close(fds[0]);
+    close(fds[1]);
+    setenv("ASAN_OPTIONS", "verify_asan_link_order=0", 1);
+    execlp("faketime", "faketime", "-f", "-1d", self, "child-bump", dir, (char *)NULL);
+    _exit(127);
+  }
+  close(fds[1]);
+  CHECK(read_all(fds[0], after, sizeof after));
+  close(fds[0]);
+  CHECK(waitpid(pid, &status, 0) == pid);
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    fprintf(stderr, "child-bump: status %d\n", status);
+  }
+  CHECK(after[0] > before[BATCH - 1]);
+  CHECK(disjoint_and_unique(before, BATCH, after, BATCH));
 }
 
 static void run_rollback_child(const char *self, const char *dir) {
@@ -294,4 +346,5 @@ void test_restart(const char *self) {
   free(before);
 
   run_rollback_child(self, dir);
+  restart_with_clock_back(self, dir);
 }
