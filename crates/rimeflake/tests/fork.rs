@@ -118,8 +118,28 @@ fn fixed_worker_child_is_refused() {
     assert_eq!(unique.len(), ids.len());
 }
 
+/// A leased generator closed before the fork stays closed in the child: the child does not
+/// restart it with a new lease.
+fn closed_stays_closed_in_the_child() {
+    let dir = TempDir::new("closed");
+    let parent = Generator::builder().state_dir(&dir.0).build().unwrap();
+    parent.next_id().unwrap();
+    parent.close().unwrap();
+    let (words, code) = fork_with(|| {
+        let kind = parent.next_id().map_err(|e| e.kind());
+        vec![kind.map_or_else(|k| k.code() as u64, |_| u64::MAX)]
+    });
+    assert_eq!(code, 0, "the child failed (exit status {code})");
+    assert_eq!(
+        words[0],
+        ErrorKind::Closed.code() as u64,
+        "a generator closed before the fork must be closed in the child"
+    );
+}
+
 #[test]
 fn forked_children_never_share_the_parents_worker_id_lease_or_state() {
     leased_child_takes_a_new_worker_id();
     fixed_worker_child_is_refused();
+    closed_stays_closed_in_the_child();
 }

@@ -28,6 +28,7 @@ mod slow;
 mod start;
 mod stats;
 
+pub(crate) use builder::Storage;
 pub use builder::{Builder, RollbackPolicy, DEFAULT_MAX_DRIFT, DEFAULT_MAX_WAIT};
 pub use stats::Stats;
 
@@ -86,6 +87,7 @@ pub(crate) struct Consts {
     pub(crate) seq_bits: u32,
     time_bits: u32,
     pub(crate) cid_mask: u64,
+    /// The start of the epoch's time unit: time units are Unix-aligned.
     epoch_ms: u64,
     pub(crate) unit_ms: u64,
     /// Largest `now_ms - epoch_ms` inside the time field.

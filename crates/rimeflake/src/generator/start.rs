@@ -92,14 +92,6 @@ impl<C: Clock> Inner<C> {
                     }
                 },
                 Storage::Dir(dir) => {
-                    let dir = match dir {
-                        Some(d) => d.clone(),
-                        None => {
-                            let d = worker::default_state_dir()?;
-                            worker::warn_if_container(&d);
-                            d
-                        }
-                    };
                     let source = r
                         .worker
                         .clone()
@@ -109,7 +101,7 @@ impl<C: Clock> Inner<C> {
                         allow_network_fs: r.allow_network_fs,
                     };
                     let lease =
-                        LocalLease::acquire_with(&dir, &r.namespace, &layout, request, &options)?;
+                        LocalLease::acquire_with(dir, &r.namespace, &layout, request, &options)?;
                     let store: Arc<dyn StateStore> = Arc::new(lease.state_store(clock_ids)?);
                     (lease.worker_id(), Some(store), Some(lease))
                 }
@@ -233,7 +225,8 @@ fn consts(layout: &Layout, worker_id: u64, max_drift: Duration) -> Consts {
         seq_bits,
         time_bits: layout.time_bits() as u32,
         cid_mask: mask(layout.clock_id_bits()) << (layout.time_bits() as u32 + seq_bits),
-        epoch_ms: layout.epoch_ms(),
+        // Units count from the start of the epoch's unit (Unix-aligned, as the peers count).
+        epoch_ms: layout.unit_start_of_epoch_ms(),
         unit_ms,
         max_span_ms: (layout.max_time() + 1).saturating_mul(unit_ms) - 1,
         drift_units,

@@ -1,0 +1,165 @@
+//! `rimeflake_config`: what a C program passes to `rimeflake_generator_new`, in a struct that
+//! can grow without breaking programs built against an older header (`struct_size`).
+
+use crate::boundary::{ffi_boundary, optional_text, out, Failure};
+use crate::status::rimeflake_status;
+use crate::warnings::rimeflake_warning_fn;
+use core_rimeflake::generator::{DEFAULT_MAX_DRIFT, DEFAULT_MAX_WAIT};
+use core_rimeflake::{Builder, Layout, RollbackPolicy};
+use std::ffi::{c_char, c_void};
+use std::time::Duration;
+
+/// How to make a generator. Fill it with rimeflake_config_init(), then set what you need; every
+/// text field may stay NULL, which leaves that setting to the environment (RIMEFLAKE_LAYOUT,
+/// RIMEFLAKE_WORKER_ID, RIMEFLAKE_BACKEND, RIMEFLAKE_STATE_DIR) and then the defaults, as in every
+/// other front end. Text fields are read during rimeflake_generator_new only.
+#[repr(C)]
+#[allow(non_camel_case_types)]
+pub struct rimeflake_config {
+    /// sizeof(rimeflake_config) of the header the program was built with (set by
+    /// rimeflake_config_init). Fields a newer header adds come after the old ones.
+    pub struct_size: usize,
+    /// A preset name (`"twitter"`) or a layout spec
+    /// (`"clock_id=0,time=41,worker=10,sequence=12,epoch_ms=1420070400000"`). NULL: default.
+    pub layout: *const c_char,
+    /// A fixed worker ID (locked and kept durable in the state directory like a leased one),
+    /// or -1 (the default) to lease the lowest free one.
+    pub worker_id: i64,
+    /// Worker IDs and state are separate per namespace. NULL: one per layout.
+    pub namespace_name: *const c_char,
+    /// The state directory. NULL: $RIMEFLAKE_STATE_DIR, else $XDG_STATE_HOME/rimeflake or
+    /// ~/.local/state/rimeflake.
+    pub state_dir: *const c_char,
+    /// `"local"` (the embedded default) or `"memory"` (no state at all: NOT restart-safe).
+    pub backend: *const c_char,
+    /// Clock steps back up to this are absorbed by counting on (default 2000).
+    pub max_drift_ms: u64,
+    /// The longest any call waits before it fails (default 5000).
+    pub max_wait_ms: u64,
+    /// After a larger step back: `"bump"` (next clock-id), `"wait"` or `"error"`. NULL: `bump`
+    /// when the layout has clock-id bits, else `wait`.
+    pub on_rollback: *const c_char,
+    /// Never reuse an older clock-id, so IDs always increase (default false).
+    pub strict_monotonic: bool,
+    /// Called with each warning (such as a container on the default state directory); NULL:
+    /// warnings are dropped. May be called from any thread, also during rimeflake_generator_new.
+    pub on_warning: rimeflake_warning_fn,
+    /// Passed to on_warning as it is.
+    pub warning_user_data: *mut c_void,
+}
+
+impl rimeflake_config {
+    fn defaults(struct_size: usize) -> Self {
+        rimeflake_config {
+            struct_size,
+            layout: std::ptr::null(),
+            worker_id: -1,
+            namespace_name: std::ptr::null(),
+            state_dir: std::ptr::null(),
+            backend: std::ptr::null(),
+            max_drift_ms: DEFAULT_MAX_DRIFT.as_millis() as u64,
+            max_wait_ms: DEFAULT_MAX_WAIT.as_millis() as u64,
+            on_rollback: std::ptr::null(),
+            strict_monotonic: false,
+            on_warning: None,
+            warning_user_data: std::ptr::null_mut(),
+        }
+    }
+
+    /// A copy of the caller's config, checked against `struct_size`.
+    ///
+    /// # Safety
+    /// `config` must point to `config.struct_size` readable bytes.
+    pub(crate) unsafe fn read(config: &rimeflake_config) -> Result<rimeflake_config, Failure> {
+        let ours = size_of::<rimeflake_config>();
+        let theirs = config.struct_size;
+        if theirs < ours {
+            return Err(Failure::invalid(format!(
+                "config.struct_size is {theirs}, less than this library's rimeflake_config \
+                 ({ours} bytes): fill the config with rimeflake_config_init"
+            )));
+        }
+        // A newer header's fields, which this library cannot honour: all must be left unset.
+        // SAFETY: the caller's struct has `theirs` bytes.
+        let extra = unsafe {
+            std::slice::from_raw_parts((config as *const rimeflake_config).cast::<u8>(), theirs)
+        };
+        if extra[ours..].iter().any(|&b| b != 0) {
+            return Err(Failure::invalid(format!(
+                "config sets fields past the {ours} bytes this library (rimeflake {}) knows: \
+                 link a newer librimeflake",
+                env!("CARGO_PKG_VERSION")
+            )));
+        }
+        // SAFETY: `ours` bytes are readable; every field is plain data.
+        Ok(unsafe { std::ptr::read(config) })
+    }
+
+    /// The core's builder with what this config sets; the rest the core resolves itself.
+    ///
+    /// # Safety
+    /// The text fields must be NULL or NUL-terminated strings.
+    pub(crate) unsafe fn builder(&self) -> Result<Builder, Failure> {
+        let mut b = core_rimeflake::Generator::builder();
+        // SAFETY (each optional_text): the caller vouches for the text fields.
+        if let Some(spec) = unsafe { optional_text(self.layout, "config.layout") }? {
+            b = b.layout(Layout::from_spec(spec)?);
+        }
+        match self.worker_id {
+            -1 => {}
+            id if id < 0 => {
+                return Err(Failure::invalid(format!(
+                    "config.worker_id is {id}: give a worker ID (0 or more) or -1 for none"
+                )))
+            }
+            id => b = b.worker_id(id as u64),
+        }
+        if let Some(ns) = unsafe { optional_text(self.namespace_name, "config.namespace_name") }? {
+            b = b.namespace(ns);
+        }
+        if let Some(dir) = unsafe { optional_text(self.state_dir, "config.state_dir") }? {
+            b = b.state_dir(dir);
+        }
+        if let Some(backend) = unsafe { optional_text(self.backend, "config.backend") }? {
+            b = b.backend(core_rimeflake::Backend::parse(backend)?);
+        }
+        if let Some(policy) = unsafe { optional_text(self.on_rollback, "config.on_rollback") }? {
+            b = b.rollback_policy(RollbackPolicy::from_name(policy)?);
+        }
+        b = b
+            .max_drift(Duration::from_millis(self.max_drift_ms))
+            .max_wait(Duration::from_millis(self.max_wait_ms))
+            .strict_monotonic(self.strict_monotonic);
+        if let Some(callback) = self.on_warning {
+            b = crate::warnings::attach(b, callback, self.warning_user_data);
+        }
+        Ok(b)
+    }
+}
+
+/// Fills `*config` with the defaults and sets `struct_size` to `size`. Call it through
+/// rimeflake_config_init(), which passes the size of your header's struct.
+///
+/// # Safety
+/// `config` must point to `size` writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn rimeflake_config_init_sized(
+    config: *mut rimeflake_config,
+    size: usize,
+) -> rimeflake_status {
+    ffi_boundary!({
+        let ours = size_of::<rimeflake_config>();
+        if size < ours {
+            return Err(Failure::invalid(format!(
+                "size is {size}, less than this library's rimeflake_config ({ours} bytes)"
+            )));
+        }
+        // SAFETY: the caller vouches for `size` writable bytes at `config`.
+        let config = unsafe { out(config, "config") }?;
+        unsafe {
+            std::ptr::write_bytes((config as *mut rimeflake_config).cast::<u8>(), 0, size);
+            std::ptr::write(config, rimeflake_config::defaults(size));
+        }
+        Ok(())
+    })
+}

@@ -1,0 +1,228 @@
+//! `rimeflake_generator`: the core's generator behind an opaque handle.
+
+use crate::boundary::{arg, ffi_boundary, out, Failure};
+use crate::config::rimeflake_config;
+use crate::layout::rimeflake_layout;
+use crate::status::rimeflake_status;
+use core_rimeflake::Generator;
+
+/// A generator of IDs (opaque). Thread-safe: any number of threads may call rimeflake_next_id,
+/// rimeflake_fill, rimeflake_stats and rimeflake_generator_close on one generator at once; only
+/// rimeflake_generator_free must come after all of them.
+///
+/// After fork(): in the child, a generator made before the fork with a leased worker ID (the
+/// default) takes a new worker ID at its first call, so the child's IDs never collide with the
+/// parent's; one with a fixed worker_id refuses with RIMEFLAKE_LEASE (make a new generator in the
+/// child instead); a closed one stays closed. The child's close and free never touch the
+/// parent's lease or state.
+#[allow(non_camel_case_types)]
+pub struct rimeflake_generator(Generator);
+
+/// Counters of a generator (rimeflake_stats). Fields a newer header adds come after these.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+#[allow(non_camel_case_types)]
+pub struct rimeflake_generator_stats {
+    /// IDs handed out.
+    pub ids_issued: u64,
+    /// Times the clock was seen to go back.
+    pub rollbacks: u64,
+    /// The largest step back seen, in ms.
+    pub largest_rollback_ms: u64,
+    /// Switches to another clock-id after a large rollback.
+    pub clock_id_bumps: u64,
+    /// Of those, switches to a lower clock-id (IDs unique, not increasing across it).
+    pub clock_id_reuses: u64,
+    /// Calls that had to wait.
+    pub waits: u64,
+    /// Time spent waiting, in ms.
+    pub waited_ms: u64,
+    /// Time borrowed ahead of the clock when a time unit's sequence ran out, in ms.
+    pub borrowed_ms: u64,
+    /// The clock-id in use now.
+    pub clock_id: u64,
+}
+
+/// Makes a generator as `config` says (NULL: every default, as rimeflake_config_init gives)
+/// and stores it in `*generator`. Free it with rimeflake_generator_free.
+///
+/// # Safety
+/// `config` NULL or a config filled by rimeflake_config_init; `generator` writable.
+#[no_mangle]
+pub unsafe extern "C" fn rimeflake_generator_new(
+    config: *const rimeflake_config,
+    generator: *mut *mut rimeflake_generator,
+) -> rimeflake_status {
+    ffi_boundary!({
+        let generator = unsafe { out(generator, "generator") }?;
+        let builder = if config.is_null() {
+            core_rimeflake::Generator::builder()
+        } else {
+            // SAFETY: the caller vouches for the config and its text fields.
+            let config = unsafe { rimeflake_config::read(arg(config, "config")?) }?;
+            unsafe { config.builder() }?
+        };
+        let made = builder.build()?;
+        *generator = Box::into_raw(Box::new(rimeflake_generator(made)));
+        Ok(())
+    })
+}
+
+/// Closes the generator if needed and frees it. NULL is ignored.
+///
+/// # Safety
+/// `generator` NULL or from rimeflake_generator_new, not yet freed, and no longer in use by any
+/// thread.
+#[no_mangle]
+pub unsafe extern "C" fn rimeflake_generator_free(generator: *mut rimeflake_generator) {
+    if generator.is_null() {
+        return;
+    }
+    // SAFETY: the caller vouches that it came from Box::into_raw and is freed once. A panic
+    // in the close that dropping does is caught: nothing crosses the boundary.
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        drop(unsafe { Box::from_raw(generator) })
+    }));
+}
+
+/// Closes the generator: later calls fail with RIMEFLAKE_CLOSED. A durable generator stores its
+/// last reservation and frees its worker lease; a "memory" one waits (at most max_wait_ms)
+/// until the clock has passed its last ID. Closing twice is harmless.
+///
+/// # Safety
+/// `generator` from rimeflake_generator_new, not freed.
+#[no_mangle]
+pub unsafe extern "C" fn rimeflake_generator_close(
+    generator: *const rimeflake_generator,
+) -> rimeflake_status {
+    ffi_boundary!({
+        unsafe { arg(generator, "generator") }?.0.close()?;
+        Ok(())
+    })
+}
+
+/// The next ID, into `*id`. IDs of one generator strictly increase (except across a clock-id
+/// reuse, see rimeflake_generator_stats) and never repeat, across threads, restarts and forks.
+///
+/// # Safety
+/// `generator` from rimeflake_generator_new, not freed; `id` writable.
+#[no_mangle]
+pub unsafe extern "C" fn rimeflake_next_id(
+    generator: *const rimeflake_generator,
+    id: *mut u64,
+) -> rimeflake_status {
+    ffi_boundary!({
+        let generator = unsafe { arg(generator, "generator") }?;
+        let id = unsafe { out(id, "id") }?;
+        *id = generator.0.next_id()?;
+        Ok(())
+    })
+}
+
+/// Fills `ids[0..n]` with increasing IDs, in one atomic step per chunk. `ids` may be NULL when
+/// `n` is 0. On failure the IDs already written to `ids` (if any) are issued all the same and
+/// will not come again; a batch that cannot fit in the layout's time range fails before any.
+///
+/// # Safety
+/// `generator` from rimeflake_generator_new, not freed; `ids` writable for `n` IDs.
+#[no_mangle]
+pub unsafe extern "C" fn rimeflake_fill(
+    generator: *const rimeflake_generator,
+    ids: *mut u64,
+    n: usize,
+) -> rimeflake_status {
+    ffi_boundary!({
+        let generator = unsafe { arg(generator, "generator") }?;
+        if n == 0 {
+            return Ok(());
+        }
+        let first = unsafe { out(ids, "ids") }?;
+        if n > isize::MAX as usize / size_of::<u64>() {
+            return Err(Failure::invalid(format!(
+                "n is {n}: no buffer holds that many IDs"
+            )));
+        }
+        // SAFETY: the caller vouches for `n` writable IDs at `ids`.
+        let ids = unsafe { std::slice::from_raw_parts_mut(first as *mut u64, n) };
+        generator.0.fill(ids)?;
+        Ok(())
+    })
+}
+
+/// Reads the counters into `*stats`. Call it through rimeflake_stats(), which passes the size
+/// of your header's struct.
+///
+/// # Safety
+/// `generator` from rimeflake_generator_new, not freed; `stats` writable for `size` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn rimeflake_stats_sized(
+    generator: *const rimeflake_generator,
+    stats: *mut rimeflake_generator_stats,
+    size: usize,
+) -> rimeflake_status {
+    ffi_boundary!({
+        let generator = unsafe { arg(generator, "generator") }?;
+        let ours = size_of::<rimeflake_generator_stats>();
+        if size < ours {
+            return Err(Failure::invalid(format!(
+                "size is {size}, less than this library's rimeflake_generator_stats ({ours} bytes)"
+            )));
+        }
+        let stats = unsafe { out(stats, "stats") }?;
+        let s = generator.0.stats();
+        let value = rimeflake_generator_stats {
+            ids_issued: s.ids_issued,
+            rollbacks: s.rollbacks,
+            largest_rollback_ms: s.largest_rollback_ms,
+            clock_id_bumps: s.clock_id_bumps,
+            clock_id_reuses: s.clock_id_reuses,
+            waits: s.waits,
+            waited_ms: s.waited_ms,
+            borrowed_ms: s.borrowed_ms,
+            clock_id: s.clock_id,
+        };
+        // Fields of a newer header read as zero.
+        unsafe {
+            std::ptr::write_bytes(
+                (stats as *mut rimeflake_generator_stats).cast::<u8>(),
+                0,
+                size,
+            );
+            std::ptr::write(stats, value);
+        }
+        Ok(())
+    })
+}
+
+/// The worker ID the generator uses now, into `*worker_id`.
+///
+/// # Safety
+/// `generator` from rimeflake_generator_new, not freed; `worker_id` writable.
+#[no_mangle]
+pub unsafe extern "C" fn rimeflake_generator_worker_id(
+    generator: *const rimeflake_generator,
+    worker_id: *mut u64,
+) -> rimeflake_status {
+    ffi_boundary!({
+        let generator = unsafe { arg(generator, "generator") }?;
+        *unsafe { out(worker_id, "worker_id") }? = generator.0.worker_id();
+        Ok(())
+    })
+}
+
+/// A copy of the generator's layout, into `*layout` (free it with rimeflake_layout_free).
+///
+/// # Safety
+/// `generator` from rimeflake_generator_new, not freed; `layout` writable.
+#[no_mangle]
+pub unsafe extern "C" fn rimeflake_generator_layout(
+    generator: *const rimeflake_generator,
+    layout: *mut *mut rimeflake_layout,
+) -> rimeflake_status {
+    ffi_boundary!({
+        let generator = unsafe { arg(generator, "generator") }?;
+        let layout = unsafe { out(layout, "layout") }?;
+        *layout = rimeflake_layout::boxed(generator.0.layout().clone());
+        Ok(())
+    })
+}

@@ -1,0 +1,43 @@
+//! The C callback that receives the core's warnings.
+
+use core_rimeflake::Builder;
+use std::ffi::{c_char, c_void, CString};
+
+/// Receives a warning: `kind` is a stable name (such as `"container"`),
+/// `message` says what and what to do; both NUL-terminated, valid during the call only.
+#[allow(non_camel_case_types)]
+pub type rimeflake_warning_fn = Option<
+    unsafe extern "C" fn(user_data: *mut c_void, kind: *const c_char, message: *const c_char),
+>;
+
+/// The callback and its user data, which the C caller promises may be used from any thread.
+struct Callback {
+    f: unsafe extern "C" fn(*mut c_void, *const c_char, *const c_char),
+    user_data: *mut c_void,
+}
+
+// SAFETY: the header documents that on_warning may be called from any thread; the caller's
+// user data is theirs to make safe for that.
+unsafe impl Send for Callback {}
+unsafe impl Sync for Callback {}
+
+pub(crate) fn attach(
+    builder: Builder,
+    f: unsafe extern "C" fn(*mut c_void, *const c_char, *const c_char),
+    user_data: *mut c_void,
+) -> Builder {
+    let callback = Callback { f, user_data };
+    builder.on_warning(move |w: &core_rimeflake::Warning| {
+        let kind = CString::new(w.kind().replace('\0', "")).unwrap_or_default();
+        let message = CString::new(w.message().replace('\0', "")).unwrap_or_default();
+        callback.call(&kind, &message);
+    })
+}
+
+impl Callback {
+    /// A method, so the closure above captures the whole (Send + Sync) struct.
+    fn call(&self, kind: &CString, message: &CString) {
+        // SAFETY: a C function pointer the caller gave, with two valid C strings.
+        unsafe { (self.f)(self.user_data, kind.as_ptr(), message.as_ptr()) }
+    }
+}
