@@ -15,6 +15,81 @@ pub fn iso8601(unix_ms: u64) -> String {
     )
 }
 
+/// Reads a time given by a person: Unix milliseconds (`1767225600000`), or ISO 8601 in UTC
+/// (`2026-01-01`, `2026-01-01T00:00Z`, `2026-01-01T00:00:00.250Z`; `Z` or `+00:00`).
+///
+/// # Errors
+/// [`ErrorKind::Config`](crate::ErrorKind::Config) saying what form is expected.
+pub fn parse_time(text: &str) -> crate::Result<u64> {
+    let t = text.trim();
+    let bad = || {
+        crate::Error::config(format!(
+            "time {text:?}: expected Unix ms or ISO 8601 UTC such as 2026-01-01T00:00:00Z"
+        ))
+    };
+    if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
+        return t.parse().map_err(|_| bad());
+    }
+    let (date, time) = match t.split_once(['T', ' ']) {
+        Some((d, rest)) => {
+            let rest = rest
+                .strip_suffix('Z')
+                .or_else(|| rest.strip_suffix("+00:00"))
+                .ok_or_else(bad)?;
+            (d, Some(rest))
+        }
+        None => (t, None),
+    };
+    let num = |s: &str| -> crate::Result<u64> {
+        if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(bad());
+        }
+        s.parse().map_err(|_| bad())
+    };
+    let mut d = date.split('-');
+    let (y, m, day) = (
+        num(d.next().ok_or_else(bad)?)?,
+        num(d.next().ok_or_else(bad)?)?,
+        num(d.next().ok_or_else(bad)?)?,
+    );
+    if d.next().is_some() || y < 1970 || !(1..=12).contains(&m) || !(1..=31).contains(&day) {
+        return Err(bad());
+    }
+    let mut ms = 0;
+    if let Some(time) = time {
+        let (hms, frac) = time.split_once('.').unwrap_or((time, ""));
+        let mut parts = hms.split(':');
+        let h = num(parts.next().ok_or_else(bad)?)?;
+        let mi = num(parts.next().ok_or_else(bad)?)?;
+        let s = parts.next().map(num).transpose()?.unwrap_or(0);
+        if parts.next().is_some() || h > 23 || mi > 59 || s > 60 || frac.len() > 3 {
+            return Err(bad());
+        }
+        let f = if frac.is_empty() {
+            0
+        } else {
+            num(frac)? * 10u64.pow(3 - frac.len() as u32)
+        };
+        ms = ((h * 60 + mi) * 60 + s) * 1000 + f;
+    }
+    let days = days_from_civil(y, m, day);
+    if civil_from_days(days) != (y, m, day) {
+        return Err(bad()); // 2026-02-30 and the like
+    }
+    Ok(days * 86_400_000 + ms)
+}
+
+/// Days from 1970-01-01 to the Gregorian date (the inverse of [`civil_from_days`]).
+fn days_from_civil(y: u64, m: u64, d: u64) -> u64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y / 400;
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12; // March = 0
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
 /// The Gregorian date `days` after 1970-01-01.
 ///
 /// The calendar repeats every 400 years (146,097 days). Counting years from March 1st puts the
@@ -45,6 +120,29 @@ fn civil_from_days(days: u64) -> (u64, u64, u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn times_parse_back() {
+        for ms in [0, 1_704_067_200_000, 1_767_225_600_250, 4_102_444_800_000] {
+            assert_eq!(parse_time(&iso8601(ms)).unwrap(), ms);
+            assert_eq!(parse_time(&ms.to_string()).unwrap(), ms);
+        }
+        assert_eq!(parse_time("2024-01-01").unwrap(), 1_704_067_200_000);
+        assert_eq!(
+            parse_time("2024-01-01T00:01+00:00").unwrap(),
+            1_704_067_260_000
+        );
+        for bad in [
+            "",
+            "2024-02-30",
+            "2024-01-01T00:00",
+            "yesterday",
+            "2024-13-01",
+            "-5",
+        ] {
+            assert!(parse_time(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn known_instants() {

@@ -8,15 +8,27 @@
 //! record; then it writes the same record to the other slot and syncs again. So once a save has
 //! returned, both slots hold its record, and rot of either one cannot bring back an older, lower
 //! reservation (which two alternating copies alone could not tell from a torn write). The file
-//! is created with write, sync, rename, sync of the directory, so a file at the path always
-//! holds at least one synced record: one with no valid slot is corrupt, never new.
+//! is created with write, sync, link into place (which fails if a file appeared meanwhile), sync
+//! of the directory, so a file at the path always holds at least one synced record: one with no
+//! valid slot is corrupt, never new.
+//!
+//! Beside the state, the high-water record ([`hw`](super::hw)) keeps an independent bound on
+//! every reservation, raised before a save passes it, for [`reset`](super::reset).
+//!
+//! A store handed out by a lease carries a [`LeaseGuard`]: every save first takes an `flock` on
+//! the state file, checks that the lease's lock file is still the one locked and that the state
+//! file is still the one open, and only then writes. A process that takes the worker ID after
+//! the lock file was deleted or replaced reads the state under the same `flock`, so it either
+//! sees every reservation the old holder published, or the old holder's next check fails and
+//! it stops issuing IDs at its fence.
 
 use super::disk::{Disk, RealDisk};
+use super::hw;
 use super::{StateStore, WorkerState};
 use crate::error::{Error, ErrorKind, Result};
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// The size of a slot: a record fits in the first 2,080 bytes (256 clock-ids); a slot per 4 KiB
 /// page keeps one slot's write away from the other's sectors.
@@ -27,6 +39,21 @@ const VERSION: u16 = 2;
 const HEADER: usize = 4 + 2 + 2 + 8 + 8;
 /// The most clock-ids a record holds (8 clock-id bits).
 const MAX_CLOCK_IDS: usize = 256;
+/// The most a state file may hold: two slots. A bigger file is not one rimeflake wrote.
+pub const MAX_FILE_BYTES: usize = 2 * SLOT_SIZE;
+/// How long a load or save waits for another process's save to let go of the state file's
+/// `flock` (a save holds it for two syncs) before it fails with a state error.
+const FLOCK_WAIT_MS: u64 = 5_000;
+
+/// What a lease checks before each save: that it still holds what it held when it handed out
+/// the store. A failed check stops the save, and so the generator at its fence.
+pub trait LeaseGuard: Send + Sync + fmt::Debug {
+    /// `Ok` while the lease is intact.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Lease`] saying what was lost.
+    fn check(&self) -> Result<()>;
+}
 
 /// One decoded record.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -133,6 +160,9 @@ struct Known<F> {
     seq: u64,
     /// The last state known durable (read at load, or saved and synced).
     durable: Option<WorkerState>,
+    /// The durable high-water marks, per clock-id (`None` until the high-water file is read
+    /// valid or written).
+    hw: Option<Vec<Option<u64>>>,
 }
 
 struct Inner<F> {
@@ -140,7 +170,7 @@ struct Inner<F> {
     /// A write or sync failed since the last good save: the next save writes even an unchanged
     /// state, since nothing of the failed one may be trusted.
     dirty: bool,
-    /// The file was renamed into place but the directory's sync failed.
+    /// The file was linked into place but the directory's sync failed.
     dir_unsynced: bool,
 }
 
@@ -149,6 +179,9 @@ pub struct FileStore<D: Disk = RealDisk> {
     disk: D,
     path: PathBuf,
     clock_ids: usize,
+    /// How far past a reservation the high-water mark goes, in time units.
+    hw_step: u64,
+    guard: Option<Arc<dyn LeaseGuard>>,
     inner: Mutex<Inner<D::File>>,
 }
 
@@ -157,6 +190,7 @@ impl<D: Disk> fmt::Debug for FileStore<D> {
         f.debug_struct("FileStore")
             .field("path", &self.path)
             .field("clock_ids", &self.clock_ids)
+            .field("guard", &self.guard)
             .finish_non_exhaustive()
     }
 }
@@ -169,6 +203,18 @@ impl FileStore<RealDisk> {
     /// [`ErrorKind::Config`] when `clock_ids` is 0 or more than 256.
     pub fn open(path: PathBuf, clock_ids: usize) -> Result<Self> {
         FileStore::with_disk(RealDisk, path, clock_ids)
+    }
+}
+
+/// Holds the `flock` of a state file while alive.
+struct FlockGuard<'a, D: Disk> {
+    disk: &'a D,
+    file: &'a D::File,
+}
+
+impl<D: Disk> Drop for FlockGuard<'_, D> {
+    fn drop(&mut self) {
+        self.disk.unlock(self.file);
     }
 }
 
@@ -188,12 +234,27 @@ impl<D: Disk> FileStore<D> {
             disk,
             path,
             clock_ids,
+            hw_step: hw::STEP_MS,
+            guard: None,
             inner: Mutex::new(Inner {
                 known: None,
                 dirty: false,
                 dir_unsynced: false,
             }),
         })
+    }
+
+    /// Checks `guard` before every save (a lease's lock identity).
+    pub fn with_guard(mut self, guard: Arc<dyn LeaseGuard>) -> Self {
+        self.guard = Some(guard);
+        self
+    }
+
+    /// Sets how far past a reservation the high-water mark goes, in time units (default
+    /// [`hw::STEP_MS`], right for 1 ms units; a lease sets it from its layout's unit).
+    pub fn with_high_water_step(mut self, units: u64) -> Self {
+        self.hw_step = units.max(1);
+        self
     }
 
     /// The path of the state file.
@@ -212,6 +273,30 @@ impl<D: Disk> FileStore<D> {
         )
     }
 
+    /// Takes the state file's `flock`, waiting (in 1 ms sleeps) at most [`FLOCK_WAIT_MS`] for
+    /// another process's save to end.
+    fn flock<'a>(&'a self, file: &'a D::File) -> Result<FlockGuard<'a, D>> {
+        let deadline = crate::clock::monotonic_ns() + FLOCK_WAIT_MS * 1_000_000;
+        loop {
+            if self.disk.try_lock(file).map_err(|e| self.err("flock", e))? {
+                return Ok(FlockGuard {
+                    disk: &self.disk,
+                    file,
+                });
+            }
+            if crate::clock::monotonic_ns() >= deadline {
+                return Err(self.err(
+                    "locked",
+                    format!(
+                        "another process held its lock for more than {FLOCK_WAIT_MS} ms (a \
+                         save stuck on a hung disk?)"
+                    ),
+                ));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+
     /// Reads the file once, to learn the newest good record and its slot.
     fn scan<'a>(&self, inner: &'a mut Inner<D::File>) -> Result<&'a mut Known<D::File>> {
         if inner.known.is_none() {
@@ -225,9 +310,16 @@ impl<D: Disk> FileStore<D> {
                     newest: 1,
                     seq: 0,
                     durable: None,
+                    hw: None,
                 },
                 Some(file) => {
-                    let bytes = self.disk.read_all(&file).map_err(|e| self.err("read", e))?;
+                    let bytes = {
+                        // Under the flock: a save of another process is never read half-done.
+                        let _locked = self.flock(&file)?;
+                        self.disk
+                            .read_all(&file, MAX_FILE_BYTES)
+                            .map_err(|e| self.err("read", e))?
+                    };
                     let (slot, rec) = decode_file(&bytes).map_err(|why| self.corrupt(&why))?;
                     if rec.state.reserved.len() != self.clock_ids {
                         return Err(self.err(
@@ -245,10 +337,15 @@ impl<D: Disk> FileStore<D> {
                         newest: slot,
                         seq: rec.seq,
                         durable: Some(rec.state),
+                        hw: None,
                     }
                 }
             };
             inner.known = Some(known);
+            // A missing or bad high-water file is rewritten at the next save, from the state.
+            let marks = hw::read(&self.disk, &self.path).ok().flatten();
+            let known = inner.known.as_mut().expect("just set");
+            known.hw = marks.filter(|m| m.len() == self.clock_ids);
         }
         Ok(inner.known.as_mut().expect("just set"))
     }
@@ -260,9 +357,11 @@ impl<D: Disk> FileStore<D> {
                 "corrupt state file {}: no slot holds a valid record ({why}). rimeflake does not \
                  reset it silently: the reservations in it are what keeps a restart from repeating \
                  IDs. Once no process uses this worker ID, `rimeflake state reset --worker N \
-                 --namespace NS` (or rimeflake::state::reset) moves the file aside and reserves \
-                 every clock-id past anything it can have held",
-                self.path.display()
+                 --namespace NS` (or rimeflake::state::reset) replaces it with a state reserved \
+                 past anything it can have held (from its high-water file {}, or from evidence \
+                 you give)",
+                self.path.display(),
+                hw::path_of(&self.path).display()
             ),
         )
     }
@@ -282,24 +381,70 @@ impl<D: Disk> FileStore<D> {
         Ok(())
     }
 
-    /// Creates the file: write a temporary file, sync it, rename it into place, sync the
-    /// directory. Until the rename the path holds nothing, after it a synced record.
-    fn create(&self, inner: &mut Inner<D::File>, seq: u64, record: &[u8]) -> Result<()> {
-        let mut tmp = self.path.clone().into_os_string();
-        tmp.push(".tmp");
-        let tmp = PathBuf::from(tmp);
-        let file = self.disk.create(&tmp).map_err(|e| self.err("create", e))?;
-        for slot in 0..2 {
-            self.disk
-                .write_at(&file, (slot * SLOT_SIZE) as u64, record)
-                .map_err(|e| self.err("write", e))?;
+    /// Raises the high-water record, durably, before `state` is written, wherever a
+    /// reservation of `state` would pass it.
+    fn raise_high_water(&self, known: &mut Known<D::File>, state: &WorkerState) -> Result<()> {
+        let old = known
+            .hw
+            .clone()
+            .unwrap_or_else(|| vec![None; self.clock_ids]);
+        let mut marks = old.clone();
+        for (mark, r) in marks.iter_mut().zip(&state.reserved) {
+            if let Some(r) = *r {
+                if mark.is_none_or(|m| r > m) {
+                    *mark = Some(r.saturating_add(self.hw_step).max(mark.unwrap_or(0)));
+                }
+            }
         }
-        self.disk
-            .sync_file(&file)
-            .map_err(|e| self.err("sync", e))?;
-        self.disk
-            .rename(&tmp, &self.path)
-            .map_err(|e| self.err("rename", e))?;
+        if known.hw.is_some() && marks == old {
+            return Ok(());
+        }
+        hw::write(&self.disk, &self.path, &marks)
+            .map_err(|e| self.err("write of the high-water file", e))?;
+        known.hw = Some(marks);
+        Ok(())
+    }
+
+    /// Creates the file: write a temporary file, sync it, link it into place, sync the
+    /// directory. Until the link the path holds nothing, after it a synced record. The link
+    /// fails if a file appeared at the path meanwhile (another process created it): then this
+    /// save fails instead of replacing that file.
+    fn create(&self, inner: &mut Inner<D::File>, seq: u64, record: &[u8]) -> Result<()> {
+        let tmp = hw::temp_name(&self.path, "tmp");
+        let file = self
+            .disk
+            .create_new(&tmp)
+            .map_err(|e| self.err("create", e))?;
+        let written = (|| {
+            for slot in 0..2 {
+                self.disk
+                    .write_at(&file, (slot * SLOT_SIZE) as u64, record)
+                    .map_err(|e| self.err("write", e))?;
+            }
+            self.disk
+                .sync_file(&file)
+                .map_err(|e| self.err("sync", e))?;
+            if let Some(g) = &self.guard {
+                g.check()?;
+            }
+            self.disk.link(&tmp, &self.path).map_err(|e| {
+                if e.kind() == std::io::ErrorKind::AlreadyExists {
+                    Error::new(
+                        ErrorKind::Lease,
+                        format!(
+                            "state file {} appeared while this process created it: another \
+                             process uses the same worker ID (was its lock file deleted?); this \
+                             process does not overwrite it",
+                            self.path.display()
+                        ),
+                    )
+                } else {
+                    self.err("link into place", e)
+                }
+            })
+        })();
+        let _ = self.disk.remove(&tmp);
+        written?;
         let known = inner.known.as_mut().expect("scanned");
         known.file = Some(file);
         known.newest = 0;
@@ -310,6 +455,7 @@ impl<D: Disk> FileStore<D> {
 
     fn write(&self, inner: &mut Inner<D::File>, state: &WorkerState) -> Result<()> {
         let known = inner.known.as_mut().expect("scanned");
+        self.raise_high_water(known, state)?;
         known.seq += 1;
         let seq = known.seq;
         let record = encode(seq, state);
@@ -318,6 +464,27 @@ impl<D: Disk> FileStore<D> {
         } else {
             let known = inner.known.as_mut().expect("scanned");
             let file = known.file.as_ref().expect("checked");
+            let _locked = self.flock(file)?;
+            // Under the flock, so a newcomer reads either all of this save or sees the check
+            // fail: the lease is intact and this is still the file at the path.
+            if let Some(g) = &self.guard {
+                g.check()?;
+            }
+            if !self
+                .disk
+                .same_file(&self.path, file)
+                .map_err(|e| self.err("stat", e))?
+            {
+                return Err(Error::new(
+                    ErrorKind::Lease,
+                    format!(
+                        "state file {} was deleted or replaced while this process used it: \
+                         another process may run this worker ID, so this process stops issuing \
+                         IDs (restart it to read the state again)",
+                        self.path.display()
+                    ),
+                ));
+            }
             // First the slot that does not hold the newest good record, then the other one.
             let first = 1 - known.newest;
             for slot in [first, known.newest] {
@@ -329,12 +496,8 @@ impl<D: Disk> FileStore<D> {
             }
         }
         if inner.dir_unsynced {
-            let dir = match self.path.parent() {
-                Some(d) if !d.as_os_str().is_empty() => d,
-                _ => Path::new("."),
-            };
             self.disk
-                .sync_dir(dir)
+                .sync_dir(hw::dir_of(&self.path))
                 .map_err(|e| self.err("sync of the directory", e))?;
             inner.dir_unsynced = false;
         }
@@ -380,8 +543,12 @@ impl<D: Disk> StateStore for FileStore<D> {
             Err(e) => {
                 inner.dirty = true;
                 Err(Error::new(
-                    ErrorKind::State,
-                    format!("{}; the state is rewritten on the next save", e.message()),
+                    e.kind(),
+                    format!(
+                        "{}; this state is not durable (the store writes it whole again if it \
+                         is saved again)",
+                        e.message()
+                    ),
                 ))
             }
         }
