@@ -432,8 +432,7 @@ fn a_planted_symlink_never_makes_rimeflake_write_through_it() {
     exact(&dir.0, 0).unwrap().release();
     let victim = dir.0.join("victim");
     std::fs::write(&victim, "root's secret\n").unwrap();
-    std::fs::set_permissions(&victim, std::os::unix::fs::PermissionsExt::from_mode(0o600))
-        .unwrap();
+    std::fs::set_permissions(&victim, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
     for name in ["worker-00003.lock", "worker-00003.state", "worker-00003.hw"] {
         let link = dir.0.join("ns").join(name);
         std::os::unix::fs::symlink(&victim, &link).unwrap();
@@ -446,7 +445,10 @@ fn a_planted_symlink_never_makes_rimeflake_write_through_it() {
         if name.ends_with(".hw") {
             // Read refused, then replaced whole by a rename: the link itself is replaced.
             r.unwrap();
-            assert!(std::fs::symlink_metadata(&link).unwrap().is_file(), "{name}");
+            assert!(
+                std::fs::symlink_metadata(&link).unwrap().is_file(),
+                "{name}"
+            );
         } else {
             let e = r.unwrap_err();
             assert!(e.message().contains("symbolic link"), "{name}: {e}");
