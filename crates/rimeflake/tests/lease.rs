@@ -534,3 +534,31 @@ fn namespaces_that_cannot_name_a_directory_are_config_errors() {
     let r = LocalLease::acquire(&dir.0, &long, &Layout::default(), LeaseRequest::Exact(0));
     err_of(r, ErrorKind::Config, &["202 bytes", "200 bytes"]);
 }
+
+/// Issue 8, item 6, for `state show`: a FIFO or a /dev/zero link in place of a state or lock
+/// file is reported, never waited on or read without bound.
+#[test]
+fn inspect_reports_special_files_without_hanging() {
+    let dir = TempDir::new("inspect-special");
+    exact(&dir.0, 1).unwrap().release();
+    exact(&dir.0, 2).unwrap().release();
+    let ns = dir.0.join("ns");
+    mkfifo(&ns.join("worker-00001.state"));
+    std::os::unix::fs::symlink("/dev/zero", ns.join("worker-00002.state")).unwrap();
+    let infos = inspect(&dir.0).unwrap();
+    assert_eq!(infos.len(), 2);
+    for (info, why) in infos.iter().zip(["a FIFO", "symbolic link"]) {
+        match &info.state {
+            StateHealth::Corrupt(msg) => assert!(msg.contains(why), "{msg}"),
+            other => panic!("worker {}: {other:?}", info.worker_id),
+        }
+    }
+    std::fs::remove_file(ns.join("worker-00002.lock")).unwrap();
+    mkfifo(&ns.join("worker-00002.lock"));
+    // A lock file that is not a regular file is not a lease: not listed, and not waited on.
+    let infos = inspect(&dir.0).unwrap();
+    assert_eq!(
+        infos.iter().map(|i| i.worker_id).collect::<Vec<_>>(),
+        [1]
+    );
+}
