@@ -557,8 +557,5 @@ fn inspect_reports_special_files_without_hanging() {
     mkfifo(&ns.join("worker-00002.lock"));
     // A lock file that is not a regular file is not a lease: not listed, and not waited on.
     let infos = inspect(&dir.0).unwrap();
-    assert_eq!(
-        infos.iter().map(|i| i.worker_id).collect::<Vec<_>>(),
-        [1]
-    );
+    assert_eq!(infos.iter().map(|i| i.worker_id).collect::<Vec<_>>(), [1]);
 }
