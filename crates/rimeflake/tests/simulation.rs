@@ -29,10 +29,9 @@ mod support;
 use support::Rng;
 
 use rimeflake::state::file::{decode_file, SLOT_SIZE};
-use rimeflake::state::{reset_store, Disk, Fault, FileStore, LeaseGuard, ResetOptions, SimDisk};
+use rimeflake::state::{reset_store, Fault, FileStore, LeaseGuard, ResetOptions, SimDisk};
 use rimeflake::{
-    Clock, Error, ErrorKind, Generator, Layout, ManualClock, RollbackPolicy, StateStore,
-    WorkerState,
+    Clock, Error, ErrorKind, Generator, Layout, ManualClock, RollbackPolicy, WorkerState,
 };
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
