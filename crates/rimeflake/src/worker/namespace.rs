@@ -122,26 +122,37 @@ pub(crate) fn create_dir_durable(dir: &Path) -> io::Result<()> {
 /// order and the record's unit and epoch, and checked against the record's fingerprint; `None`
 /// when the description cannot be read back.
 pub fn layout_from_record(record: &LayoutRecord) -> Option<Layout> {
+    // Two forms: "name: clock-id 3, time 41, ..." and the spec form "clock_id=3,time=41,...".
     let desc = &record.description;
-    let width = |key: &str| -> Option<u8> {
-        let at = desc.find(&format!("{key} "))? + key.len() + 1;
-        let digits: String = desc[at..]
-            .chars()
-            .take_while(|c| c.is_ascii_digit())
-            .collect();
-        digits.parse().ok()
+    let width = |keys: &[&str]| -> Option<u8> {
+        keys.iter().find_map(|key| {
+            [format!("{key} "), format!("{key}=")].iter().find_map(|k| {
+                let at = desc.find(k.as_str())? + k.len();
+                let digits: String = desc[at..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_digit())
+                    .collect();
+                digits.parse().ok()
+            })
+        })
     };
-    let order = if desc.contains("(sequence above worker)") {
+    let order = if desc.contains("(sequence above worker)") || desc.contains("sequence_first") {
         crate::layout::FieldOrder::SequenceAboveWorker
     } else {
         crate::layout::FieldOrder::SequenceBelowWorker
     };
+    let (clock_id, time, worker, sequence) = (
+        width(&["clock-id", "clock_id"])?,
+        width(&["time"])?,
+        width(&["worker"])?,
+        width(&["sequence"])?,
+    );
     [false, true].into_iter().find_map(|js_safe| {
         let layout = Layout::builder()
-            .clock_id_bits(width("clock-id")?)
-            .time_bits(width("time")?)
-            .worker_bits(width("worker")?)
-            .sequence_bits(width("sequence")?)
+            .clock_id_bits(clock_id)
+            .time_bits(time)
+            .worker_bits(worker)
+            .sequence_bits(sequence)
             .order(order)
             .unit_ms(record.unit_ms)
             .epoch_ms(record.epoch_ms)
@@ -207,4 +218,32 @@ pub(crate) fn settle_layout(ns_dir: &Path, namespace: &str, layout: &Layout) -> 
         ErrorKind::State,
         format!("layout file {} keeps changing", path.display()),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_preset_is_rebuilt_from_its_record() {
+        let baidu = Layout::baidu(1_463_673_600_000);
+        for layout in [
+            Layout::default(),
+            Layout::twitter(),
+            Layout::sonyflake(),
+            Layout::js_safe(),
+        ]
+        .into_iter()
+        .chain(baidu.ok())
+        {
+            let record = LayoutRecord::of(&layout);
+            let back = layout_from_record(&record).expect(layout.name());
+            assert_eq!(
+                back.fingerprint(),
+                layout.fingerprint(),
+                "{}",
+                layout.name()
+            );
+        }
+    }
 }
