@@ -237,7 +237,7 @@ mod tests {
         .chain(baidu.ok())
         {
             let record = LayoutRecord::of(&layout);
-            let back = layout_from_record(&record).expect(layout.name());
+            let back = layout_from_record(&record).unwrap_or_else(|| panic!("{}", layout.name()));
             assert_eq!(
                 back.fingerprint(),
                 layout.fingerprint(),
