@@ -519,6 +519,16 @@ fn untrusted_directories_are_refused_and_new_ones_are_private() {
         }
         exact(&state, 1).unwrap().release();
     }
+    // A directory above the state directory that others can write to (and not sticky).
+    chmod(&dir.0, 0o777);
+    err_of(
+        exact(&state, 1),
+        ErrorKind::Config,
+        &["another user can change", &dir.0.display().to_string()],
+    );
+    chmod(&dir.0, 0o1777); // sticky, as /tmp
+    exact(&state, 1).unwrap().release();
+    chmod(&dir.0, 0o755);
 }
 
 /// Issue 8, item 16: a namespace with a '/', a newline or a NUL is a config error whose

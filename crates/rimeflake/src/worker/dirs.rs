@@ -212,6 +212,30 @@ pub fn check_dir_trusted(dir: &Path, follow: bool) -> Result<()> {
         )));
     }
     let mode = meta.mode() & 0o7777;
+    if follow {
+        // The directories above it too: whoever can rename an entry on the way could swap the
+        // whole tree. A sticky directory (/tmp) lets no one rename another's entry.
+        if let Ok(real) = std::fs::canonicalize(dir) {
+            for up in real.ancestors().skip(1) {
+                let Ok(m) = std::fs::metadata(up) else {
+                    continue;
+                };
+                let loose = m.mode() & 0o022 != 0 && m.mode() & 0o1000 == 0;
+                if (m.uid() != euid && m.uid() != 0) || loose {
+                    return Err(Error::config(format!(
+                        "state directory {} lies in {}, which another user can change (owner \
+                         uid {}, mode {:04o}): they could swap the state directory. Fix: chmod \
+                         go-w {} (or chown it), or use another state directory",
+                        dir.display(),
+                        up.display(),
+                        m.uid(),
+                        m.mode() & 0o7777,
+                        up.display()
+                    )));
+                }
+            }
+        }
+    }
     if mode & 0o022 != 0 {
         return Err(Error::config(format!(
             "directory {} is writable by {} (mode {mode:04o}): another user could plant links              or take worker IDs there. Fix: chmod go-w {}",
