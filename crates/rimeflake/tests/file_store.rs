@@ -366,18 +366,33 @@ fn a_stalled_disk_blocks_a_save_until_resumed_or_crashed() {
 #[ignore]
 fn save_latency_on_the_real_disk() {
     let dir = TempDir::new("latency");
-    let s = real(&dir.0);
-    let mut times = Vec::new();
-    for r in 1..=200 {
-        let t = rimeflake::clock::monotonic_ns();
-        s.save(&state(0, r)).unwrap();
-        times.push(rimeflake::clock::monotonic_ns() - t);
+    let lease = rimeflake::worker::LocalLease::acquire(
+        &dir.0,
+        "ns",
+        &rimeflake::Layout::default(),
+        rimeflake::worker::LeaseRequest::Exact(1),
+    )
+    .unwrap();
+    let stores = [
+        ("plain", real(&dir.0)),
+        (
+            "leased (flock + lock check)",
+            lease.state_store(CLOCK_IDS).unwrap(),
+        ),
+    ];
+    for (what, s) in stores {
+        let mut times = Vec::new();
+        for r in 1..=200 {
+            let t = rimeflake::clock::monotonic_ns();
+            s.save(&state(0, r * 10)).unwrap();
+            times.push(rimeflake::clock::monotonic_ns() - t);
+        }
+        times.sort_unstable();
+        println!(
+            "{what} save (write + fsync), 200 saves: p50 {} us, p99 {} us, max {} us",
+            times[100] / 1000,
+            times[198] / 1000,
+            times[199] / 1000
+        );
     }
-    times.sort_unstable();
-    println!(
-        "save (write + fsync), 200 saves: p50 {} us, p99 {} us, max {} us",
-        times[100] / 1000,
-        times[198] / 1000,
-        times[199] / 1000
-    );
 }
