@@ -570,3 +570,75 @@ fn state_reset_says_what_is_missing_reads_the_layout_and_takes_evidence() {
     let text = ok(&with_time);
     assert!(text.contains("reserve_until"), "{text}");
 }
+
+/// Unmounts on drop.
+struct Mount(std::path::PathBuf);
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// Issue 8, item 2: a reset on a full disk. The old reset moved the corrupt file aside before
+/// the new state was durable, so a failed write left no state at all and the next generator
+/// started as a new worker (~900,000 duplicates). Now the failed reset changes nothing: the
+/// corrupt file stays, and generators keep refusing until a reset succeeds. Needs root (a
+/// 64 KiB tmpfs is mounted); CI runs as root.
+#[test]
+fn a_reset_that_fails_on_a_full_disk_leaves_the_corrupt_file_in_place() {
+    let dir = TempDir::new("cli-reset-full");
+    let mnt = dir.0.join("mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=64k,mode=0700", "tmpfs"])
+        .arg(&mnt)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        // SAFETY: geteuid cannot fail.
+        assert_ne!(
+            unsafe { libc::geteuid() },
+            0,
+            "root could not mount a tmpfs"
+        );
+        eprintln!("not root: the full-disk reset test needs to mount a tmpfs; skipped");
+        return;
+    }
+    let _mount = Mount(mnt.clone());
+    let state = mnt.join("state");
+    let s = state.to_str().unwrap();
+    let gen_args = ["gen", "-n", "1000", "--worker", "4", "--state-dir", s];
+    let before: Vec<u64> = ok(&gen_args).lines().map(|l| l.parse().unwrap()).collect();
+    let file = state.join("default/worker-00004.state");
+    rot_both_slots(&file);
+    let corrupt = std::fs::read(&file).unwrap();
+    // Fill the file system.
+    let mut filler = std::fs::File::create(mnt.join("filler")).unwrap();
+    while filler.write_all(&[0u8; 4096]).is_ok() {}
+    drop(filler);
+
+    let reset = ["state", "reset", "--worker", "4", "--state-dir", s];
+    let out = rimeflake(&reset);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("nothing was changed"), "{stderr}");
+    assert!(!stderr.contains("rewritten on the next save"), "{stderr}");
+    assert_eq!(
+        std::fs::read(&file).unwrap(),
+        corrupt,
+        "the corrupt file was touched"
+    );
+    let out = rimeflake(&gen_args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success(),
+        "a generator started after a failed reset"
+    );
+    assert!(stderr.contains("corrupt state file"), "{stderr}");
+
+    std::fs::remove_file(mnt.join("filler")).unwrap();
+    ok(&reset);
+    let after: Vec<u64> = ok(&gen_args).lines().map(|l| l.parse().unwrap()).collect();
+    assert!(after[0] > *before.last().unwrap());
+}
