@@ -9,7 +9,7 @@
 //! old or a new record, never a torn one; a checksum catches rot.
 
 use super::disk::Disk;
-use super::file::fnv64;
+use super::record::fnv64;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};

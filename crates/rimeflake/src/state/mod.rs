@@ -8,6 +8,7 @@ pub mod disk;
 pub mod file;
 pub mod hw;
 pub mod inspect;
+pub mod record;
 pub mod reset;
 pub mod sim;
 
