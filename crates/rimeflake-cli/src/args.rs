@@ -38,8 +38,9 @@ pub enum Command {
 pub enum StateCommand {
     /// List leases, their holders, clock-ids and reservations, per namespace.
     Show(StateShowArgs),
-    /// Replace a worker ID's CORRUPT state: move the file aside and reserve every clock-id past
-    /// anything it can have held (refused while a process holds the worker ID).
+    /// Replace a worker ID's CORRUPT state with one reserved past anything the lost state can
+    /// have held (its high-water file, or the evidence you give); the corrupt file is copied
+    /// aside. Refused while a process holds the worker ID.
     Reset(StateResetArgs),
 }
 
@@ -52,12 +53,25 @@ pub struct StateResetArgs {
     /// The namespace (default: `default`).
     #[arg(long, value_name = "NS", default_value = "default")]
     pub namespace: String,
-    #[command(flatten)]
-    pub layout: LayoutArgs,
+    /// Bit layout preset (default: the one in the namespace's layout file).
+    #[arg(long, value_name = "PRESET",
+          value_parser = PossibleValuesParser::new(Layout::PRESETS))]
+    pub layout: Option<String>,
+    /// The epoch of the `baidu` layout, in Unix ms.
+    #[arg(long, value_name = "MS", requires = "layout")]
+    pub baidu_epoch_ms: Option<u64>,
     /// The state directory (default: $RIMEFLAKE_STATE_DIR, else $XDG_STATE_HOME/rimeflake or
     /// ~/.local/state/rimeflake).
     #[arg(long, value_name = "DIR")]
     pub state_dir: Option<PathBuf>,
+    /// Evidence when the high-water file is lost too: an ID at least as high as every ID this
+    /// worker ID issued (the highest in your logs or database).
+    #[arg(long, value_name = "ID")]
+    pub above_id: Option<u64>,
+    /// Evidence when the high-water file is lost too: a time no ID of this worker ID has
+    /// reached, on any clock-id (ISO 8601 UTC, e.g. 2026-01-01T00:00:00Z, or Unix ms).
+    #[arg(long, value_name = "TIME")]
+    pub reserve_until: Option<String>,
 }
 
 /// Arguments of `rimeflake state show`.

@@ -22,19 +22,53 @@ pub fn show(args: &StateShowArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Replaces a corrupt state file (see `rimeflake::state::reset`) and says where the old one went.
+/// Replaces a corrupt state file (see `rimeflake::state::reset`), says what bounded the lost
+/// state, what is reserved now, and where the copy of the corrupt file is.
 pub fn reset(args: &StateResetArgs) -> Result<(), Failure> {
     let dir = state_dir(&args.state_dir)?;
-    let layout = args.layout.layout()?;
-    let aside = rimeflake::state::reset(&dir, &args.namespace, &layout, args.worker)?;
+    let layout = match &args.layout {
+        Some(name) => Some(
+            crate::args::LayoutArgs {
+                layout: name.clone(),
+                baidu_epoch_ms: args.baidu_epoch_ms,
+            }
+            .layout()?,
+        ),
+        None => None,
+    };
+    let options = rimeflake::state::ResetOptions {
+        above_id: args.above_id,
+        reserve_until_ms: args
+            .reserve_until
+            .as_deref()
+            .map(rimeflake::utc::parse_time)
+            .transpose()?,
+    };
+    let report = rimeflake::state::reset(
+        &dir,
+        &args.namespace,
+        layout.as_ref(),
+        args.worker,
+        &options,
+    )?;
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
-        "reset worker {} of namespace {}: every clock-id reserved past the lost state; the \
-         corrupt file is now {}",
-        args.worker,
-        args.namespace,
-        aside.display()
+        "reset worker {} of namespace {} from {}; now on clock-id {}",
+        args.worker, args.namespace, report.basis, report.clock_id
+    )?;
+    for (cid, (r, ms)) in report.reserved.iter().zip(&report.reserved_ms).enumerate() {
+        if let Some(r) = r {
+            let when = ms.map_or(String::new(), |ms| {
+                format!(" ({})", rimeflake::utc::iso8601(ms))
+            });
+            writeln!(out, "  clock-id {cid}: reserved to {r}{when}")?;
+        }
+    }
+    writeln!(
+        out,
+        "the corrupt file was copied to {}",
+        report.aside.display()
     )?;
     Ok(())
 }

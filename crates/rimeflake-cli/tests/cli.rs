@@ -480,3 +480,166 @@ fn state_show_lists_leases_clock_ids_reservations_and_expiry() {
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.contains("no state directory"), "{stderr}");
 }
+
+/// Flips a byte in both slots of a state file: no valid record is left.
+fn rot_both_slots(file: &std::path::Path) {
+    let mut bytes = std::fs::read(file).unwrap();
+    for slot in [0, rimeflake::state::file::SLOT_SIZE] {
+        bytes[slot + 20] ^= 0x5a;
+    }
+    std::fs::write(file, bytes).unwrap();
+}
+
+/// Issue 9, item 7 and issue 8, items 1-2: `state reset` on a missing file says it does not
+/// exist (exit 1) and leaves no lock file; on a namespace of another layout it reads the
+/// layout from the namespace; with the high-water file lost it refuses, names the evidence it
+/// takes, and takes it.
+#[test]
+fn state_reset_says_what_is_missing_reads_the_layout_and_takes_evidence() {
+    let dir = TempDir::new("cli-reset");
+    let d = dir.path();
+    let ns = dir.0.join("tw");
+    let ids = |out: &str| -> Vec<u64> { out.lines().map(|l| l.parse().unwrap()).collect() };
+    let run = ["--layout", "twitter", "--namespace", "tw", "--state-dir", d];
+    let mut gen_args = vec!["gen", "-n", "1000", "--worker", "2"];
+    gen_args.extend(run);
+    let before = ids(&ok(&gen_args));
+
+    // A worker ID that never ran: "does not exist", run-time exit status, no stray lock file.
+    let out = rimeflake(&[
+        "state",
+        "reset",
+        "--worker",
+        "9",
+        "--namespace",
+        "tw",
+        "--state-dir",
+        d,
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("does not exist"), "{stderr}");
+    assert!(!stderr.contains("is readable"), "{stderr}");
+    assert!(!ns.join("worker-00009.lock").exists(), "a stray lock file");
+
+    // A readable state is not reset.
+    let reset = [
+        "state",
+        "reset",
+        "--worker",
+        "2",
+        "--namespace",
+        "tw",
+        "--state-dir",
+        d,
+    ];
+    assert_eq!(rimeflake(&reset).status.code(), Some(2));
+
+    // Corrupt: reset without --layout (read from the namespace), from the high-water file.
+    rot_both_slots(&ns.join("worker-00002.state"));
+    let text = ok(&reset);
+    assert!(text.contains("high-water"), "{text}");
+    assert!(text.contains("copied to"), "{text}");
+    let after = ids(&ok(&gen_args));
+    assert!(after[0] > *before.last().unwrap());
+
+    // Corrupt, and the high-water file lost too: refused, with what it needs.
+    rot_both_slots(&ns.join("worker-00002.state"));
+    std::fs::remove_file(ns.join("worker-00002.hw")).unwrap();
+    let out = rimeflake(&reset);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    for needle in ["--above-id", "--reserve-until", "high-water"] {
+        assert!(stderr.contains(needle), "{needle}: {stderr}");
+    }
+    let last = after.last().unwrap().to_string();
+    let mut with_id = reset.to_vec();
+    with_id.extend(["--above-id", &last]);
+    let text = ok(&with_id);
+    assert!(text.contains("no ID above"), "{text}");
+    let again = ids(&ok(&gen_args));
+    assert!(again[0] > *after.last().unwrap());
+
+    // --reserve-until takes ISO 8601; a bad time is a usage error.
+    rot_both_slots(&ns.join("worker-00002.state"));
+    let mut bad = reset.to_vec();
+    bad.extend(["--reserve-until", "tomorrow"]);
+    assert_eq!(rimeflake(&bad).status.code(), Some(2));
+    let until = rimeflake::utc::iso8601(rimeflake::clock::system_now_ms() + 2_000);
+    let mut with_time = reset.to_vec();
+    with_time.extend(["--reserve-until", &until]);
+    let text = ok(&with_time);
+    assert!(text.contains("reserve_until"), "{text}");
+}
+
+/// Unmounts on drop.
+struct Mount(std::path::PathBuf);
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// Issue 8, item 2: a reset on a full disk. The old reset moved the corrupt file aside before
+/// the new state was durable, so a failed write left no state at all and the next generator
+/// started as a new worker (~900,000 duplicates). Now the failed reset changes nothing: the
+/// corrupt file stays, and generators keep refusing until a reset succeeds. Needs root (a
+/// 64 KiB tmpfs is mounted); CI runs as root.
+#[test]
+fn a_reset_that_fails_on_a_full_disk_leaves_the_corrupt_file_in_place() {
+    let dir = TempDir::new("cli-reset-full");
+    let mnt = dir.0.join("mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=64k,mode=0700", "tmpfs"])
+        .arg(&mnt)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        // SAFETY: geteuid cannot fail.
+        assert_ne!(
+            unsafe { libc::geteuid() },
+            0,
+            "root could not mount a tmpfs"
+        );
+        eprintln!("not root: the full-disk reset test needs to mount a tmpfs; skipped");
+        return;
+    }
+    let _mount = Mount(mnt.clone());
+    let state = mnt.join("state");
+    let s = state.to_str().unwrap();
+    let gen_args = ["gen", "-n", "1000", "--worker", "4", "--state-dir", s];
+    let before: Vec<u64> = ok(&gen_args).lines().map(|l| l.parse().unwrap()).collect();
+    let file = state.join("default/worker-00004.state");
+    rot_both_slots(&file);
+    let corrupt = std::fs::read(&file).unwrap();
+    // Fill the file system.
+    let mut filler = std::fs::File::create(mnt.join("filler")).unwrap();
+    while filler.write_all(&[0u8; 4096]).is_ok() {}
+    drop(filler);
+
+    let reset = ["state", "reset", "--worker", "4", "--state-dir", s];
+    let out = rimeflake(&reset);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("nothing was changed"), "{stderr}");
+    assert!(!stderr.contains("rewritten on the next save"), "{stderr}");
+    assert_eq!(
+        std::fs::read(&file).unwrap(),
+        corrupt,
+        "the corrupt file was touched"
+    );
+    let out = rimeflake(&gen_args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success(),
+        "a generator started after a failed reset"
+    );
+    assert!(stderr.contains("corrupt state file"), "{stderr}");
+
+    std::fs::remove_file(mnt.join("filler")).unwrap();
+    ok(&reset);
+    let after: Vec<u64> = ok(&gen_args).lines().map(|l| l.parse().unwrap()).collect();
+    assert!(after[0] > *before.last().unwrap());
+}

@@ -259,3 +259,101 @@ fn sigkill_then_restart_with_the_clock_set_back_never_repeats_an_id() {
         log.join("\n")
     );
 }
+
+/// How the lock file of a running holder is tampered with.
+#[derive(Clone, Copy, Debug)]
+enum Tamper {
+    Delete,
+    MoveOver,
+    Symlink,
+}
+
+/// Issue 8, item 3: process A runs `rimeflake gen` on worker 5; its lock file is deleted,
+/// replaced by `mv`, or replaced by a symlink; process B then asks for worker 5. Before the fix
+/// B took the "free" worker ID and both issued the same IDs (75k-104k duplicates). Now A finds
+/// out at its next save and stops at its fence, and B starts above A's last reservation (or,
+/// for a symlink, is refused): no ID is issued twice.
+#[test]
+fn a_holder_whose_lock_file_is_deleted_or_replaced_stops_before_a_newcomer_repeats_its_ids() {
+    for tamper in [Tamper::Delete, Tamper::MoveOver, Tamper::Symlink] {
+        let dir = TempDir::new("tamper");
+        let state_dir = dir.0.join("state");
+        let lock = state_dir.join("default/worker-00005.lock");
+        let spawn = |name: &str| {
+            let out = std::fs::File::create(dir.0.join(name)).expect("an output file");
+            Command::new(BIN)
+                .args(["gen", "-n", "50000000", "--worker", "5", "--state-dir"])
+                .arg(&state_dir)
+                .stdin(Stdio::null())
+                .stdout(out)
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("rimeflake gen starts")
+        };
+        let mut a = spawn("a.txt");
+        // A holds the lease once it has printed IDs.
+        for _ in 0..500 {
+            if std::fs::metadata(dir.0.join("a.txt")).is_ok_and(|m| m.len() > 1000) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        match tamper {
+            Tamper::Delete => std::fs::remove_file(&lock).unwrap(),
+            Tamper::MoveOver => {
+                let other = state_dir.join("default/other");
+                std::fs::write(&other, "").unwrap();
+                std::fs::rename(&other, &lock).unwrap();
+            }
+            Tamper::Symlink => {
+                let other = dir.0.join("elsewhere");
+                std::fs::write(&other, "").unwrap();
+                std::fs::remove_file(&lock).unwrap();
+                std::os::unix::fs::symlink(&other, &lock).unwrap();
+            }
+        }
+        let mut b = spawn("b.txt");
+        std::thread::sleep(Duration::from_millis(2500));
+        let _ = b.kill();
+        // A stops at its fence at once, and fails once its wait there (max_wait, 5 s) ends:
+        // waited for in one case only, to keep the test short.
+        let wait_for_a = matches!(tamper, Tamper::MoveOver);
+        for _ in 0..if wait_for_a { 1000 } else { 0 } {
+            if a.try_wait().unwrap().is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let mut stderr = Vec::new();
+        for (name, child) in [("A", &mut a), ("B", &mut b)] {
+            let _ = child.kill();
+            let status = child.wait().unwrap();
+            let mut text = String::new();
+            if let Some(mut e) = child.stderr.take() {
+                let _ = std::io::Read::read_to_string(&mut e, &mut text);
+            }
+            stderr.push(format!("{name}: {status}: {}", text.trim()));
+        }
+        let a_ids = parse_ids(&std::fs::read_to_string(dir.0.join("a.txt")).unwrap());
+        let b_ids = parse_ids(&std::fs::read_to_string(dir.0.join("b.txt")).unwrap());
+        let a_set: HashSet<u64> = a_ids.iter().copied().collect();
+        let dups = b_ids.iter().filter(|id| a_set.contains(id)).count();
+        let summary = format!(
+            "{tamper:?}: A issued {}, B issued {}, {dups} issued by both\n{}",
+            a_ids.len(),
+            b_ids.len(),
+            stderr.join("\n")
+        );
+        eprintln!("{summary}");
+        assert!(a_ids.len() > 1000, "A never ran: {summary}");
+        assert_eq!(dups, 0, "{summary}");
+        // A found out and said why; B ran (or, for a symlink, was refused and said why).
+        if wait_for_a {
+            assert!(stderr[0].contains("lock file"), "{summary}");
+        }
+        match tamper {
+            Tamper::Symlink => assert!(stderr[1].contains("symbolic link"), "{summary}"),
+            _ => assert!(b_ids.len() > 1000, "B never ran: {summary}"),
+        }
+    }
+}

@@ -118,6 +118,21 @@ fn days_from_civil(year: u64, month: u64, day: u64) -> u64 {
     era * 146_097 + day_of_era - 719_468
 }
 
+/// Reads a time given by a person: Unix milliseconds (`1767225600000`), or an ISO 8601 instant
+/// as [`parse_iso8601`] reads it (`2026-01-01`, `2026-01-01T00:00Z`, `...+08:00`).
+///
+/// # Errors
+/// [`ErrorKind::Config`](crate::ErrorKind::Config) saying what form is expected.
+pub fn parse_time(text: &str) -> crate::Result<u64> {
+    let t = text.trim();
+    if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
+        return t
+            .parse()
+            .map_err(|_| crate::Error::config(format!("time {text:?}: too large for Unix ms")));
+    }
+    parse_iso8601(t).map_err(|why| crate::Error::config(format!("time: {why}; or Unix ms")))
+}
+
 /// The Gregorian date `days` after 1970-01-01.
 ///
 /// The calendar repeats every 400 years (146,097 days). Counting years from March 1st puts the
@@ -148,6 +163,29 @@ fn civil_from_days(days: u64) -> (u64, u64, u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn times_parse_back() {
+        for ms in [0, 1_704_067_200_000, 1_767_225_600_250, 4_102_444_800_000] {
+            assert_eq!(parse_time(&iso8601(ms)).unwrap(), ms);
+            assert_eq!(parse_time(&ms.to_string()).unwrap(), ms);
+        }
+        assert_eq!(parse_time("2024-01-01").unwrap(), 1_704_067_200_000);
+        assert_eq!(
+            parse_time("2024-01-01T00:01+00:00").unwrap(),
+            1_704_067_260_000
+        );
+        for bad in [
+            "",
+            "2024-02-30",
+            "2024-01-01T00:00",
+            "yesterday",
+            "2024-13-01",
+            "-5",
+        ] {
+            assert!(parse_time(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn known_instants() {

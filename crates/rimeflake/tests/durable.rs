@@ -224,6 +224,116 @@ fn after_a_clean_close_a_restart_continues_right_above_the_last_id() {
     );
 }
 
+fn reset(
+    dir: &std::path::Path,
+    layout: Option<&Layout>,
+    worker: u64,
+) -> Result<rimeflake::state::ResetReport> {
+    rimeflake::state::reset(
+        dir,
+        "default",
+        layout,
+        worker,
+        &rimeflake::state::ResetOptions::default(),
+    )
+}
+
+/// Flips a byte in both slots of a state file: no valid record is left.
+fn rot_both_slots(file: &std::path::Path) {
+    let mut bytes = std::fs::read(file).unwrap();
+    for slot in [0, rimeflake::state::file::SLOT_SIZE] {
+        bytes[slot + 20] ^= 0x5a;
+    }
+    std::fs::write(file, bytes).unwrap();
+}
+
+/// Issue 8, item 1: worker 3 issues IDs on clock-id 0 while the clock is 8 s ahead; the clock
+/// is corrected and a restart moves to clock-id 1; both slots rot; a reset. The old reset
+/// reserved every clock-id only to max(now, mtime) + 4 s, so a run with the clock ahead again
+/// repeated clock-id 0's IDs. The high-water file bounds clock-id 0 past its lost reservation.
+#[test]
+fn reset_after_the_clock_ran_ahead_never_repeats_an_id() {
+    let tmp = TempDir::new("reset-ahead");
+    let dir = tmp.0.clone();
+    let now = rimeflake::clock::system_now_ms();
+    let clock = ManualClock::new(now + 8_000);
+    let build = |clock: &ManualClock| {
+        Generator::builder()
+            .worker_id(3)
+            .state_dir(&dir)
+            .clock(clock.clone())
+            .refresh_every(Duration::ZERO)
+            .max_wait(Duration::from_millis(50))
+            .build()
+            .unwrap()
+    };
+    let mut seen = HashSet::new();
+    let g = build(&clock);
+    let ahead = g.next_ids(5_000).unwrap();
+    assert!(ahead
+        .iter()
+        .all(|&id| Layout::default().decode(id).unwrap().clock_id == 0));
+    seen.extend(ahead);
+    drop(g); // a crash, not a clean close: no "last ID" mark
+    clock.set_ms(now);
+    let g = build(&clock);
+    let back = g.next_ids(5_000).unwrap();
+    assert!(back
+        .iter()
+        .all(|&id| Layout::default().decode(id).unwrap().clock_id == 1));
+    seen.extend(back);
+    drop(g);
+    rot_both_slots(&dir.join("default/worker-00003.state"));
+    reset(&dir, None, 3).unwrap();
+    // The clock runs ahead again, to where clock-id 0 was.
+    clock.set_ms(now + 8_000);
+    let g = build(&clock);
+    for id in g.next_ids(5_000).unwrap() {
+        assert!(seen.insert(id), "ID {id} repeated after the reset");
+    }
+}
+
+/// Without the high-water file nothing bounds the lost state: reset refuses and says what it
+/// needs, and takes the operator's evidence instead.
+#[test]
+fn reset_without_a_high_water_file_needs_evidence() {
+    let tmp = TempDir::new("reset-evidence");
+    let dir = tmp.0.clone();
+    let layout = Layout::default();
+    let g = Generator::builder()
+        .worker_id(6)
+        .state_dir(&dir)
+        .build()
+        .unwrap();
+    let ids = g.next_ids(100).unwrap();
+    drop(g);
+    let file = dir.join("default/worker-00006.state");
+    rot_both_slots(&file);
+    std::fs::remove_file(dir.join("default/worker-00006.hw")).unwrap();
+    let e = rimeflake::state::reset(&dir, "default", None, 6, &Default::default()).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::State);
+    for needle in [
+        "high-water",
+        "does not exist",
+        "--above-id",
+        "--reserve-until",
+    ] {
+        assert!(e.message().contains(needle), "{needle}: {e}");
+    }
+    let options = rimeflake::state::ResetOptions {
+        above_id: Some(*ids.last().unwrap()),
+        reserve_until_ms: None,
+    };
+    let report = rimeflake::state::reset(&dir, "default", Some(&layout), 6, &options).unwrap();
+    assert!(report.basis.contains("no ID above"), "{report:?}");
+    let g = Generator::builder()
+        .worker_id(6)
+        .state_dir(&dir)
+        .build()
+        .unwrap();
+    assert!(g.next_id().unwrap() > *ids.last().unwrap());
+}
+
 #[test]
 fn a_corrupt_state_is_refused_and_reset_reserves_every_clock_id_past_it() {
     let tmp = TempDir::new("reset");
@@ -258,23 +368,29 @@ fn a_corrupt_state_is_refused_and_reset_reserves_every_clock_id_past_it() {
         rimeflake::worker::LeaseRequest::Exact(4),
     )
     .unwrap();
-    let e = rimeflake::state::reset(&dir, "default", &layout, 4).unwrap_err();
+    let e = reset(&dir, Some(&layout), 4).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Lease);
     holder.release();
 
-    let aside = rimeflake::state::reset(&dir, "default", &layout, 4).unwrap();
-    assert!(aside.exists());
+    let report = reset(&dir, None, 4).unwrap();
+    assert!(report.aside.exists());
+    assert!(report.basis.contains("high-water"), "{report:?}");
     let state = rimeflake::state::FileStore::open(file.clone(), 8)
         .unwrap()
         .load()
         .unwrap()
         .unwrap();
     let now = layout.time_of(rimeflake::clock::system_now_ms()).unwrap();
-    assert!(state.reserved.iter().all(|r| r.unwrap() > now), "{state:?}");
+    // Clock-id 0 (the one used) is reserved past its high-water mark, above now; the new
+    // clock-id is one above it, never used before.
+    assert!(state.reserved[0].unwrap() > now, "{state:?}");
+    assert!(state.clock_id > 0, "{state:?}");
+    assert!(
+        state.reserved_of(state.clock_id).unwrap() + 5_000 >= now,
+        "{state:?}"
+    );
     assert_eq!(
-        rimeflake::state::reset(&dir, "default", &layout, 4)
-            .unwrap_err()
-            .kind(),
+        reset(&dir, Some(&layout), 4).unwrap_err().kind(),
         ErrorKind::Config,
         "a readable state is not reset"
     );

@@ -29,15 +29,15 @@ mod support;
 use support::Rng;
 
 use rimeflake::state::file::{decode_file, SLOT_SIZE};
-use rimeflake::state::{Disk, Fault, FileStore, SimDisk};
+use rimeflake::state::{reset_store, Fault, FileStore, LeaseGuard, ResetOptions, SimDisk};
 use rimeflake::{
-    Clock, Error, ErrorKind, Generator, Layout, ManualClock, RollbackPolicy, StateStore,
-    WorkerState,
+    Clock, Error, ErrorKind, Generator, Layout, ManualClock, RollbackPolicy, WorkerState,
 };
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
@@ -138,9 +138,11 @@ enum Op {
     Restart,
     QuickRestart,
     Corrupt,
+    CorruptHighWater,
+    LockReplaced,
 }
 
-const OPS: [(u64, Op); 15] = [
+const OPS: [(u64, Op); 17] = [
     (30, Op::Issue),
     (18, Op::PassSmall),
     (6, Op::PassMedium),
@@ -156,7 +158,26 @@ const OPS: [(u64, Op); 15] = [
     (3, Op::Restart),
     (3, Op::QuickRestart),
     (3, Op::Corrupt),
+    (1, Op::CorruptHighWater),
+    (2, Op::LockReplaced),
 ];
+
+/// The lease's lock file, as far as one process on a simulated disk can model it: a flag that
+/// says it was deleted or replaced, checked by the store before each save.
+#[derive(Debug, Default)]
+struct SimLock(AtomicBool);
+
+impl LeaseGuard for SimLock {
+    fn check(&self) -> rimeflake::Result<()> {
+        if self.0.load(Ordering::SeqCst) {
+            return Err(Error::new(
+                ErrorKind::Lease,
+                "the simulated lock file was replaced: this process stops issuing IDs",
+            ));
+        }
+        Ok(())
+    }
+}
 
 /// What one run (or many) did.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -171,6 +192,9 @@ struct Tally {
     faults: u64,
     refused_corrupt: u64,
     repairs: u64,
+    reset_crashes: u64,
+    evidence_resets: u64,
+    lock_replaced: u64,
     bumps: u64,
     reuses: u64,
     errors: BTreeMap<&'static str, u64>,
@@ -188,6 +212,9 @@ impl Tally {
         self.faults += o.faults;
         self.refused_corrupt += o.refused_corrupt;
         self.repairs += o.repairs;
+        self.reset_crashes += o.reset_crashes;
+        self.evidence_resets += o.evidence_resets;
+        self.lock_replaced += o.lock_replaced;
         self.bumps += o.bumps;
         self.reuses += o.reuses;
         for (k, v) in &o.errors {
@@ -205,6 +232,8 @@ struct Sim {
     disk: SimDisk,
     path: PathBuf,
     gen: Option<Generator<ManualClock>>,
+    /// The lock of the running generator's lease.
+    lock: Arc<SimLock>,
     seen: HashSet<u64>,
     /// The last ID of each clock-id in this generator's life, and in any life.
     life_last: HashMap<u64, u64>,
@@ -237,6 +266,7 @@ impl Sim {
             disk,
             path,
             gen: None,
+            lock: Arc::default(),
             seen: HashSet::new(),
             life_last: HashMap::new(),
             ever_last: HashMap::new(),
@@ -370,6 +400,8 @@ impl Sim {
             }
             Op::QuickRestart => self.quick_restart(),
             Op::Corrupt => self.corrupt(),
+            Op::CorruptHighWater => self.corrupt_high_water(),
+            Op::LockReplaced => self.lock_replaced(),
         }
     }
 
@@ -432,9 +464,11 @@ impl Sim {
             _ => None,
         };
         let healthy = self.healthy();
+        let lock = Arc::new(SimLock::default());
         let store =
             FileStore::with_disk(self.disk.clone(), self.path.clone(), self.cfg.clock_ids())
-                .map_err(|e| format!("FileStore::with_disk: {e}"))?;
+                .map_err(|e| format!("FileStore::with_disk: {e}"))?
+                .with_guard(lock.clone());
         let built = Generator::builder()
             .layout(self.cfg.layout.clone())
             .worker_id(self.cfg.worker)
@@ -452,6 +486,7 @@ impl Sim {
                 "start: the state file is corrupt ({why}) but the generator started: a silent reset"
             )),
             (Ok(g), None) => {
+                self.lock = lock;
                 self.t.lives += 1;
                 self.life_last.clear();
                 self.note(format!("started on clock-id {}", g.stats().clock_id));
@@ -484,51 +519,141 @@ impl Sim {
         }
     }
 
-    /// The way out of a corrupt state: move the file aside, and start again only once the
-    /// clock is past every ID issued before, with every clock-id reserved up to the clock.
-    ///
-    /// The error message's way out today is only the first half (move aside, wait until the
-    /// clock is past every ID): the fresh state then calls every clock-id unused, and a later
-    /// large rollback switches to one whose old IDs lie above the clock, repeating IDs. With
-    /// `RIMEFLAKE_SIM_REPAIR=move-aside` seeds 5, 6, 13, 19 and 20 break the ordering check,
-    /// and with `RIMEFLAKE_SIM_UNIQUE_ONLY=1` as well seeds 523 and 1367 repeat an ID.
+    /// The way out of a corrupt state: `rimeflake::state::reset_store`, the reset the CLI runs,
+    /// on the simulated disk, at the clock of the moment (never moved on for it). Sometimes the
+    /// power fails part-way through it, at any of its disk operations: the restart that follows
+    /// must find either the corrupt file (refused, and reset again) or the new state. When the
+    /// high-water file was lost too, the reset refuses, and the operator's evidence (the highest
+    /// ID issued, as a log would show it) is given.
     fn repair(&mut self) -> Check {
-        let aside = self.path.with_extension(format!("corrupt-{}", self.step));
-        let moved = self.disk.rename(&self.path, &aside).and_then(|()| {
-            let dir = self.path.parent().expect("a parent");
-            self.disk.sync_dir(dir)
-        });
-        let past = self.max_id_ms + self.cfg.layout.unit_ms();
-        if self.clock.now_ms() <= past {
-            self.clock.set_ms(past + 1);
-        }
         self.t.repairs += 1;
+        let healthy = self.healthy();
+        let cut = self.rng.chance(40).then(|| self.rng.below(14));
+        if let Some(ops) = cut {
+            self.disk.cut_power_after(ops);
+            self.power_cut = true;
+        }
+        let mut options = ResetOptions::default();
+        let mut result = self.reset_now(&options);
+        if let Err(e) = &result {
+            if cut.is_none() && e.message().contains("Give evidence") {
+                options.above_id = self.seen.iter().copied().max();
+                self.t.evidence_resets += 1;
+                self.note(format!(
+                    "reset refused without evidence; again with above_id {:?}",
+                    options.above_id
+                ));
+                result = self.reset_now(&options);
+            }
+        }
         self.note(format!(
-            "repair: move the state aside ({moved:?}), clock past the last ID"
+            "reset{}: {result:?}",
+            cut.map_or(String::new(), |n| format!(
+                " (the power fails after {n} operations)"
+            ))
         ));
-        if std::env::var("RIMEFLAKE_SIM_REPAIR").is_ok_and(|v| v == "move-aside") {
+        if cut.is_some() {
+            self.t.reset_crashes += 1;
+            self.disk.crash();
+            self.power_cut = false;
+            self.note("crash during (or right after) the reset");
             return Ok(());
         }
-        let now = self
-            .cfg
-            .layout
-            .time_of(self.clock.now_ms())
-            .map_err(|e| format!("repair: {e}"))?;
-        let mut state = WorkerState::fresh(self.cfg.clock_ids());
-        for cid in 0..self.cfg.clock_ids() as u64 {
-            state.raise(cid, now);
-        }
-        let store =
-            FileStore::with_disk(self.disk.clone(), self.path.clone(), self.cfg.clock_ids())
-                .map_err(|e| format!("repair: {e}"))?;
-        let saved = store.save(&state);
-        self.note(format!(
-            "repair: store a state with every clock-id reserved up to now: {saved:?}"
-        ));
-        if saved.is_err() {
-            self.note("the run stops there (the repair could not be stored)");
+        if let Err(e) = result {
+            if healthy && options.above_id.is_some() {
+                return Err(format!("reset with evidence failed on a healthy disk: {e}"));
+            }
+            self.note("the run stops there (the reset failed)");
             self.stopped = true;
         }
+        Ok(())
+    }
+
+    fn reset_now(
+        &self,
+        options: &ResetOptions,
+    ) -> rimeflake::Result<rimeflake::state::ResetReport> {
+        reset_store(
+            self.disk.clone(),
+            self.path.clone(),
+            &self.cfg.layout,
+            self.clock.now_ms(),
+            options,
+        )
+    }
+
+    /// Rot in the high-water file: the next save rewrites it from the state; a reset before
+    /// that needs evidence.
+    fn corrupt_high_water(&mut self) -> Check {
+        let hw = self.path.with_extension("hw");
+        if self.disk.durable_contents(&hw).is_none() {
+            return Ok(());
+        }
+        let at = self.rng.below(16) as usize;
+        self.disk.corrupt(&hw, at, 1 << self.rng.below(8));
+        self.t.faults += 1;
+        self.note(format!("bit rot in the high-water file at byte {at}"));
+        Ok(())
+    }
+
+    /// The running generator's lock file is deleted or replaced, and a newcomer takes the
+    /// worker ID on the same state: the old holder must stop at its fence (its next save
+    /// fails), the newcomer starts above every reservation the old one made durable, and
+    /// the two, used in turns, never issue the same ID.
+    fn lock_replaced(&mut self) -> Check {
+        let Some(old) = self.gen.take() else {
+            return Ok(());
+        };
+        self.end_life(&old);
+        self.lock.0.store(true, Ordering::SeqCst);
+        self.t.lock_replaced += 1;
+        self.note("the lock file is replaced; a newcomer takes the worker ID");
+        self.start()?;
+        for round in 0..4 {
+            let n = self.burst_size();
+            let mut ids = Vec::new();
+            let mut err = None;
+            for _ in 0..n {
+                match old.next_id() {
+                    Ok(id) => ids.push(id),
+                    Err(e) => {
+                        err = Some(e);
+                        break;
+                    }
+                }
+            }
+            self.note(format!(
+                "the old holder, round {round}: {} IDs{}",
+                ids.len(),
+                err.as_ref()
+                    .map_or(String::new(), |e| format!(", then {e}"))
+            ));
+            for &id in &ids {
+                if !self.seen.insert(id) {
+                    return Err(format!("DUPLICATE ID {id} from the old holder"));
+                }
+            }
+            if let Some(e) = err {
+                let ok = [
+                    ErrorKind::Lease,
+                    ErrorKind::State,
+                    ErrorKind::ClockRollback,
+                    ErrorKind::Overloaded,
+                    ErrorKind::TimeRange,
+                ];
+                if !ok.contains(&e.kind()) {
+                    return Err(format!(
+                        "the old holder: an error of kind {}: {e}",
+                        e.kind().name()
+                    ));
+                }
+            }
+            let n = self.burst_size();
+            self.issue(n)?;
+            let ms = self.rng.range(0, 2 * self.cfg.ahead_ms);
+            self.pass(ms)?;
+        }
+        drop(old);
         Ok(())
     }
 
@@ -933,6 +1058,9 @@ fn crashes_clock_jumps_and_disk_faults_never_repeat_an_id() {
             ("clock-id reuses", total.reuses),
             ("corrupt states refused", total.refused_corrupt),
             ("repairs", total.repairs),
+            ("crashes during a reset", total.reset_crashes),
+            ("resets that needed evidence", total.evidence_resets),
+            ("lock files replaced under a holder", total.lock_replaced),
             (
                 "State errors",
                 total.errors.get("STATE").copied().unwrap_or(0),

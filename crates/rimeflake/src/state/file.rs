@@ -8,119 +8,44 @@
 //! record; then it writes the same record to the other slot and syncs again. So once a save has
 //! returned, both slots hold its record, and rot of either one cannot bring back an older, lower
 //! reservation (which two alternating copies alone could not tell from a torn write). The file
-//! is created with write, sync, rename, sync of the directory, so a file at the path always
-//! holds at least one synced record: one with no valid slot is corrupt, never new.
+//! is created with write, sync, link into place (which fails if a file appeared meanwhile), sync
+//! of the directory, so a file at the path always holds at least one synced record: one with no
+//! valid slot is corrupt, never new.
+//!
+//! Beside the state, the high-water record ([`hw`](super::hw)) keeps an independent bound on
+//! every reservation, raised before a save passes it, for [`reset`](super::reset).
+//!
+//! A store handed out by a lease carries a [`LeaseGuard`]: every save first takes an `flock` on
+//! the state file, checks that the lease's lock file is still the one locked and that the state
+//! file is still the one open, and only then writes. A process that takes the worker ID after
+//! the lock file was deleted or replaced reads the state under the same `flock`, so it either
+//! sees every reservation the old holder published, or the old holder's next check fails and
+//! it stops issuing IDs at its fence.
 
 use super::disk::{Disk, RealDisk};
+use super::hw;
+use super::record::MAX_CLOCK_IDS;
+pub use super::record::{decode, decode_file, encode, Record, SLOT_SIZE};
 use super::{StateStore, WorkerState};
 use crate::error::{Error, ErrorKind, Result};
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
-/// The size of a slot: a record fits in the first 2,080 bytes (256 clock-ids); a slot per 4 KiB
-/// page keeps one slot's write away from the other's sectors.
-pub const SLOT_SIZE: usize = 4096;
-const MAGIC: [u8; 4] = *b"RFST";
-/// 2: a `closed_at` word follows the reservations.
-const VERSION: u16 = 2;
-const HEADER: usize = 4 + 2 + 2 + 8 + 8;
-/// The most clock-ids a record holds (8 clock-id bits).
-const MAX_CLOCK_IDS: usize = 256;
+/// The most a state file may hold: two slots. A bigger file is not one rimeflake wrote.
+pub const MAX_FILE_BYTES: usize = 2 * SLOT_SIZE;
+/// How long a load or save waits for another process's save to let go of the state file's
+/// `flock` (a save holds it for two syncs) before it fails with a state error.
+const FLOCK_WAIT_MS: u64 = 5_000;
 
-/// One decoded record.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Record {
-    /// The write sequence number: higher is newer.
-    pub seq: u64,
-    /// The state it holds.
-    pub state: WorkerState,
-}
-
-/// FNV-1a, 64 bits: enough to tell a torn or rotten slot from a whole one.
-pub(crate) fn fnv64(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
-        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
-    })
-}
-
-/// Encodes `state` as a record with sequence `seq`.
-pub fn encode(seq: u64, state: &WorkerState) -> Vec<u8> {
-    let mut out = Vec::with_capacity(HEADER + 8 * state.reserved.len() + 16);
-    out.extend_from_slice(&MAGIC);
-    out.extend_from_slice(&VERSION.to_le_bytes());
-    out.extend_from_slice(&(state.reserved.len() as u16).to_le_bytes());
-    out.extend_from_slice(&seq.to_le_bytes());
-    out.extend_from_slice(&state.clock_id.to_le_bytes());
-    for r in &state.reserved {
-        out.extend_from_slice(&r.unwrap_or(u64::MAX).to_le_bytes());
-    }
-    out.extend_from_slice(&state.closed_at.unwrap_or(u64::MAX).to_le_bytes());
-    let sum = fnv64(&out);
-    out.extend_from_slice(&sum.to_le_bytes());
-    out
-}
-
-fn u64_at(b: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
-}
-
-/// Decodes the record at the start of `slot`; `Err` says why it is not valid.
-pub fn decode(slot: &[u8]) -> std::result::Result<Record, String> {
-    if slot.len() < HEADER + 8 {
-        return Err("too short".into());
-    }
-    if slot[..4] != MAGIC {
-        return Err("no record (bad magic)".into());
-    }
-    let version = u16::from_le_bytes([slot[4], slot[5]]);
-    if version != VERSION {
-        return Err(format!(
-            "format version {version}, written by another rimeflake version (this one reads {VERSION})"
-        ));
-    }
-    let count = u16::from_le_bytes([slot[6], slot[7]]) as usize;
-    let end = HEADER + 8 * count + 8; // the reservations, then `closed_at`
-    if count == 0 || count > MAX_CLOCK_IDS || slot.len() < end + 8 {
-        return Err(format!("bad clock-id count {count}"));
-    }
-    if fnv64(&slot[..end]) != u64_at(slot, end) {
-        return Err("checksum mismatch".into());
-    }
-    let reserved = (0..count)
-        .map(|i| Some(u64_at(slot, HEADER + 8 * i)).filter(|&r| r != u64::MAX))
-        .collect();
-    let clock_id = u64_at(slot, 16);
-    if clock_id >= count as u64 {
-        return Err(format!("clock-id {clock_id} out of range"));
-    }
-    Ok(Record {
-        seq: u64_at(slot, 8),
-        state: WorkerState {
-            clock_id,
-            reserved,
-            closed_at: Some(u64_at(slot, end - 8)).filter(|&c| c != u64::MAX),
-        },
-    })
-}
-
-/// Decodes both slots of a state file: the newest valid record and its slot, or why neither is
-/// valid.
-pub fn decode_file(bytes: &[u8]) -> std::result::Result<(usize, Record), String> {
-    let mut best: Option<(usize, Record)> = None;
-    let mut why = Vec::new();
-    for slot in 0..2 {
-        let start = (slot * SLOT_SIZE).min(bytes.len());
-        let end = ((slot + 1) * SLOT_SIZE).min(bytes.len());
-        match decode(&bytes[start..end]) {
-            Ok(rec) if best.as_ref().is_none_or(|(_, b)| rec.seq > b.seq) => {
-                best = Some((slot, rec))
-            }
-            Ok(_) => {}
-            Err(e) => why.push(format!("slot {slot}: {e}")),
-        }
-    }
-    best.ok_or_else(|| why.join("; "))
+/// What a lease checks before each save: that it still holds what it held when it handed out
+/// the store. A failed check stops the save, and so the generator at its fence.
+pub trait LeaseGuard: Send + Sync + fmt::Debug {
+    /// `Ok` while the lease is intact.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Lease`] saying what was lost.
+    fn check(&self) -> Result<()>;
 }
 
 /// What the store knows of its file.
@@ -133,6 +58,9 @@ struct Known<F> {
     seq: u64,
     /// The last state known durable (read at load, or saved and synced).
     durable: Option<WorkerState>,
+    /// The durable high-water marks, per clock-id (`None` until the high-water file is read
+    /// valid or written).
+    hw: Option<Vec<Option<u64>>>,
 }
 
 struct Inner<F> {
@@ -140,7 +68,7 @@ struct Inner<F> {
     /// A write or sync failed since the last good save: the next save writes even an unchanged
     /// state, since nothing of the failed one may be trusted.
     dirty: bool,
-    /// The file was renamed into place but the directory's sync failed.
+    /// The file was linked into place but the directory's sync failed.
     dir_unsynced: bool,
 }
 
@@ -149,6 +77,9 @@ pub struct FileStore<D: Disk = RealDisk> {
     disk: D,
     path: PathBuf,
     clock_ids: usize,
+    /// How far past a reservation the high-water mark goes, in time units.
+    hw_step: u64,
+    guard: Option<Arc<dyn LeaseGuard>>,
     inner: Mutex<Inner<D::File>>,
 }
 
@@ -157,6 +88,7 @@ impl<D: Disk> fmt::Debug for FileStore<D> {
         f.debug_struct("FileStore")
             .field("path", &self.path)
             .field("clock_ids", &self.clock_ids)
+            .field("guard", &self.guard)
             .finish_non_exhaustive()
     }
 }
@@ -169,6 +101,18 @@ impl FileStore<RealDisk> {
     /// [`ErrorKind::Config`] when `clock_ids` is 0 or more than 256.
     pub fn open(path: PathBuf, clock_ids: usize) -> Result<Self> {
         FileStore::with_disk(RealDisk, path, clock_ids)
+    }
+}
+
+/// Holds the `flock` of a state file while alive.
+struct FlockGuard<'a, D: Disk> {
+    disk: &'a D,
+    file: &'a D::File,
+}
+
+impl<D: Disk> Drop for FlockGuard<'_, D> {
+    fn drop(&mut self) {
+        self.disk.unlock(self.file);
     }
 }
 
@@ -188,12 +132,27 @@ impl<D: Disk> FileStore<D> {
             disk,
             path,
             clock_ids,
+            hw_step: hw::STEP_MS,
+            guard: None,
             inner: Mutex::new(Inner {
                 known: None,
                 dirty: false,
                 dir_unsynced: false,
             }),
         })
+    }
+
+    /// Checks `guard` before every save (a lease's lock identity).
+    pub fn with_guard(mut self, guard: Arc<dyn LeaseGuard>) -> Self {
+        self.guard = Some(guard);
+        self
+    }
+
+    /// Sets how far past a reservation the high-water mark goes, in time units (default
+    /// [`hw::STEP_MS`], right for 1 ms units; a lease sets it from its layout's unit).
+    pub fn with_high_water_step(mut self, units: u64) -> Self {
+        self.hw_step = units.max(1);
+        self
     }
 
     /// The path of the state file.
@@ -212,6 +171,30 @@ impl<D: Disk> FileStore<D> {
         )
     }
 
+    /// Takes the state file's `flock`, waiting (in 1 ms sleeps) at most [`FLOCK_WAIT_MS`] for
+    /// another process's save to end.
+    fn flock<'a>(&'a self, file: &'a D::File) -> Result<FlockGuard<'a, D>> {
+        let deadline = crate::clock::monotonic_ns() + FLOCK_WAIT_MS * 1_000_000;
+        loop {
+            if self.disk.try_lock(file).map_err(|e| self.err("flock", e))? {
+                return Ok(FlockGuard {
+                    disk: &self.disk,
+                    file,
+                });
+            }
+            if crate::clock::monotonic_ns() >= deadline {
+                return Err(self.err(
+                    "locked",
+                    format!(
+                        "another process held its lock for more than {FLOCK_WAIT_MS} ms (a \
+                         save stuck on a hung disk?)"
+                    ),
+                ));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+
     /// Reads the file once, to learn the newest good record and its slot.
     fn scan<'a>(&self, inner: &'a mut Inner<D::File>) -> Result<&'a mut Known<D::File>> {
         if inner.known.is_none() {
@@ -225,9 +208,16 @@ impl<D: Disk> FileStore<D> {
                     newest: 1,
                     seq: 0,
                     durable: None,
+                    hw: None,
                 },
                 Some(file) => {
-                    let bytes = self.disk.read_all(&file).map_err(|e| self.err("read", e))?;
+                    let bytes = {
+                        // Under the flock: a save of another process is never read half-done.
+                        let _locked = self.flock(&file)?;
+                        self.disk
+                            .read_all(&file, MAX_FILE_BYTES)
+                            .map_err(|e| self.err("read", e))?
+                    };
                     let (slot, rec) = decode_file(&bytes).map_err(|why| self.corrupt(&why))?;
                     if rec.state.reserved.len() != self.clock_ids {
                         return Err(self.err(
@@ -245,10 +235,15 @@ impl<D: Disk> FileStore<D> {
                         newest: slot,
                         seq: rec.seq,
                         durable: Some(rec.state),
+                        hw: None,
                     }
                 }
             };
             inner.known = Some(known);
+            // A missing or bad high-water file is rewritten at the next save, from the state.
+            let marks = hw::read(&self.disk, &self.path).ok().flatten();
+            let known = inner.known.as_mut().expect("just set");
+            known.hw = marks.filter(|m| m.len() == self.clock_ids);
         }
         Ok(inner.known.as_mut().expect("just set"))
     }
@@ -260,9 +255,11 @@ impl<D: Disk> FileStore<D> {
                 "corrupt state file {}: no slot holds a valid record ({why}). rimeflake does not \
                  reset it silently: the reservations in it are what keeps a restart from repeating \
                  IDs. Once no process uses this worker ID, `rimeflake state reset --worker N \
-                 --namespace NS` (or rimeflake::state::reset) moves the file aside and reserves \
-                 every clock-id past anything it can have held",
-                self.path.display()
+                 --namespace NS` (or rimeflake::state::reset) replaces it with a state reserved \
+                 past anything it can have held (from its high-water file {}, or from evidence \
+                 you give)",
+                self.path.display(),
+                hw::path_of(&self.path).display()
             ),
         )
     }
@@ -282,24 +279,70 @@ impl<D: Disk> FileStore<D> {
         Ok(())
     }
 
-    /// Creates the file: write a temporary file, sync it, rename it into place, sync the
-    /// directory. Until the rename the path holds nothing, after it a synced record.
-    fn create(&self, inner: &mut Inner<D::File>, seq: u64, record: &[u8]) -> Result<()> {
-        let mut tmp = self.path.clone().into_os_string();
-        tmp.push(".tmp");
-        let tmp = PathBuf::from(tmp);
-        let file = self.disk.create(&tmp).map_err(|e| self.err("create", e))?;
-        for slot in 0..2 {
-            self.disk
-                .write_at(&file, (slot * SLOT_SIZE) as u64, record)
-                .map_err(|e| self.err("write", e))?;
+    /// Raises the high-water record, durably, before `state` is written, wherever a
+    /// reservation of `state` would pass it.
+    fn raise_high_water(&self, known: &mut Known<D::File>, state: &WorkerState) -> Result<()> {
+        let old = known
+            .hw
+            .clone()
+            .unwrap_or_else(|| vec![None; self.clock_ids]);
+        let mut marks = old.clone();
+        for (mark, r) in marks.iter_mut().zip(&state.reserved) {
+            if let Some(r) = *r {
+                if mark.is_none_or(|m| r > m) {
+                    *mark = Some(r.saturating_add(self.hw_step).max(mark.unwrap_or(0)));
+                }
+            }
         }
-        self.disk
-            .sync_file(&file)
-            .map_err(|e| self.err("sync", e))?;
-        self.disk
-            .rename(&tmp, &self.path)
-            .map_err(|e| self.err("rename", e))?;
+        if known.hw.is_some() && marks == old {
+            return Ok(());
+        }
+        hw::write(&self.disk, &self.path, &marks)
+            .map_err(|e| self.err("write of the high-water file", e))?;
+        known.hw = Some(marks);
+        Ok(())
+    }
+
+    /// Creates the file: write a temporary file, sync it, link it into place, sync the
+    /// directory. Until the link the path holds nothing, after it a synced record. The link
+    /// fails if a file appeared at the path meanwhile (another process created it): then this
+    /// save fails instead of replacing that file.
+    fn create(&self, inner: &mut Inner<D::File>, seq: u64, record: &[u8]) -> Result<()> {
+        let tmp = hw::temp_name(&self.path, "tmp");
+        let file = self
+            .disk
+            .create_new(&tmp)
+            .map_err(|e| self.err("create", e))?;
+        let written = (|| {
+            for slot in 0..2 {
+                self.disk
+                    .write_at(&file, (slot * SLOT_SIZE) as u64, record)
+                    .map_err(|e| self.err("write", e))?;
+            }
+            self.disk
+                .sync_file(&file)
+                .map_err(|e| self.err("sync", e))?;
+            if let Some(g) = &self.guard {
+                g.check()?;
+            }
+            self.disk.link(&tmp, &self.path).map_err(|e| {
+                if e.kind() == std::io::ErrorKind::AlreadyExists {
+                    Error::new(
+                        ErrorKind::Lease,
+                        format!(
+                            "state file {} appeared while this process created it: another \
+                             process uses the same worker ID (was its lock file deleted?); this \
+                             process does not overwrite it",
+                            self.path.display()
+                        ),
+                    )
+                } else {
+                    self.err("link into place", e)
+                }
+            })
+        })();
+        let _ = self.disk.remove(&tmp);
+        written?;
         let known = inner.known.as_mut().expect("scanned");
         known.file = Some(file);
         known.newest = 0;
@@ -310,6 +353,7 @@ impl<D: Disk> FileStore<D> {
 
     fn write(&self, inner: &mut Inner<D::File>, state: &WorkerState) -> Result<()> {
         let known = inner.known.as_mut().expect("scanned");
+        self.raise_high_water(known, state)?;
         known.seq += 1;
         let seq = known.seq;
         let record = encode(seq, state);
@@ -318,6 +362,27 @@ impl<D: Disk> FileStore<D> {
         } else {
             let known = inner.known.as_mut().expect("scanned");
             let file = known.file.as_ref().expect("checked");
+            let _locked = self.flock(file)?;
+            // Under the flock, so a newcomer reads either all of this save or sees the check
+            // fail: the lease is intact and this is still the file at the path.
+            if let Some(g) = &self.guard {
+                g.check()?;
+            }
+            if !self
+                .disk
+                .same_file(&self.path, file)
+                .map_err(|e| self.err("stat", e))?
+            {
+                return Err(Error::new(
+                    ErrorKind::Lease,
+                    format!(
+                        "state file {} was deleted or replaced while this process used it: \
+                         another process may run this worker ID, so this process stops issuing \
+                         IDs (restart it to read the state again)",
+                        self.path.display()
+                    ),
+                ));
+            }
             // First the slot that does not hold the newest good record, then the other one.
             let first = 1 - known.newest;
             for slot in [first, known.newest] {
@@ -329,12 +394,8 @@ impl<D: Disk> FileStore<D> {
             }
         }
         if inner.dir_unsynced {
-            let dir = match self.path.parent() {
-                Some(d) if !d.as_os_str().is_empty() => d,
-                _ => Path::new("."),
-            };
             self.disk
-                .sync_dir(dir)
+                .sync_dir(hw::dir_of(&self.path))
                 .map_err(|e| self.err("sync of the directory", e))?;
             inner.dir_unsynced = false;
         }
@@ -380,8 +441,12 @@ impl<D: Disk> StateStore for FileStore<D> {
             Err(e) => {
                 inner.dirty = true;
                 Err(Error::new(
-                    ErrorKind::State,
-                    format!("{}; the state is rewritten on the next save", e.message()),
+                    e.kind(),
+                    format!(
+                        "{}; this state is not durable (the store writes it whole again if it \
+                         is saved again)",
+                        e.message()
+                    ),
                 ))
             }
         }
@@ -389,55 +454,5 @@ impl<D: Disk> StateStore for FileStore<D> {
 
     fn describe(&self) -> String {
         self.path.display().to_string()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn state(clock_id: u64, reserved: &[Option<u64>]) -> WorkerState {
-        WorkerState {
-            clock_id,
-            reserved: reserved.to_vec(),
-            closed_at: None,
-        }
-    }
-
-    #[test]
-    fn records_round_trip_and_every_flipped_byte_is_caught() {
-        let s = state(1, &[Some(5), Some(u64::MAX - 1), None, Some(0)]);
-        let rec = encode(42, &s);
-        assert_eq!(decode(&rec).unwrap(), Record { seq: 42, state: s });
-        for i in 0..rec.len() {
-            let mut bad = rec.clone();
-            bad[i] ^= 0x10;
-            assert!(decode(&bad).is_err(), "flip at {i} not caught");
-        }
-        for len in 0..rec.len() {
-            assert!(decode(&rec[..len]).is_err(), "truncated to {len}");
-        }
-    }
-
-    #[test]
-    fn the_newest_valid_slot_wins() {
-        let mut file = vec![0u8; 2 * SLOT_SIZE];
-        let a = encode(7, &state(0, &[Some(1)]));
-        let b = encode(8, &state(0, &[Some(2)]));
-        file[..a.len()].copy_from_slice(&a);
-        file[SLOT_SIZE..SLOT_SIZE + b.len()].copy_from_slice(&b);
-        assert_eq!(decode_file(&file).unwrap().0, 1);
-        file[SLOT_SIZE + 20] ^= 1;
-        assert_eq!(decode_file(&file).unwrap().1.seq, 7);
-        file[3] ^= 1;
-        let why = decode_file(&file).unwrap_err();
-        assert!(why.contains("slot 0") && why.contains("slot 1"), "{why}");
-    }
-
-    #[test]
-    fn fnv64_matches_the_reference_vectors() {
-        // From the FNV reference (isthe.com/chongo/tech/comp/fnv): FNV-1a 64 of "" and "a".
-        assert_eq!(fnv64(b""), 0xcbf2_9ce4_8422_2325);
-        assert_eq!(fnv64(b"a"), 0xaf63_dc4c_8601_ec8c);
     }
 }

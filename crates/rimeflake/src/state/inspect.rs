@@ -112,10 +112,12 @@ fn sorted_entries(dir: &Path, keep: impl Fn(&Path) -> bool) -> Result<Vec<(Strin
 /// exclusive one. When it succeeds it is dropped at once; a generator that tries to lock in that
 /// instant retries an exact worker ID, or takes the next free one.
 fn is_held(lock_path: &Path) -> io::Result<bool> {
+    // No symlink followed, no FIFO waited on.
     let file: File = OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_CLOEXEC)
+        .custom_flags(crate::state::disk::SAFE_OPEN_FLAGS)
         .open(lock_path)?;
+    crate::state::disk::require_regular(lock_path, &file)?;
     loop {
         // SAFETY: a valid open descriptor.
         if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) } == 0 {
@@ -133,9 +135,10 @@ fn is_held(lock_path: &Path) -> io::Result<bool> {
 }
 
 fn read_state(path: &Path, layout: Option<&LayoutRecord>) -> StateHealth {
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return StateHealth::Missing,
+    // Capped, no symlink, no FIFO: `state show` never hangs or reads without bound.
+    let bytes = match crate::state::disk::read_regular(path, super::file::MAX_FILE_BYTES) {
+        Ok(Some(b)) => b,
+        Ok(None) => return StateHealth::Missing,
         Err(e) => return StateHealth::Corrupt(format!("cannot read {}: {e}", path.display())),
     };
     let rec = match decode_file(&bytes) {

@@ -6,14 +6,16 @@
 
 pub mod disk;
 pub mod file;
+pub mod hw;
 pub mod inspect;
+pub mod record;
 pub mod reset;
 pub mod sim;
 
 pub use disk::{Disk, Fault, RealDisk, SimDisk};
-pub use file::FileStore;
+pub use file::{FileStore, LeaseGuard};
 pub use inspect::{inspect, LeaseInfo, StateHealth};
-pub use reset::reset;
+pub use reset::{reset, reset_store, ResetOptions, ResetReport};
 
 use crate::error::Result;
 use std::fmt::Debug;

@@ -231,6 +231,32 @@ impl SimDisk {
         self.resumed.notify_all();
     }
 
+    /// Puts a new file holding `bytes` at `path`, durably, in place of whatever was there (as
+    /// `mv other path` followed by a sync would): open handles keep the old file.
+    pub fn replace(&self, path: &Path, bytes: &[u8]) {
+        let mut sim = self.lock();
+        sim.inodes.push(Inode {
+            durable: bytes.to_vec(),
+            current: bytes.to_vec(),
+            unsynced: Vec::new(),
+        });
+        let inode = sim.inodes.len() - 1;
+        sim.names.insert(path.to_path_buf(), inode);
+        sim.durable_names.insert(path.to_path_buf(), inode);
+    }
+
+    /// Removes `path`, durably (as `rm path` followed by a sync would).
+    pub fn delete(&self, path: &Path) {
+        let mut sim = self.lock();
+        sim.names.remove(path);
+        sim.durable_names.remove(path);
+    }
+
+    /// The names on the disk now, sorted.
+    pub fn names(&self) -> Vec<PathBuf> {
+        self.lock().names.keys().cloned().collect()
+    }
+
     /// The content of `path` as a reader sees it now, if it exists.
     pub fn contents(&self, path: &Path) -> Option<Vec<u8>> {
         let sim = self.lock();
@@ -258,7 +284,7 @@ impl Disk for SimDisk {
         }))
     }
 
-    fn create(&self, path: &Path) -> io::Result<SimFile> {
+    fn create_new(&self, path: &Path) -> io::Result<SimFile> {
         let mut sim = self.lock_op();
         sim.op()?;
         if sim.take_fault(|f| *f == Fault::CreateError).is_some() {
@@ -267,8 +293,10 @@ impl Disk for SimDisk {
         if sim.full {
             return Err(io::Error::from_raw_os_error(libc::ENOSPC));
         }
-        // A truncating create is modelled as a new inode under the name: the old content is
-        // gone for readers at once, and the entry is durable only after `sync_dir`.
+        if sim.names.contains_key(path) {
+            return Err(io::Error::from(io::ErrorKind::AlreadyExists));
+        }
+        // A new inode under the name; the entry is durable only after `sync_dir`.
         sim.inodes.push(Inode::default());
         let inode = sim.inodes.len() - 1;
         sim.names.insert(path.to_path_buf(), inode);
@@ -278,13 +306,20 @@ impl Disk for SimDisk {
         })
     }
 
-    fn read_all(&self, file: &SimFile) -> io::Result<Vec<u8>> {
+    fn read_all(&self, file: &SimFile, cap: usize) -> io::Result<Vec<u8>> {
         let mut sim = self.lock_op();
         sim.op()?;
         if sim.take_fault(|f| *f == Fault::ReadError).is_some() {
             return Err(eio("read"));
         }
-        Ok(sim.inode(file)?.current.clone())
+        let bytes = sim.inode(file)?.current.clone();
+        if bytes.len() > cap {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("larger than {cap} bytes"),
+            ));
+        }
+        Ok(bytes)
     }
 
     fn write_at(&self, file: &SimFile, offset: u64, bytes: &[u8]) -> io::Result<()> {
@@ -335,6 +370,45 @@ impl Disk for SimDisk {
         Ok(())
     }
 
+    fn link(&self, from: &Path, to: &Path) -> io::Result<()> {
+        let mut sim = self.lock_op();
+        sim.op()?;
+        if sim.take_fault(|f| *f == Fault::RenameError).is_some() {
+            return Err(eio("link"));
+        }
+        if sim.names.contains_key(to) {
+            return Err(io::Error::from(io::ErrorKind::AlreadyExists));
+        }
+        let inode = *sim
+            .names
+            .get(from)
+            .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
+        sim.names.insert(to.to_path_buf(), inode);
+        Ok(())
+    }
+
+    fn remove(&self, path: &Path) -> io::Result<()> {
+        let mut sim = self.lock_op();
+        sim.op()?;
+        sim.names
+            .remove(path)
+            .map(|_| ())
+            .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))
+    }
+
+    fn try_lock(&self, _file: &SimFile) -> io::Result<bool> {
+        // One process per simulated disk: nothing to exclude.
+        Ok(true)
+    }
+
+    fn unlock(&self, _file: &SimFile) {}
+
+    fn same_file(&self, path: &Path, file: &SimFile) -> io::Result<bool> {
+        let mut sim = self.lock_op();
+        sim.op()?;
+        Ok(sim.names.get(path) == Some(&file.inode))
+    }
+
     fn sync_dir(&self, dir: &Path) -> io::Result<()> {
         let mut sim = self.lock_op();
         sim.op()?;
@@ -366,7 +440,7 @@ mod tests {
     #[test]
     fn pending_faults_count_down_as_they_strike_and_a_crash_clears_them() {
         let disk = SimDisk::new(1);
-        let file = disk.create(Path::new("/d/f")).unwrap();
+        let file = disk.create_new(Path::new("/d/f")).unwrap();
         disk.fail_next(Fault::WriteError);
         disk.fail_next(Fault::SyncError);
         assert_eq!(disk.pending_faults(), 2);

@@ -162,6 +162,82 @@ fn refuse_network_fs(dir: &Path, fs: Option<String>, allow: bool) -> Result<()> 
     }
 }
 
+/// Refuses a directory that another user could use to plant files or links, as ssh's
+/// `StrictModes` does: it must be owned by this process's effective user or by root, and not be
+/// writable by group or others. `follow`: the path itself may be a symlink to the directory (a
+/// state directory the user chose); a namespace directory inside it may not.
+///
+/// # Errors
+/// [`ErrorKind::Config`](crate::ErrorKind::Config) naming the path and the command that fixes it.
+pub fn check_dir_trusted(dir: &Path, follow: bool) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = if follow {
+        std::fs::metadata(dir)
+    } else {
+        std::fs::symlink_metadata(dir)
+    }
+    .map_err(|e| Error::config(format!("state directory {}: {e}", dir.display())))?;
+    if !meta.is_dir() {
+        return Err(Error::config(format!(
+            "{} is not a directory{}: refused (remove it; rimeflake creates its directories)",
+            dir.display(),
+            if meta.file_type().is_symlink() {
+                " but a symbolic link"
+            } else {
+                ""
+            }
+        )));
+    }
+    // SAFETY: geteuid cannot fail.
+    let euid = unsafe { libc::geteuid() };
+    if meta.uid() != euid && meta.uid() != 0 {
+        return Err(Error::config(format!(
+            "directory {} is owned by uid {}, not by this user (uid {euid}) or root: another              user could plant links or take worker IDs there. Fix: chown {euid} {} (or use              another state directory)",
+            dir.display(),
+            meta.uid(),
+            dir.display()
+        )));
+    }
+    let mode = meta.mode() & 0o7777;
+    if follow {
+        // The directories above it too: whoever can rename an entry on the way could swap the
+        // whole tree. A sticky directory (/tmp) lets no one rename another's entry.
+        if let Ok(real) = std::fs::canonicalize(dir) {
+            for up in real.ancestors().skip(1) {
+                let Ok(m) = std::fs::metadata(up) else {
+                    continue;
+                };
+                let loose = m.mode() & 0o022 != 0 && m.mode() & 0o1000 == 0;
+                if (m.uid() != euid && m.uid() != 0) || loose {
+                    return Err(Error::config(format!(
+                        "state directory {} lies in {}, which another user can change (owner \
+                         uid {}, mode {:04o}): they could swap the state directory. Fix: chmod \
+                         go-w {} (or chown it), or use another state directory",
+                        dir.display(),
+                        up.display(),
+                        m.uid(),
+                        m.mode() & 0o7777,
+                        up.display()
+                    )));
+                }
+            }
+        }
+    }
+    if mode & 0o022 != 0 {
+        return Err(Error::config(format!(
+            "directory {} is writable by {} (mode {mode:04o}): another user could plant links              or take worker IDs there. Fix: chmod go-w {}",
+            dir.display(),
+            match mode & 0o022 {
+                0o020 => "its group",
+                0o002 => "everyone",
+                _ => "its group and everyone",
+            },
+            dir.display()
+        )));
+    }
+    Ok(())
+}
+
 /// A directory removed on drop, for tests (no tempfile crate).
 #[cfg(test)]
 pub(crate) struct TempDir(pub PathBuf);

@@ -5,12 +5,21 @@
 //! A lease is an exclusive `flock` on the lock file: the kernel drops it when the holder exits,
 //! however it exits, so a SIGKILLed process frees its worker ID at once. Lock files are never
 //! deleted (deleting one would let two processes lock two different files of the same name), and
-//! after locking, the locked file's identity is checked against the path.
+//! after locking, the locked file's identity is checked against the path; the state store a
+//! lease hands out checks it again before every save ([`LockIdentity`]), so a holder whose lock
+//! file was deleted, moved over or replaced by a link stops issuing IDs before a newcomer that
+//! locked the new file can read the state.
+//!
+//! Files are opened without following symlinks and without blocking (a FIFO planted as a lock
+//! file is refused, not waited on), created 0600, in directories created 0700; a state or
+//! namespace directory that another user owns or can write to is refused (see
+//! [`check_dir_trusted`](crate::worker::dirs::check_dir_trusted)).
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::layout::Layout;
-use crate::state::FileStore;
-use crate::worker::dirs::check_local_fs;
+use crate::state::disk::{read_regular, require_regular, SAFE_OPEN_FLAGS};
+use crate::state::{FileStore, LeaseGuard};
+use crate::worker::dirs::{check_dir_trusted, check_local_fs};
 use crate::worker::namespace::{create_dir_durable, settle_layout};
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -18,6 +27,7 @@ use std::ops::RangeInclusive;
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Which worker ID to lease.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -57,7 +67,45 @@ pub struct LocalLease {
     worker_id: u64,
     ns_dir: PathBuf,
     lock_path: PathBuf,
+    /// The locked file's device and inode.
+    identity: (u64, u64),
+    /// The layout's time unit, for the state store's high-water step.
+    unit_ms: u64,
     abandoned: bool,
+}
+
+/// The identity of a locked lock file, checked before every save of the store its lease
+/// handed out: the path must still name the very file that is locked.
+#[derive(Debug)]
+pub struct LockIdentity {
+    path: PathBuf,
+    dev: u64,
+    ino: u64,
+    worker_id: u64,
+}
+
+impl LeaseGuard for LockIdentity {
+    fn check(&self) -> Result<()> {
+        let found = match std::fs::symlink_metadata(&self.path) {
+            Ok(m) if m.file_type().is_file() && m.dev() == self.dev && m.ino() == self.ino => {
+                return Ok(())
+            }
+            Ok(m) if m.file_type().is_symlink() => "replaced by a symbolic link".to_string(),
+            Ok(_) => "replaced by another file".to_string(),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => "deleted".to_string(),
+            Err(e) => format!("unreadable ({e})"),
+        };
+        Err(Error::new(
+            ErrorKind::Lease,
+            format!(
+                "the lock file {} of worker ID {} was {found} while this process held it: \
+                 another process can now take the worker ID, so this process stops issuing IDs \
+                 (restart it to take a lease again; never delete, move or link lock files)",
+                self.path.display(),
+                self.worker_id
+            ),
+        ))
+    }
 }
 
 /// The lock file name of `worker_id`.
@@ -87,11 +135,12 @@ pub fn validate_namespace(namespace: &str) -> Result<()> {
         || namespace == "."
         || namespace == ".."
         || namespace.len() > 200
-        || namespace.contains(['/', '\\', '\0']);
+        || namespace.contains(['/', '\\', '\0', '\n', '\r']);
     if bad {
         return Err(Error::config(format!(
-            "namespace {namespace:?}: must be 1 to 200 characters, not \".\" or \"..\", with no \
-             '/', '\\' or NUL (it names a directory)"
+            "namespace {namespace:?} ({} bytes): must be 1 to 200 bytes of UTF-8, not \".\" or \
+             \"..\", with no '/', '\\', newline or NUL (it names a directory)",
+            namespace.len()
         )));
     }
     Ok(())
@@ -105,15 +154,25 @@ fn lease_err(what: &str, path: &Path, e: impl std::fmt::Display) -> Error {
 /// it. Retries when the file was replaced between open and lock.
 fn try_lock(path: &Path) -> Result<Option<File>> {
     for _ in 0..16 {
+        // No symlink followed, no FIFO waited on, nothing truncated: a planted name is refused.
         let file = OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
             .truncate(false)
-            .mode(0o644)
-            .custom_flags(libc::O_CLOEXEC)
+            .mode(0o600)
+            .custom_flags(SAFE_OPEN_FLAGS)
             .open(path)
-            .map_err(|e| lease_err("cannot open lock file", path, e))?;
+            .map_err(|e| {
+                let e = match e.raw_os_error() {
+                    Some(libc::ELOOP) | Some(libc::EMLINK) => {
+                        io::Error::new(e.kind(), "it is a symbolic link: refused (remove the link)")
+                    }
+                    _ => e,
+                };
+                lease_err("cannot open lock file", path, e)
+            })?;
+        require_regular(path, &file).map_err(|e| lease_err("cannot use lock file", path, e))?;
         loop {
             // SAFETY: a valid open descriptor.
             if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
@@ -131,7 +190,7 @@ fn try_lock(path: &Path) -> Result<Option<File>> {
         let fd_meta = file
             .metadata()
             .map_err(|e| lease_err("cannot stat", path, e))?;
-        match std::fs::metadata(path) {
+        match std::fs::symlink_metadata(path) {
             Ok(m) if m.dev() == fd_meta.dev() && m.ino() == fd_meta.ino() => return Ok(Some(file)),
             _ => continue, // dropping `file` releases its lock: nobody else has it open
         }
@@ -156,7 +215,9 @@ pub(crate) fn hostname() -> Option<String> {
 
 /// Reads who holds (or last held) the lock file at `path`.
 pub fn read_holder(path: &Path) -> Holder {
-    let text = std::fs::read_to_string(path).unwrap_or_default();
+    // Capped, no symlink, no FIFO: a lock file only ever holds three short lines.
+    let bytes = read_regular(path, 4096).ok().flatten().unwrap_or_default();
+    let text = String::from_utf8_lossy(&bytes);
     let field = |key: &str| {
         text.lines()
             .find_map(|l| l.strip_prefix(key)?.strip_prefix(' '))
@@ -219,6 +280,8 @@ impl LocalLease {
         let ns_dir = dir.join(namespace);
         create_dir_durable(&ns_dir)
             .map_err(|e| lease_err("cannot create lease directory", &ns_dir, e))?;
+        check_dir_trusted(dir, true)?;
+        check_dir_trusted(&ns_dir, false)?;
         check_local_fs(&ns_dir, options.allow_network_fs)?;
         settle_layout(&ns_dir, namespace, layout)?;
         let exact = matches!(request, LeaseRequest::Exact(_));
@@ -263,11 +326,16 @@ impl LocalLease {
             let _ = file
                 .set_len(0)
                 .and_then(|()| file.write_all_at(text.as_bytes(), 0));
+            let meta = file
+                .metadata()
+                .map_err(|e| lease_err("cannot stat", &lock_path, e))?;
             return Ok(LocalLease {
                 file: Some(file),
                 worker_id,
                 ns_dir,
                 lock_path,
+                identity: (meta.dev(), meta.ino()),
+                unit_ms: layout.unit_ms(),
                 abandoned: false,
             });
         }
@@ -304,7 +372,9 @@ impl LocalLease {
         self.ns_dir.join(state_file_name(self.worker_id))
     }
 
-    /// The durable state store of this worker ID (the state file beside the lock).
+    /// The durable state store of this worker ID (the state file beside the lock). It checks
+    /// before every save that the lock file is still the one this lease locked
+    /// ([`LockIdentity`]), and keeps its high-water record in steps of about 5 s.
     ///
     /// # Errors
     /// [`ErrorKind::Lease`] after [`LocalLease::abandon_after_fork`];
@@ -317,7 +387,15 @@ impl LocalLease {
                 "a forked child must take its own lease",
             ));
         }
-        FileStore::open(self.state_path(), clock_ids)
+        let guard = LockIdentity {
+            path: self.lock_path.clone(),
+            dev: self.identity.0,
+            ino: self.identity.1,
+            worker_id: self.worker_id,
+        };
+        Ok(FileStore::open(self.state_path(), clock_ids)?
+            .with_guard(Arc::new(guard))
+            .with_high_water_step(crate::state::hw::STEP_MS.div_ceil(self.unit_ms)))
     }
 
     /// The lock's descriptor, for an at-fork child handler that closes it itself (then call

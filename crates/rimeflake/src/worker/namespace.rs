@@ -8,6 +8,8 @@ use std::io::{self, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
+use crate::state::disk::{create_exclusive, read_regular};
+
 /// What a namespace's layout file holds.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LayoutRecord {
@@ -64,18 +66,22 @@ impl LayoutRecord {
 /// [`ErrorKind::State`] when it cannot be read or parsed.
 pub fn read_layout_file(ns_dir: &Path) -> Result<Option<LayoutRecord>> {
     let path = ns_dir.join("layout");
-    match std::fs::read_to_string(&path) {
-        Ok(text) => LayoutRecord::parse(&text).map(Some).ok_or_else(|| {
-            Error::new(
-                ErrorKind::State,
-                format!(
+    // No symlink, no FIFO, at most 4 KiB: a layout file is a few short lines.
+    match read_regular(&path, 4096) {
+        Ok(None) => Ok(None),
+        Ok(Some(bytes)) => {
+            let text = String::from_utf8_lossy(&bytes);
+            LayoutRecord::parse(&text).map(Some).ok_or_else(|| {
+                Error::new(
+                    ErrorKind::State,
+                    format!(
                     "layout file {} is unreadable: restore it, or move the namespace directory \
                      aside (its reservations go with it)",
                     path.display()
                 ),
-            )
-        }),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+                )
+            })
+        }
         Err(e) => Err(Error::new(
             ErrorKind::State,
             format!("layout file {}: {e}", path.display()),
@@ -98,7 +104,9 @@ pub(crate) fn create_dir_durable(dir: &Path) -> io::Result<()> {
         .ancestors()
         .take_while(|a| !a.as_os_str().is_empty() && !a.exists())
         .collect();
-    std::fs::create_dir_all(dir)?;
+    // 0700: only this user reads or writes what rimeflake creates.
+    std::os::unix::fs::DirBuilderExt::mode(std::fs::DirBuilder::new().recursive(true), 0o700)
+        .create(dir)?;
     for created in missing {
         // A relative path's first component lives in the working directory.
         let parent = match created.parent() {
@@ -108,6 +116,51 @@ pub(crate) fn create_dir_durable(dir: &Path) -> io::Result<()> {
         sync_dir(parent)?;
     }
     Ok(())
+}
+
+/// The layout a namespace's layout record describes, rebuilt from its description's widths and
+/// order and the record's unit and epoch, and checked against the record's fingerprint; `None`
+/// when the description cannot be read back.
+pub fn layout_from_record(record: &LayoutRecord) -> Option<Layout> {
+    // Two forms: "name: clock-id 3, time 41, ..." and the spec form "clock_id=3,time=41,...".
+    let desc = &record.description;
+    let width = |keys: &[&str]| -> Option<u8> {
+        keys.iter().find_map(|key| {
+            [format!("{key} "), format!("{key}=")].iter().find_map(|k| {
+                let at = desc.find(k.as_str())? + k.len();
+                let digits: String = desc[at..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_digit())
+                    .collect();
+                digits.parse().ok()
+            })
+        })
+    };
+    let order = if desc.contains("(sequence above worker)") || desc.contains("sequence_first") {
+        crate::layout::FieldOrder::SequenceAboveWorker
+    } else {
+        crate::layout::FieldOrder::SequenceBelowWorker
+    };
+    let (clock_id, time, worker, sequence) = (
+        width(&["clock-id", "clock_id"])?,
+        width(&["time"])?,
+        width(&["worker"])?,
+        width(&["sequence"])?,
+    );
+    [false, true].into_iter().find_map(|js_safe| {
+        let layout = Layout::builder()
+            .clock_id_bits(clock_id)
+            .time_bits(time)
+            .worker_bits(worker)
+            .sequence_bits(sequence)
+            .order(order)
+            .unit_ms(record.unit_ms)
+            .epoch_ms(record.epoch_ms)
+            .js_safe(js_safe)
+            .build()
+            .ok()?;
+        (layout.fingerprint() == record.fingerprint).then_some(layout)
+    })
 }
 
 /// Writes the layout file once, atomically (temp file, sync, link into place, sync the
@@ -137,12 +190,8 @@ pub(crate) fn settle_layout(ns_dir: &Path, namespace: &str, layout: &Layout) -> 
             )));
         }
         let written = (|| {
-            let mut f = OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .custom_flags(libc::O_CLOEXEC)
-                .open(&tmp)?;
+            // Exclusive: a name planted here (a link to a file elsewhere) is refused.
+            let mut f = create_exclusive(&tmp)?;
             f.write_all(ours.to_text().as_bytes())?;
             crate::state::disk::full_sync(&f)
         })();
@@ -169,4 +218,32 @@ pub(crate) fn settle_layout(ns_dir: &Path, namespace: &str, layout: &Layout) -> 
         ErrorKind::State,
         format!("layout file {} keeps changing", path.display()),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_preset_is_rebuilt_from_its_record() {
+        let baidu = Layout::baidu(1_463_673_600_000);
+        for layout in [
+            Layout::default(),
+            Layout::twitter(),
+            Layout::sonyflake(),
+            Layout::js_safe(),
+        ]
+        .into_iter()
+        .chain(baidu.ok())
+        {
+            let record = LayoutRecord::of(&layout);
+            let back = layout_from_record(&record).unwrap_or_else(|| panic!("{}", layout.name()));
+            assert_eq!(
+                back.fingerprint(),
+                layout.fingerprint(),
+                "{}",
+                layout.name()
+            );
+        }
+    }
 }
