@@ -1,0 +1,134 @@
+//! `Layout`: how the 63 bits of an ID are shared; a preset or a layout spec, parsed by the core.
+
+use crate::args::Arg;
+use crate::decode::{parts, Parts};
+use crate::errors::throw;
+use napi::{Env, JsValue, Result, Unknown};
+
+/// How the 63 bits of an ID are shared between clock-id, time, worker and sequence.
+///
+/// `new Layout('twitter')` takes a preset name or a layout spec, the same string the CLI and
+/// Python take: `'clock_id=0,time=41,worker=10,sequence=12,epoch_ms=1420070400000'`.
+/// Anything invalid throws a `ConfigError` that names the field.
+#[napi_derive::napi]
+pub struct Layout(pub(crate) rimeflake::Layout);
+
+/// A preset name or a layout spec, as the core reads it.
+pub fn parse(text: &str) -> rimeflake::Result<rimeflake::Layout> {
+    rimeflake::Layout::preset(text)
+}
+
+#[napi_derive::napi]
+impl Layout {
+    /// A preset name (`default`, `twitter`, `sonyflake`, `sonyflake_v2`, `baidu` with `epoch_ms=`,
+    /// `js_safe`) or a layout spec (`Layout.describe()` prints one; it reads back the same).
+    #[napi(constructor, ts_args_type = "spec: string")]
+    pub fn new(env: &Env, spec: Unknown) -> Result<Self> {
+        let text = Arg {
+            env: env.raw(),
+            value: spec.raw(),
+            name: "spec",
+        }
+        .string()?;
+        parse(&text).map(Layout).map_err(|e| throw(env.raw(), &e))
+    }
+
+    /// The names of the presets.
+    #[napi]
+    pub fn presets() -> Vec<&'static str> {
+        rimeflake::Layout::PRESETS.to_vec()
+    }
+
+    /// The preset's name, or `custom`.
+    #[napi(getter)]
+    pub fn name(&self) -> &'static str {
+        self.0.name()
+    }
+
+    #[napi(getter)]
+    pub fn clock_id_bits(&self) -> u32 {
+        self.0.clock_id_bits().into()
+    }
+
+    #[napi(getter)]
+    pub fn time_bits(&self) -> u32 {
+        self.0.time_bits().into()
+    }
+
+    #[napi(getter)]
+    pub fn worker_bits(&self) -> u32 {
+        self.0.worker_bits().into()
+    }
+
+    #[napi(getter)]
+    pub fn sequence_bits(&self) -> u32 {
+        self.0.sequence_bits().into()
+    }
+
+    /// Bits in use: 63, or 53 for a layout whose IDs are exact as a Number.
+    #[napi(getter)]
+    pub fn total_bits(&self) -> u32 {
+        self.0.total_bits().into()
+    }
+
+    /// Milliseconds per time unit.
+    #[napi(getter)]
+    pub fn unit_ms(&self) -> f64 {
+        self.0.unit_ms() as f64
+    }
+
+    /// The epoch, in Unix milliseconds.
+    #[napi(getter)]
+    pub fn epoch_ms(&self) -> f64 {
+        self.0.epoch_ms() as f64
+    }
+
+    /// `'sequence_below_worker'` or `'sequence_above_worker'` (Sonyflake's order).
+    #[napi(getter)]
+    pub fn order(&self) -> &'static str {
+        self.0.order().name()
+    }
+
+    #[napi(getter)]
+    pub fn max_worker_id(&self) -> f64 {
+        self.0.max_worker_id() as f64
+    }
+
+    /// When the time field runs out, in Unix milliseconds.
+    #[napi(getter)]
+    pub fn expires_at_ms(&self) -> f64 {
+        self.0.expires_at_ms() as f64
+    }
+
+    /// The layout spec of this layout: `new Layout(l.describe())` equals `l`.
+    #[napi]
+    pub fn describe(&self) -> String {
+        self.0.describe()
+    }
+
+    /// The same as `describe()`, so a layout prints as its spec.
+    #[napi(js_name = "toString")]
+    pub fn as_string(&self) -> String {
+        self.0.describe()
+    }
+
+    /// Whether `other` has the same fields.
+    #[napi]
+    pub fn equals(&self, other: &Layout) -> bool {
+        self.0 == other.0
+    }
+
+    /// The parts of an ID of this layout (a bigint, a decimal string or a safe-integer Number).
+    #[napi(ts_args_type = "id: bigint | string | number")]
+    pub fn decode<'e>(&self, env: &'e Env, id: Unknown) -> Result<Parts<'e>> {
+        parts(
+            env,
+            &self.0,
+            Arg {
+                env: env.raw(),
+                value: id.raw(),
+                name: "id",
+            },
+        )
+    }
+}

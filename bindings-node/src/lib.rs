@@ -1,0 +1,47 @@
+//! The native addon of the npm package `rimeflake` (napi-rs). Thin on purpose: every decision
+//! about IDs is the core's; this crate converts arguments, errors and typed arrays.
+
+mod args;
+mod backend;
+mod decode;
+mod env;
+mod errors;
+mod generator;
+mod handle;
+mod hot;
+mod layout;
+mod options;
+
+use napi::bindgen_prelude::{Function, JsObjectValue, Object, Unknown};
+use napi::{Env, Result};
+
+/// Sets up this environment (the main thread or a worker): the error classes, the cleanup hook,
+/// and `Generator.prototype[Symbol.dispose]`.
+#[napi_derive::napi(module_exports)]
+pub fn init(mut exports: Object, env: Env) -> Result<()> {
+    let data = env::EnvData::create(&env)?;
+    errors::install(&env, &mut exports, data)?;
+    let dispose: Function<Unknown, Unknown> = env.run_script(
+        "(function (G) { if (typeof Symbol.dispose === 'symbol') G.prototype[Symbol.dispose] = G.prototype.close; })",
+    )?;
+    let class: Unknown = exports.get_named_property("Generator")?;
+    dispose.call(class)?;
+    Ok(())
+}
+
+/// The package's version (the workspace's).
+#[napi_derive::napi]
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// A trace ID in the SkyWalking Java agent's format, `{process}.{thread}.{ms * 10000 + seq}`,
+/// that never repeats in this process.
+#[napi_derive::napi(namespace = "tracing")]
+pub fn global_id() -> String {
+    rimeflake::tracing::global_id()
+}
+
+/// The process part of `globalId()` (32 hex digits, drawn anew in a forked child).
+#[napi_derive::napi(namespace = "tracing")]
+pub fn process_id() -> String {
+    rimeflake::tracing::process_id()
+}
