@@ -104,6 +104,8 @@ export declare class Layout {
    * `js_safe`) or a layout spec (`Layout.describe()` prints one; it reads back the same).
    */
   constructor(spec: string)
+  /** Baidu's layout (28 time bits of 1 s, 22 worker, 13 sequence) with the epoch it needs. */
+  static baidu(epochMs: unknown): Layout
   /** The names of the presets. */
   static presets(): Array<string>
   /** The preset's name, or `custom`. */
@@ -121,6 +123,14 @@ export declare class Layout {
   /** `'sequence_below_worker'` or `'sequence_above_worker'` (Sonyflake's order). */
   get order(): string
   get maxWorkerId(): number
+  get maxClockId(): number
+  get maxSequence(): number
+  /** The largest value of the time field, in units. */
+  get maxTime(): number
+  /** Whether the layout keeps IDs within 53 bits (exact as a Number). */
+  get isJsSafe(): boolean
+  /** A 64-bit digest of the fields: a namespace keeps one layout, checked by it. */
+  get fingerprint(): bigint
   /** When the time field runs out, in Unix milliseconds. */
   get expiresAtMs(): number
   /** The layout spec of this layout: `new Layout(l.describe())` equals `l`. */
@@ -129,12 +139,23 @@ export declare class Layout {
   toString(): string
   /** Whether `other` has the same fields. */
   equals(other: Layout): boolean
+  /**
+   * The ID made of `parts` (each a number; `clockId` defaults to 0). Throws `ConfigError` for
+   * a field above its maximum, `TimeRangeError` for a time outside the layout's range.
+   */
+  compose(parts: { clockId?: number, timestampMs: number, workerId: number, sequence: number }): bigint
   /** The parts of an ID of this layout (a bigint, a decimal string or a safe-integer Number). */
   decode(id: bigint | string | number): Parts
 }
 
 /** `[[name, code, class]]` for every kind of the core: the test that every kind is mapped. */
 export declare function _errorKinds(): Array<[string, string, string]>
+
+/**
+ * The floor of the benchmarks: an exported function with no argument that returns a bigint
+ * (what any napi call returning an ID costs at least).
+ */
+export declare function _floor(): bigint
 
 /** Throws the error that the core's kind called `name` maps to (for the mapping's test). */
 export declare function _throwKind(name: string): void

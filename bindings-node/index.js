@@ -838,6 +838,7 @@ module.exports = nativeBinding
 module.exports.Generator = nativeBinding.Generator
 module.exports.Layout = nativeBinding.Layout
 module.exports._errorKinds = nativeBinding._errorKinds
+module.exports._floor = nativeBinding._floor
 module.exports._throwKind = nativeBinding._throwKind
 module.exports.decode = nativeBinding.decode
 module.exports.format = nativeBinding.format

@@ -2,7 +2,6 @@
 
 use crate::args::Arg;
 use crate::errors::throw;
-use napi::bindgen_prelude::BigInt;
 use napi::{Env, JsDate, JsValue, Result, Unknown};
 
 /// The parts of an ID.
@@ -84,15 +83,16 @@ pub fn format(env: &Env, id: Unknown, encoding_name: Option<Unknown>) -> Result<
 
 /// The number that `text` spells in `encoding` (see `format`). Throws `InvalidIdError` for
 /// text that is not one.
-#[napi_derive::napi(ts_args_type = "text: string, encoding?: 'dec' | 'hex' | 'base62' | 'base32'")]
-pub fn parse(env: &Env, text: Unknown, encoding_name: Option<Unknown>) -> Result<BigInt> {
+#[napi_derive::napi(
+    ts_return_type = "bigint",
+    ts_args_type = "text: string, encoding?: 'dec' | 'hex' | 'base62' | 'base32'"
+)]
+pub fn parse(env: &Env, text: Unknown, encoding_name: Option<Unknown>) -> Result<u64> {
     let text = Arg {
         env: env.raw(),
         value: text.raw(),
         name: "text",
     }
     .string()?;
-    let v =
-        rimeflake::parse(&text, encoding(env, encoding_name)?).map_err(|e| throw(env.raw(), &e))?;
-    Ok(BigInt::from(v))
+    rimeflake::parse(&text, encoding(env, encoding_name)?).map_err(|e| throw(env.raw(), &e))
 }

@@ -10,7 +10,7 @@ use crate::handle::Handle;
 use crate::layout::Layout;
 use crate::options::Options;
 use napi::bindgen_prelude::Object;
-use napi::bindgen_prelude::{BigInt, BigUint64Array, This};
+use napi::bindgen_prelude::{BigUint64Array, This};
 use napi::{Env, JsValue, Result, Unknown};
 use std::sync::Arc;
 
@@ -53,9 +53,9 @@ impl Generator {
 
     /// The next ID. IDs of one generator strictly increase (except across a clock-id reuse,
     /// counted in `stats()`).
-    #[napi]
-    pub fn next_id(&self, env: &Env) -> Result<BigInt> {
-        Ok(BigInt::from(self.one(env)?))
+    #[napi(ts_return_type = "bigint")]
+    pub fn next_id(&self, env: &Env) -> Result<u64> {
+        self.one(env)
     }
 
     /// The next ID in decimal, for JSON (where a bigint does not serialize).

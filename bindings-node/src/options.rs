@@ -141,12 +141,10 @@ pub fn layout_arg(env: &Env, a: Arg) -> Result<rimeflake::Layout> {
             let text = a.string()?;
             crate::layout::parse(&text).map_err(|e| throw(env.raw(), &e))
         }
-        sys::ValueType::napi_object => {
-            match unsafe { <&Layout as FromNapiValue>::from_napi_value(env.raw(), a.value) } {
-                Ok(l) => Ok(l.0.clone()),
-                Err(_) => Err(a.wrong_type("a string or a Layout")),
-            }
-        }
+        sys::ValueType::napi_object => match unsafe { Layout::unwrap(env.raw(), a.value) } {
+            Some(l) => Ok(l.0.clone()),
+            None => Err(a.wrong_type("a string or a Layout")),
+        },
         _ => Err(a.wrong_type("a string or a Layout")),
     }
 }
