@@ -2,8 +2,8 @@
 //! functions made for each generator, with the generator as the function's data, and installed
 //! on the instance as own properties. A call then costs what an exported function costs: no
 //! `this` to unwrap, no argument conversion (for the single-ID calls), no lock, no allocation
-//! beyond the returned value. (A `#[napi]` class method measured ten times slower; see
-//! bench/node/README.md.)
+//! beyond the returned value. (A `#[napi]` class method measured ten times slower: the
+//! class-method row of bench/node, in bench/RESULTS.md.)
 
 use crate::args::Arg;
 use crate::errors::{range_error, throw, type_error};
