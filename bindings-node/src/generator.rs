@@ -24,6 +24,11 @@ pub struct Generator {
     handle: Arc<Handle>,
 }
 
+thread_local! {
+    /// The hold `Generator.shared` passes to the constructor it calls (same thread, same call).
+    static SHARED_HOLD: std::cell::Cell<Option<Arc<Handle>>> = const { std::cell::Cell::new(None) };
+}
+
 fn start(env: &Env, this: &Object, handle: Arc<Handle>) -> Result<Generator> {
     crate::hot::install(env.raw(), this.raw(), &handle)?;
     EnvData::track(env.raw(), &handle);
@@ -35,6 +40,10 @@ impl Generator {
     /// A new generator with a lease of its own.
     #[napi(constructor, ts_args_type = "options?: GeneratorOptions")]
     pub fn new(env: &Env, this: This, options: Option<Object>) -> Result<Self> {
+        // `Generator.shared` constructs its instances through here, with the hold it took.
+        if let Some(handle) = SHARED_HOLD.with(|slot| slot.take()) {
+            return start(env, &this, handle);
+        }
         let options = Options::from_js(env, options)?;
         let core = options.build().map_err(|e| throw(env.raw(), &e))?;
         start(env, &this, Handle::own(core))
@@ -43,12 +52,31 @@ impl Generator {
     /// The process-wide generator for these options: every call with equal options, from any
     /// `worker_thread`, shares one lease and one counter. Each returned object is one user; the
     /// generator closes when the last user closes (or its thread exits).
-    #[napi(factory, ts_args_type = "options?: GeneratorOptions")]
-    pub fn shared(env: &Env, this: This, options: Option<Object>) -> Result<Self> {
+    #[napi(
+        ts_args_type = "options?: GeneratorOptions",
+        ts_return_type = "Generator"
+    )]
+    pub fn shared(env: &Env, options: Option<Object>) -> Result<Unknown<'static>> {
         let options = Options::from_js(env, options)?;
         let key = format!("{options:?}");
         let handle = Handle::shared(key, || options.build()).map_err(|e| throw(env.raw(), &e))?;
-        start(env, &this, handle)
+        // A real instance, made by the constructor, so it gets its own hot-path functions (a
+        // napi-rs factory has no instance to install them on while it runs).
+        let class =
+            unsafe { crate::env::EnvData::class(env.raw(), "Generator") }.ok_or_else(|| {
+                napi::Error::from_reason("rimeflake: the module is not set up in this environment")
+            })?;
+        SHARED_HOLD.with(|slot| slot.set(Some(handle)));
+        let mut instance = std::ptr::null_mut();
+        let status = unsafe {
+            napi::sys::napi_new_instance(env.raw(), class, 0, std::ptr::null(), &mut instance)
+        };
+        // Whatever happened, the slot is empty again (a failed constructor dropped nothing).
+        drop(SHARED_HOLD.with(|slot| slot.take()));
+        if status != napi::sys::Status::napi_ok {
+            return Err(crate::errors::pending());
+        }
+        Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), instance) })
     }
 
     /// The next ID. IDs of one generator strictly increase (except across a clock-id reuse,
@@ -160,6 +188,27 @@ impl Generator {
 }
 
 impl Generator {
+    pub fn handle(&self) -> &Handle {
+        &self.handle
+    }
+
+    /// The `Generator` inside a JavaScript object, if it is one (type tag checked).
+    ///
+    /// # Safety
+    /// `env` and `value` belong to the current call.
+    pub unsafe fn unwrap<'a>(
+        env: napi::sys::napi_env,
+        value: napi::sys::napi_value,
+    ) -> Option<&'a Generator> {
+        use napi::bindgen_prelude::{validate_type_tag, TypeTag};
+        let mut p = std::ptr::null_mut();
+        let tag = <Generator as TypeTag>::type_tag();
+        (unsafe { validate_type_tag(env, value, &tag, "Generator") }.is_ok()
+            && unsafe { napi::sys::napi_unwrap(env, value, &mut p) } == napi::sys::Status::napi_ok
+            && !p.is_null())
+        .then(|| unsafe { &*(p as *const Generator) })
+    }
+
     fn one(&self, env: &Env) -> Result<u64> {
         match self.handle.try_next_id() {
             Some(id) => Ok(id),

@@ -13,19 +13,30 @@ mod layout;
 mod options;
 
 use napi::bindgen_prelude::{Function, JsObjectValue, Object, Unknown};
-use napi::{Env, Result};
+use napi::{Env, JsValue, Result};
 
 /// Sets up this environment (the main thread or a worker): the error classes, the cleanup hook,
 /// and `Generator.prototype[Symbol.dispose]`.
 #[napi_derive::napi(module_exports)]
 pub fn init(mut exports: Object, env: Env) -> Result<()> {
     let data = env::EnvData::create(&env)?;
-    errors::install(&env, &mut exports, data)?;
+    errors::install(&env, &mut exports, &mut *data)?;
     let dispose: Function<Unknown, Unknown> = env.run_script(
         "(function (G) { if (typeof Symbol.dispose === 'symbol') G.prototype[Symbol.dispose] = G.prototype.close; })",
     )?;
     let class: Unknown = exports.get_named_property("Generator")?;
+    data.keep_class(&env, "Generator", class.raw())?;
     dispose.call(class)?;
+    let mut proto = std::ptr::null_mut();
+    unsafe {
+        napi::check_status!(napi::sys::napi_get_named_property(
+            env.raw(),
+            class.raw(),
+            c"prototype".as_ptr(),
+            &mut proto
+        ))?;
+        hot::install_prototype(env.raw(), proto)?;
+    }
     Ok(())
 }
 

@@ -13,6 +13,7 @@ function increasing(ids) {
 
 test('the embedded default: no options at all', () => {
   const gen = new rf.Generator()
+  assert.deepEqual(Object.getOwnPropertyNames(gen).sort(), ['fill', 'nextId', 'nextIdNumber', 'nextIdString', 'nextIds'])
   const a = gen.nextId()
   const b = gen.nextId()
   assert.equal(typeof a, 'bigint')
@@ -128,6 +129,13 @@ test('Generator.shared: one counter for equal options, open until the last user 
   const opts = { backend: 'memory', workerId: 11, layout: 'twitter' }
   const a = rf.Generator.shared(opts)
   const b = rf.Generator.shared({ ...opts })
+  // Each user is a real instance with its own hot-path functions (nothing lands on the class).
+  for (const g of [a, b]) {
+    assert.ok(g instanceof rf.Generator)
+    for (const m of ['nextId', 'nextIdString', 'nextIdNumber', 'nextIds', 'fill']) assert.ok(Object.hasOwn(g, m), m)
+  }
+  assert.ok(!Object.hasOwn(rf.Generator, 'nextId'))
+  assert.notEqual(a.nextId, b.nextId)
   const ids = [a.nextId(), b.nextId(), a.nextId(), b.nextId()]
   assert.ok(increasing(ids))
   assert.equal(a.stats().idsIssued, 4)
