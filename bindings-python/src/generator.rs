@@ -11,8 +11,12 @@ use std::time::Duration;
 
 /// A generator of 64-bit, time-ordered, unique IDs.
 ///
-/// ``Generator(worker_id=None, *, layout="default", namespace="default", state_dir=None,
+/// ``Generator(worker_id=None, *, layout="default", namespace=None, state_dir=None,
 /// backend=None, max_drift_ms=2000, on_rollback=None, max_wait_ms=5000, strict_monotonic=False)``
+///
+/// What is left out comes from the environment (``RIMEFLAKE_WORKER_ID``, ``RIMEFLAKE_LAYOUT``,
+/// ``RIMEFLAKE_BACKEND``, ``RIMEFLAKE_STATE_DIR``), then the defaults; ``namespace=None`` is
+/// the layout's own (``"default"``, ``"twitter"``, ...).
 ///
 /// ``backend=None`` (or ``"local"``) is the embedded default: durable state and worker leases
 /// in the state directory, so processes sharing it never share a worker ID and a restart
@@ -30,13 +34,13 @@ pub struct Generator {
 #[pymethods]
 impl Generator {
     #[new]
-    #[pyo3(signature = (worker_id=None, *, layout=None, namespace="default", state_dir=None,
+    #[pyo3(signature = (worker_id=None, *, layout=None, namespace=None, state_dir=None,
         backend=None, max_drift_ms=2000, on_rollback=None, max_wait_ms=5000, strict_monotonic=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         worker_id: Option<u64>,
         layout: Option<&Bound<'_, PyAny>>,
-        namespace: &str,
+        namespace: Option<&str>,
         state_dir: Option<std::path::PathBuf>,
         backend: Option<&str>,
         max_drift_ms: u64,
@@ -44,13 +48,16 @@ impl Generator {
         max_wait_ms: u64,
         strict_monotonic: bool,
     ) -> Result<Self> {
+        // Only what the caller passed: the core resolves the rest (environment, defaults).
         let mut b = rimeflake::Generator::builder()
-            .namespace(namespace)
             .max_drift(Duration::from_millis(max_drift_ms))
             .max_wait(Duration::from_millis(max_wait_ms))
             .strict_monotonic(strict_monotonic);
         if let Some(layout) = layout {
             b = b.layout(layout::from_arg(layout)?);
+        }
+        if let Some(ns) = namespace {
+            b = b.namespace(ns);
         }
         if let Some(id) = worker_id {
             b = b.worker_id(id);
@@ -58,25 +65,10 @@ impl Generator {
         if let Some(name) = on_rollback {
             b = b.rollback_policy(RollbackPolicy::from_name(name)?);
         }
-        match backend {
-            None | Some("local") => {}
-            Some("memory") => b = b.in_memory(),
-            Some(other) => {
-                return Err(rimeflake::Error::new(
-                    ErrorKind::Config,
-                    format!("backend: unknown {other:?}; use None (or \"local\") or \"memory\""),
-                )
-                .into())
-            }
+        if let Some(text) = backend {
+            b = b.backend(rimeflake::Backend::parse(text)?);
         }
         if let Some(dir) = state_dir {
-            if backend == Some("memory") {
-                return Err(rimeflake::Error::new(
-                    ErrorKind::Config,
-                    "state_dir: a memory backend keeps no state; leave state_dir out",
-                )
-                .into());
-            }
             b = b.state_dir(dir);
         }
         Ok(Generator { inner: b.build()? })

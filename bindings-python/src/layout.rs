@@ -172,17 +172,19 @@ impl Layout {
     }
 
     /// The ID made of these parts. Raises ``ConfigError`` when a part does not fit its field.
-    #[pyo3(signature = (*, clock_id=0, timestamp_ms, worker_id, sequence=0))]
+    #[pyo3(signature = (*, clock_id=0, timestamp_ms, worker_id, sequence=0, datacenter_id=None))]
     fn compose(
         &self,
         clock_id: u64,
         timestamp_ms: u64,
         worker_id: u64,
         sequence: u64,
+        datacenter_id: Option<u64>,
     ) -> Result<u64> {
         Ok(self.0.compose(&rimeflake::Parts {
             clock_id,
             timestamp_ms,
+            datacenter_id,
             worker_id,
             sequence,
         })?)
@@ -199,13 +201,13 @@ impl Layout {
     }
 }
 
-/// A layout argument: a preset name or a `Layout`.
+/// A layout argument: a preset name, a layout spec or a `Layout`.
 pub fn from_arg(obj: &Bound<'_, PyAny>) -> Result<Core> {
     if let Ok(layout) = obj.cast::<Layout>() {
         return Ok(layout.get().0.clone());
     }
     match obj.cast::<pyo3::types::PyString>() {
-        Ok(name) => Ok(Core::preset(&name.to_cow()?)?),
+        Ok(spec) => Ok(Core::from_spec(&spec.to_cow()?)?),
         Err(_) => Err(pyo3::exceptions::PyTypeError::new_err(format!(
             "layout must be a preset name or a Layout, not {}",
             obj.get_type().name()?
@@ -220,5 +222,11 @@ static PARTS: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 pub fn decode_with<'py>(py: Python<'py>, layout: &Core, id: u64) -> Result<Bound<'py, PyAny>> {
     let p = layout.decode(id)?;
     let parts = PARTS.import(py, "rimeflake._parts", "Parts")?;
-    Ok(parts.call1((p.clock_id, p.timestamp_ms, p.worker_id, p.sequence))?)
+    Ok(parts.call1((
+        p.clock_id,
+        p.timestamp_ms,
+        p.worker_id,
+        p.sequence,
+        p.datacenter_id,
+    ))?)
 }

@@ -102,7 +102,13 @@ class Layout:
     def expires_at_ms(self) -> int: ...
     def decode(self, id: int) -> Parts: ...
     def compose(
-        self, *, clock_id: int = 0, timestamp_ms: int, worker_id: int, sequence: int = 0
+        self,
+        *,
+        clock_id: int = 0,
+        timestamp_ms: int,
+        worker_id: int,
+        sequence: int = 0,
+        datacenter_id: int | None = None,
     ) -> int: ...
     def __eq__(self, value: object, /) -> bool: ...
     def __hash__(self) -> int: ...
@@ -114,7 +120,7 @@ class Generator:
         worker_id: int | None = None,
         *,
         layout: str | Layout | None = None,
-        namespace: str = "default",
+        namespace: str | None = None,
         state_dir: str | os.PathLike[str] | None = None,
         backend: Literal["local", "memory"] | None = None,
         max_drift_ms: int = 2000,
