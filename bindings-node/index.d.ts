@@ -143,7 +143,7 @@ export declare class Layout {
    * The ID made of `parts` (each a number; `clockId` defaults to 0). Throws `ConfigError` for
    * a field above its maximum, `TimeRangeError` for a time outside the layout's range.
    */
-  compose(parts: { clockId?: number, timestampMs: number, workerId: number, sequence: number }): bigint
+  compose(parts: { clockId?: number, timestampMs: number, datacenterId?: number, workerId: number, sequence: number }): bigint
   /** The parts of an ID of this layout (a bigint, a decimal string or a safe-integer Number). */
   decode(id: bigint | string | number): Parts
 }
@@ -179,11 +179,12 @@ export declare function format(id: bigint | string | number, encoding?: 'dec' | 
  * `RIMEFLAKE_STATE_DIR`, `RIMEFLAKE_WORKER_ID`), as in every other front end.
  */
 export interface GeneratorOptions {
-  /** A fixed worker ID (else one is leased, or taken from `RIMEFLAKE_WORKER_ID`). */
+  /** A fixed worker ID (else `RIMEFLAKE_WORKER_ID`, else one is leased). */
   workerId?: number
   /**
    * A preset name (`'default'`, `'twitter'`, `'sonyflake'`, `'js_safe'`, ...), a layout spec
-   * such as `'clock_id=0,time=41,worker=10,sequence=12,epoch_ms=1420070400000'`, or a `Layout`.
+   * such as `'clock_id=0,time=41,worker=10,sequence=12,epoch_ms=1420070400000'`, or a `Layout`
+   * (else `RIMEFLAKE_LAYOUT`, else `'default'`).
    */
   layout?: string | Layout
   /** The namespace whose worker IDs and state this generator uses (default: follows the layout). */
@@ -192,7 +193,8 @@ export interface GeneratorOptions {
   stateDir?: string
   /**
    * `'local'` (the default: leases and state in the state directory) or `'memory'` (no state;
-   * not restart-safe; needs a `workerId`).
+   * not restart-safe; needs a `workerId`); parsed by the core, as in every front end (else
+   * `RIMEFLAKE_BACKEND`).
    */
   backend?: string
   /** A clock that goes back by at most this much is absorbed by counting on (default 2000). */
@@ -222,6 +224,8 @@ export interface Parts {
   timestampMs: number
   /** `timestampMs` as a `Date`. */
   date: Date
+  /** The datacenter part of the worker field, on a layout that names one (`twitter`). */
+  datacenterId?: number
   workerId: number
   sequence: number
 }

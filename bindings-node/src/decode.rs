@@ -13,6 +13,8 @@ pub struct Parts<'e> {
     pub timestamp_ms: f64,
     /// `timestampMs` as a `Date`.
     pub date: JsDate<'e>,
+    /// The datacenter part of the worker field, on a layout that names one (`twitter`).
+    pub datacenter_id: Option<u32>,
     pub worker_id: u32,
     pub sequence: u32,
 }
@@ -24,6 +26,7 @@ pub fn parts<'e>(env: &'e Env, layout: &rimeflake::Layout, id: Arg) -> Result<Pa
         clock_id: p.clock_id as u32,
         timestamp_ms: p.timestamp_ms as f64,
         date: env.create_date(p.timestamp_ms as f64)?,
+        datacenter_id: p.datacenter_id.map(|d| d as u32),
         worker_id: p.worker_id as u32,
         sequence: p.sequence as u32,
     })

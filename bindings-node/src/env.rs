@@ -54,6 +54,7 @@ impl EnvData {
         }
     }
 
+    /// Keeps a reference to `value` (an error class, the Generator class, a helper) by name.
     pub fn keep_class(
         &mut self,
         env: &Env,

@@ -45,8 +45,10 @@ impl Generator {
             return start(env, &this, handle);
         }
         let options = Options::from_js(env, options)?;
-        let core = options.build().map_err(|e| throw(env.raw(), &e))?;
-        start(env, &this, Handle::own(core))
+        let (core, warnings) = options.build().map_err(|e| throw(env.raw(), &e))?;
+        let gen = start(env, &this, Handle::own(core))?;
+        crate::warnings::emit(env, &warnings)?;
+        Ok(gen)
     }
 
     /// The process-wide generator for these options: every call with equal options, from any
@@ -59,7 +61,14 @@ impl Generator {
     pub fn shared(env: &Env, options: Option<Object>) -> Result<Unknown<'static>> {
         let options = Options::from_js(env, options)?;
         let key = format!("{options:?}");
-        let handle = Handle::shared(key, || options.build()).map_err(|e| throw(env.raw(), &e))?;
+        let mut warnings = Vec::new();
+        let handle = Handle::shared(key, || {
+            let (core, w) = options.build()?;
+            warnings = w;
+            Ok(core)
+        })
+        .map_err(|e| throw(env.raw(), &e))?;
+        crate::warnings::emit(env, &warnings)?;
         // A real instance, made by the constructor, so it gets its own hot-path functions (a
         // napi-rs factory has no instance to install them on while it runs).
         let class =

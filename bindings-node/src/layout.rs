@@ -17,7 +17,7 @@ pub struct Layout(pub(crate) rimeflake::Layout);
 
 /// A preset name or a layout spec, as the core reads it.
 pub fn parse(text: &str) -> rimeflake::Result<rimeflake::Layout> {
-    rimeflake::Layout::preset(text)
+    rimeflake::Layout::from_spec(text)
 }
 
 impl Layout {
@@ -181,7 +181,7 @@ impl Layout {
     /// The ID made of `parts` (each a number; `clockId` defaults to 0). Throws `ConfigError` for
     /// a field above its maximum, `TimeRangeError` for a time outside the layout's range.
     #[napi(
-        ts_args_type = "parts: { clockId?: number, timestampMs: number, workerId: number, sequence: number }",
+        ts_args_type = "parts: { clockId?: number, timestampMs: number, datacenterId?: number, workerId: number, sequence: number }",
         ts_return_type = "bigint"
     )]
     pub fn compose(&self, env: &Env, parts: Object) -> Result<u64> {
@@ -204,6 +204,19 @@ impl Layout {
         let p = rimeflake::Parts {
             clock_id: field("clockId", "parts.clockId", false)?,
             timestamp_ms: field("timestampMs", "parts.timestampMs", true)?,
+            datacenter_id: match parts.get::<Unknown>("datacenterId")? {
+                Some(v)
+                    if !(Arg {
+                        env: env.raw(),
+                        value: v.raw(),
+                        name: "parts.datacenterId",
+                    })
+                    .is_nullish() =>
+                {
+                    Some(field("datacenterId", "parts.datacenterId", true)?)
+                }
+                _ => None,
+            },
             worker_id: field("workerId", "parts.workerId", true)?,
             sequence: field("sequence", "parts.sequence", true)?,
         };

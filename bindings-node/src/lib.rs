@@ -2,7 +2,6 @@
 //! about IDs is the core's; this crate converts arguments, errors and typed arrays.
 
 mod args;
-mod backend;
 mod decode;
 mod env;
 mod errors;
@@ -11,6 +10,7 @@ mod handle;
 mod hot;
 mod layout;
 mod options;
+mod warnings;
 
 use napi::bindgen_prelude::{Function, JsObjectValue, Object, Unknown};
 use napi::{Env, JsValue, Result};
@@ -26,6 +26,7 @@ pub fn init(mut exports: Object, env: Env) -> Result<()> {
     )?;
     let class: Unknown = exports.get_named_property("Generator")?;
     data.keep_class(&env, "Generator", class.raw())?;
+    warnings::install(&env, data)?;
     dispose.call(class)?;
     let mut proto = std::ptr::null_mut();
     unsafe {

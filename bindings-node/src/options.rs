@@ -7,7 +7,8 @@ use crate::layout::Layout;
 use napi::bindgen_prelude::FromNapiValue;
 use napi::bindgen_prelude::Object;
 use napi::{sys, Env, JsValue, Result, Unknown};
-use rimeflake::RollbackPolicy;
+use rimeflake::{Backend, RollbackPolicy, Warning};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// Options of `new Generator(options)` and `Generator.shared(options)`. Every one is optional:
@@ -15,11 +16,12 @@ use std::time::Duration;
 /// `RIMEFLAKE_STATE_DIR`, `RIMEFLAKE_WORKER_ID`), as in every other front end.
 #[napi_derive::napi(object, object_to_js = false)]
 pub struct GeneratorOptions<'a> {
-    /// A fixed worker ID (else one is leased, or taken from `RIMEFLAKE_WORKER_ID`).
+    /// A fixed worker ID (else `RIMEFLAKE_WORKER_ID`, else one is leased).
     #[napi(ts_type = "number")]
     pub worker_id: Option<Unknown<'a>>,
     /// A preset name (`'default'`, `'twitter'`, `'sonyflake'`, `'js_safe'`, ...), a layout spec
-    /// such as `'clock_id=0,time=41,worker=10,sequence=12,epoch_ms=1420070400000'`, or a `Layout`.
+    /// such as `'clock_id=0,time=41,worker=10,sequence=12,epoch_ms=1420070400000'`, or a `Layout`
+    /// (else `RIMEFLAKE_LAYOUT`, else `'default'`).
     #[napi(ts_type = "string | Layout")]
     pub layout: Option<Unknown<'a>>,
     /// The namespace whose worker IDs and state this generator uses (default: follows the layout).
@@ -29,7 +31,8 @@ pub struct GeneratorOptions<'a> {
     #[napi(ts_type = "string")]
     pub state_dir: Option<Unknown<'a>>,
     /// `'local'` (the default: leases and state in the state directory) or `'memory'` (no state;
-    /// not restart-safe; needs a `workerId`).
+    /// not restart-safe; needs a `workerId`); parsed by the core, as in every front end (else
+    /// `RIMEFLAKE_BACKEND`).
     #[napi(ts_type = "string")]
     pub backend: Option<Unknown<'a>>,
     /// A clock that goes back by at most this much is absorbed by counting on (default 2000).
@@ -100,9 +103,16 @@ impl Options {
         })
     }
 
-    /// The core generator these options describe.
-    pub fn build(&self) -> rimeflake::Result<rimeflake::Generator> {
-        let mut b = rimeflake::Generator::builder();
+    /// The core generator these options describe, and the warnings the core gave while
+    /// building it (to be shown with `process.emitWarning` on this thread).
+    pub fn build(&self) -> rimeflake::Result<(rimeflake::Generator, Vec<Warning>)> {
+        let seen: Arc<Mutex<Vec<Warning>>> = Arc::default();
+        let sink = seen.clone();
+        let mut b = rimeflake::Generator::builder().on_warning(move |w| {
+            sink.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(w.clone())
+        });
         if let Some(l) = &self.layout {
             b = b.layout(l.clone());
         }
@@ -125,12 +135,14 @@ impl Options {
             b = b.strict_monotonic(strict);
         }
         if let Some(backend) = &self.backend {
-            b = crate::backend::apply(b, backend)?;
+            b = b.backend(Backend::parse(backend)?);
         }
         if let Some(dir) = &self.state_dir {
             b = b.state_dir(dir);
         }
-        b.build()
+        let core = b.build()?;
+        let warnings = std::mem::take(&mut *seen.lock().unwrap_or_else(|e| e.into_inner()));
+        Ok((core, warnings))
     }
 }
 

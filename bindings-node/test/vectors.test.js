@@ -8,6 +8,14 @@ const ENCODINGS = ['dec', 'hex', 'base62', 'base32']
 const CLASS_OF = Object.fromEntries(rf._errorKinds().map(([name, , cls]) => [name, rf[cls]]))
 const data = vectors()
 
+// Vector parts (decimal strings) as the binding's parts (Numbers); datacenterId only where the
+// layout names a datacenter part.
+function partsOf(p) {
+  const parts = { clockId: Number(p.clock_id), timestampMs: Number(p.timestamp_ms), workerId: Number(p.worker_id), sequence: Number(p.sequence) }
+  if (p.datacenter_id !== undefined && p.datacenter_id !== null) parts.datacenterId = Number(p.datacenter_id)
+  return parts
+}
+
 function layoutOf(entry) {
   return entry.preset === 'baidu' ? rf.Layout.baidu(Number(entry.epoch_ms)) : new rf.Layout(entry.preset)
 }
@@ -36,11 +44,12 @@ test('cases compose, decode and encode', () => {
     const l = layoutOf(entry)
     for (const c of entry.cases) {
       const id = BigInt(c.id)
-      const p = c.parts
-      const parts = { clockId: Number(p.clock_id), timestampMs: Number(p.timestamp_ms), workerId: Number(p.worker_id), sequence: Number(p.sequence) }
+      const parts = partsOf(c.parts)
       assert.equal(l.compose(parts), id, c.name)
       const d = l.decode(id)
-      assert.deepEqual({ clockId: d.clockId, timestampMs: d.timestampMs, workerId: d.workerId, sequence: d.sequence }, parts, c.name)
+      const got = { clockId: d.clockId, timestampMs: d.timestampMs, workerId: d.workerId, sequence: d.sequence }
+      if (d.datacenterId !== undefined && d.datacenterId !== null) got.datacenterId = d.datacenterId
+      assert.deepEqual(got, parts, c.name)
       assert.equal(d.date.getTime(), parts.timestampMs)
       // The same ID as a decimal string decodes alike (the JSON form).
       assert.deepEqual(l.decode(c.id), d)
@@ -62,9 +71,7 @@ test('invalid IDs and parts throw the kind the vectors name', () => {
       assert.throws(() => l.decode(BigInt(bad.id)), CLASS_OF[bad.error], bad.why)
     }
     for (const bad of entry.invalid_parts) {
-      const p = bad.parts
-      const parts = { clockId: Number(p.clock_id), timestampMs: Number(p.timestamp_ms), workerId: Number(p.worker_id), sequence: Number(p.sequence) }
-      assert.throws(() => l.compose(parts), CLASS_OF[bad.error], bad.why)
+      assert.throws(() => l.compose(partsOf(bad.parts)), CLASS_OF[bad.error], bad.why)
     }
   }
   for (const bad of data.invalid_layouts) {
@@ -74,6 +81,21 @@ test('invalid IDs and parts throw the kind the vectors name', () => {
     } else {
       assert.throws(make, CLASS_OF[bad.error], bad.why)
     }
+  }
+})
+
+test('layout specs: parsed by the core, described, and read back', () => {
+  for (const v of data.layout_specs) {
+    if (v.error) {
+      assert.throws(() => new rf.Layout(v.spec), CLASS_OF[v.error], v.why)
+      continue
+    }
+    const l = new rf.Layout(v.spec)
+    assert.equal(l.name, v.name, v.why)
+    assert.equal(l.describe(), v.describe, v.why)
+    assert.ok(new rf.Layout(l.describe()).equals(l), v.why)
+    // A spec works wherever a layout does.
+    assert.deepEqual(rf.decode(1n, v.spec), l.decode(1n))
   }
 })
 
