@@ -108,7 +108,7 @@ unsafe fn handle_only<'a>(env: sys::napi_env, info: sys::napi_callback_info) -> 
 
 /// One ID: the hot path, else the core decides (waits, errors) with panics kept inside.
 #[inline(always)]
-fn one(env: sys::napi_env, h: &Handle) -> Option<u64> {
+pub fn one(env: sys::napi_env, h: &Handle) -> Option<u64> {
     match h.try_next_id() {
         Some(id) => Some(id),
         None => slow_one(env, h),
@@ -308,57 +308,4 @@ fn pending(env: sys::napi_env) -> bool {
     let mut p = false;
     unsafe { sys::napi_is_exception_pending(env, &mut p) };
     p
-}
-
-/// The other shape measured by bench/node (`_nextIdProto`, not documented): one function on the
-/// prototype that finds its generator through `this` (type tag checked, then unwrapped).
-///
-/// # Safety
-/// `env` and `proto` belong to the current call.
-pub unsafe fn install_prototype(env: sys::napi_env, proto: sys::napi_value) -> Result<()> {
-    let name = "_nextIdProto";
-    let mut f = ptr::null_mut();
-    unsafe {
-        napi::check_status!(sys::napi_create_function(
-            env,
-            name.as_ptr().cast(),
-            name.len() as isize,
-            Some(next_id_proto),
-            ptr::null_mut(),
-            &mut f
-        ))?;
-        napi::check_status!(sys::napi_set_named_property(
-            env,
-            proto,
-            c"_nextIdProto".as_ptr(),
-            f
-        ))?;
-    }
-    Ok(())
-}
-
-unsafe extern "C" fn next_id_proto(
-    env: sys::napi_env,
-    info: sys::napi_callback_info,
-) -> sys::napi_value {
-    let mut this = ptr::null_mut();
-    unsafe {
-        sys::napi_get_cb_info(
-            env,
-            info,
-            ptr::null_mut(),
-            ptr::null_mut(),
-            &mut this,
-            ptr::null_mut(),
-        )
-    };
-    let mut out = ptr::null_mut();
-    let Some(gen) = (unsafe { crate::generator::Generator::unwrap(env, this) }) else {
-        type_error(env, "this must be a Generator");
-        return out;
-    };
-    if let Some(id) = one(env, gen.handle()) {
-        unsafe { sys::napi_create_bigint_uint64(env, id, &mut out) };
-    }
-    out
 }

@@ -14,6 +14,7 @@ mod handle;
 mod hot;
 mod layout;
 mod options;
+mod shape;
 mod warnings;
 
 use napi::bindgen_prelude::{Function, JsObjectValue, Object, Unknown};
@@ -40,7 +41,7 @@ pub fn init(mut exports: Object, env: Env) -> Result<()> {
             c"prototype".as_ptr(),
             &mut proto
         ))?;
-        hot::install_prototype(env.raw(), proto)?;
+        shape::install_prototype(env.raw(), proto)?;
     }
     Ok(())
 }
