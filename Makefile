@@ -38,7 +38,7 @@ rust-lint-tools: rust ## add rustfmt and clippy to the toolchain when they are m
 # The embedded default: a worker ID leased in the state directory ($RIMEFLAKE_STATE_DIR, else
 # ~/.local/state/rimeflake) and durable state beside it.
 .PHONY: demo
-demo: rust python-env ## build the CLI and print a few IDs from every language built so far
+demo: rust python-env node-env ## build the CLI and print a few IDs from every language built so far
 	@$(CARGO) build --quiet -p rimeflake-cli
 	@echo "== rust: rimeflake gen -n 3"
 	@$(RIMEFLAKE) gen -n 3
@@ -46,11 +46,14 @@ demo: rust python-env ## build the CLI and print a few IDs from every language b
 	@$(RIMEFLAKE) gen -n 3 --format base62 | $(RIMEFLAKE) decode --format base62
 	@echo "== python: examples/python/quickstart.py"
 	@$(VENV_PY) examples/python/quickstart.py
+	@echo "== node: examples/node/quickstart.js"
+	@$(MAKE) --no-print-directory -s example-node-deps
+	@$(NODE) examples/node/quickstart.js
 
 # ---- tests ------------------------------------------------------------------------------------
 
 .PHONY: test test-rust example-rust
-test: test-rust test-loom test-python test-c ## run every test suite (each language adds its test-<lang> here)
+test: test-rust test-loom test-python test-c test-node ## run every test suite (each language adds its test-<lang> here)
 
 # The example runs first so that cargo test's summary lines close the output; its state goes
 # to target/, so tests write nothing outside the tree.
@@ -78,7 +81,7 @@ soak: rust ## the deterministic simulation on fresh seeds for SOAK_SECONDS (defa
 # ---- lint -------------------------------------------------------------------------------------
 
 .PHONY: lint lint-rust
-lint: lint-rust lint-python lint-c ## check formatting and lints, warnings as errors (each language adds lint-<lang>)
+lint: lint-rust lint-python lint-c lint-node ## check formatting and lints, warnings as errors (each language adds lint-<lang>)
 
 lint-rust: rust-lint-tools ## Rust: cargo fmt --check and clippy -D warnings (workspace and example)
 	$(CARGO) fmt --all --check
@@ -92,7 +95,7 @@ BENCH_SECONDS ?= 5
 BENCH_THREADS ?= 2
 
 .PHONY: bench bench-cli bench-rust bench-criterion test-stress test-loom
-bench: bench-cli bench-rust bench-python bench-c ## run the benchmarks (each adds its bench-<name> here)
+bench: bench-cli bench-rust bench-python bench-c bench-node ## run the benchmarks (each adds its bench-<name> here)
 
 bench-cli: rust ## rimeflake bench: threads on one generator, twitter layout, release build
 	$(CARGO) run --release --quiet -p rimeflake-cli -- bench --layout twitter \
@@ -194,3 +197,52 @@ lint-c: rust ## C: the committed header is current (cargo test of rimeflake-capi
 bench-c: c-tools ## C: rimeflake_next_id / rimeflake_fill beside the core's next_id / fill and the floor (bench/c), appends to bench/RESULTS.md
 	$(MAKE) --no-print-directory install PREFIX="$(C_PREFIX)"
 	$(MAKE) --no-print-directory -C bench/c PREFIX="$(C_PREFIX)" run
+
+# ---- node -------------------------------------------------------------------------------------
+
+# bindings-node/node_modules holds the napi CLI and TypeScript (npm ci, from package-lock.json);
+# `napi build` puts a debug build of the addon beside index.js. bench/node/node_modules holds
+# the peer libraries, and the benchmark loads a release build from target/node-release.
+NODE ?= node
+NPM ?= npm
+NPM_CI := $(NPM) ci --no-audit --no-fund --ignore-scripts
+NODE_RELEASE := $(CURDIR)/target/node-release
+
+.PHONY: node node-env test-node example-node example-node-deps lint-node bench-node
+node: ## check that Node.js (18 or later) and npm are there
+	@command -v $(NODE) >/dev/null && command -v $(NPM) >/dev/null || { \
+	  echo "make: node/npm not found: install Node.js 18 or later (https://nodejs.org, or apt-get install nodejs npm)" >&2; exit 1; }
+	@$(NODE) -e 'const [a] = process.versions.node.split("."); if (+a < 18) { console.error("make: Node.js " + process.version + " is too old: 18 or later"); process.exit(1) }'
+
+node-env: rust node ## Node: npm ci in bindings-node (when the lock changed), then a debug build of the addon
+	@cd bindings-node && { [ node_modules/.package-lock.json -nt package-lock.json ] || $(NPM_CI); }
+	cd bindings-node && ./node_modules/.bin/napi build --platform
+
+# examples/node depends on the package as a user's project would (file:../../bindings-node).
+example-node-deps:
+	@test -e examples/node/node_modules/rimeflake || \
+	  (cd examples/node && $(NPM) install --no-audit --no-fund --ignore-scripts --no-package-lock --offline)
+
+example-node: node-env example-node-deps ## run the Node examples (examples/node: CommonJS, ESM)
+	$(NODE) examples/node/quickstart.js
+	$(NODE) examples/node/quickstart.mjs
+
+# The examples run first so that the test runner's summary closes the output. The restart test
+# sets the clock back with libfaketime.
+test-node: node-env faketime ## Node: the examples, then node --test bindings-node/test (tsc and npm pack included)
+	RIMEFLAKE_STATE_DIR="$(CURDIR)/target/rimeflake-state" RIMEFLAKE_NO_CONTAINER_WARNING=1 \
+	  $(MAKE) --no-print-directory example-node
+	cd bindings-node && $(NODE) --test test/
+
+lint-node: node-env ## Node: tsc --noEmit --strict over the TypeScript example and the every-export check; node --check on the JavaScript
+	cd bindings-node && ./node_modules/.bin/tsc -p test/types
+	$(MAKE) --no-print-directory example-node-deps
+	bindings-node/node_modules/.bin/tsc -p examples/node
+	for f in bindings-node/index.js bindings-node/test/*.js examples/node/*.js bench/node/bench.js; do $(NODE) --check "$$f"; done
+
+bench-node: rust node ## Node: release build + peers in bench/node/node_modules, then bench/node/bench.js (writes bench/RESULTS.md)
+	@cd bindings-node && { [ node_modules/.package-lock.json -nt package-lock.json ] || $(NPM_CI); }
+	@cd bench/node && { [ node_modules/.package-lock.json -nt package-lock.json ] || $(NPM_CI); }
+	cd bindings-node && ./node_modules/.bin/napi build --platform --release -o $(NODE_RELEASE)
+	NAPI_RS_NATIVE_LIBRARY_PATH="$(NODE_RELEASE)/$$(cd $(NODE_RELEASE) && ls rimeflake.*.node | head -1)" \
+	  $(NODE) bench/node/bench.js

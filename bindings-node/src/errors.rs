@@ -1,0 +1,181 @@
+//! Errors: one mapping from the core's error kinds to `Error` subclasses with a stable `code`,
+//! and `TypeError` / `RangeError` for arguments, each naming the argument.
+//!
+//! The classes are made once per environment (main thread or worker) by a few lines of
+//! JavaScript, since napi cannot declare a subclass of `Error`; the addon keeps references to
+//! them in the environment's data and throws instances of them.
+
+use crate::env::EnvData;
+use napi::bindgen_prelude::{JsObjectValue, Object};
+use napi::{sys, Env, Error, JsValue, Result, Status, Unknown};
+use rimeflake::ErrorKind;
+use std::ffi::CString;
+use std::ptr;
+
+/// The JavaScript class of a kind. Kinds the addon does not know yet (the core's enum is
+/// non-exhaustive) get the base class and the generic code.
+pub fn class_of(kind: ErrorKind) -> &'static str {
+    match kind {
+        ErrorKind::Config => "ConfigError",
+        ErrorKind::ClockRollback => "ClockRollbackError",
+        ErrorKind::Lease => "LeaseError",
+        ErrorKind::NoFreeWorker => "NoFreeWorkerError",
+        ErrorKind::State => "StateError",
+        ErrorKind::InvalidId => "InvalidIdError",
+        ErrorKind::Closed => "ClosedError",
+        ErrorKind::TimeRange => "TimeRangeError",
+        ErrorKind::Overloaded => "OverloadedError",
+        ErrorKind::Interrupted => "InterruptedError",
+        _ => BASE,
+    }
+}
+
+/// The base class and its code, for kinds without a class of their own.
+pub const BASE: &str = "RimeflakeError";
+const BASE_CODE: &str = "ERR_RIMEFLAKE";
+
+/// `err.code` of a kind: `ERR_RIMEFLAKE_` and the core's stable name.
+pub fn code_of(kind: ErrorKind) -> String {
+    match class_of(kind) {
+        BASE => BASE_CODE.to_string(),
+        _ => format!("{BASE_CODE}_{}", kind.name()),
+    }
+}
+
+const MAKE_CLASSES: &str = r#"(function (kinds) {
+  class RimeflakeError extends Error {
+    constructor(message, code) {
+      super(message);
+      this.code = code === undefined ? 'ERR_RIMEFLAKE' : code;
+    }
+  }
+  Object.defineProperty(RimeflakeError.prototype, 'name', { value: 'RimeflakeError', writable: true, configurable: true });
+  const classes = { RimeflakeError };
+  for (const [name, code] of kinds) {
+    const cls = { [name]: class extends RimeflakeError { constructor(message) { super(message, code); } } }[name];
+    Object.defineProperty(cls.prototype, 'name', { value: name, writable: true, configurable: true });
+    classes[name] = cls;
+  }
+  return classes;
+})"#;
+
+/// Makes the classes of this environment, exports them and keeps references in `data`.
+pub fn install(env: &Env, exports: &mut Object, data: &mut EnvData) -> Result<()> {
+    let make: napi::bindgen_prelude::Function<Unknown, Object> = env.run_script(MAKE_CLASSES)?;
+    let mut kinds = env.create_array(0)?;
+    for kind in ErrorKind::ALL {
+        if class_of(kind) != BASE {
+            let mut pair = env.create_array(2)?;
+            pair.set(0, class_of(kind))?;
+            pair.set(1, code_of(kind))?;
+            kinds.insert(pair)?;
+        }
+    }
+    let classes = make.call(kinds.to_unknown())?;
+    for name in std::iter::once(BASE).chain(ErrorKind::ALL.iter().map(|k| class_of(*k))) {
+        let class: Unknown = classes.get_named_property(name)?;
+        exports.set_named_property(name, class)?;
+        data.keep_class(env, name, class.raw())?;
+    }
+    Ok(())
+}
+
+/// Throws the class of `e`'s kind with its message; the returned error tells napi-rs that an
+/// exception is pending (it then throws nothing of its own).
+pub fn throw(env: sys::napi_env, e: &rimeflake::Error) -> Error {
+    let thrown = unsafe { throw_raw(env, class_of(e.kind()), e.message()) };
+    if !thrown {
+        // No environment data (a torn-down environment): a plain Error with the code.
+        let code = CString::new(code_of(e.kind())).unwrap_or_default();
+        let msg = CString::new(e.message().replace('\0', " ")).unwrap_or_default();
+        unsafe { sys::napi_throw_error(env, code.as_ptr(), msg.as_ptr()) };
+    }
+    pending()
+}
+
+/// Creates an instance of the class called `name` and throws it; `false` when it could not.
+///
+/// # Safety
+/// `env` is the environment of the current call.
+pub unsafe fn throw_raw(env: sys::napi_env, name: &str, message: &str) -> bool {
+    let Some(class) = (unsafe { EnvData::class(env, name) }) else {
+        return false;
+    };
+    let mut msg = ptr::null_mut();
+    let mut err = ptr::null_mut();
+    unsafe {
+        sys::napi_create_string_utf8(
+            env,
+            message.as_ptr().cast(),
+            message.len() as isize,
+            &mut msg,
+        ) == sys::Status::napi_ok
+            && sys::napi_new_instance(env, class, 1, &msg, &mut err) == sys::Status::napi_ok
+            && sys::napi_throw(env, err) == sys::Status::napi_ok
+    }
+}
+
+/// napi-rs's marker for "the exception is already thrown".
+pub fn pending() -> Error {
+    Error::new(Status::PendingException, "")
+}
+
+/// A `TypeError` with Node's code `ERR_INVALID_ARG_TYPE`, thrown now.
+pub fn type_error(env: sys::napi_env, message: &str) -> Error {
+    throw_node(
+        env,
+        sys::napi_throw_type_error,
+        "ERR_INVALID_ARG_TYPE",
+        message,
+    )
+}
+
+/// A `RangeError` with Node's code `ERR_OUT_OF_RANGE`, thrown now.
+pub fn range_error(env: sys::napi_env, message: &str) -> Error {
+    throw_node(
+        env,
+        sys::napi_throw_range_error,
+        "ERR_OUT_OF_RANGE",
+        message,
+    )
+}
+
+type Thrower = unsafe extern "C" fn(
+    sys::napi_env,
+    *const std::ffi::c_char,
+    *const std::ffi::c_char,
+) -> sys::napi_status;
+
+fn throw_node(env: sys::napi_env, thrower: Thrower, code: &str, message: &str) -> Error {
+    let code = CString::new(code).unwrap_or_default();
+    let msg = CString::new(message.replace('\0', " ")).unwrap_or_default();
+    unsafe { thrower(env, code.as_ptr(), msg.as_ptr()) };
+    pending()
+}
+
+/// `[[name, code, class]]` for every kind of the core: the test that every kind is mapped.
+#[napi_derive::napi(
+    js_name = "_errorKinds",
+    ts_return_type = "Array<[string, string, string]>"
+)]
+pub fn error_kinds() -> Vec<Vec<String>> {
+    ErrorKind::ALL
+        .iter()
+        .map(|k| vec![k.name().to_string(), code_of(*k), class_of(*k).to_string()])
+        .collect()
+}
+
+/// Throws the error that the core's kind called `name` maps to (for the mapping's test).
+#[napi_derive::napi(js_name = "_throwKind")]
+pub fn throw_kind(env: &Env, name: String) -> Result<()> {
+    match ErrorKind::ALL.iter().find(|k| k.name() == name) {
+        Some(kind) => Err(throw(
+            env.raw(),
+            &rimeflake::Error::new(*kind, format!("a test error of kind {name}")),
+        )),
+        None => Err(range_error(
+            env.raw(),
+            &format!("name: {name:?} is not an error kind"),
+        )),
+    }
+}

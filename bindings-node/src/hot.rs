@@ -1,0 +1,311 @@
+//! The hot path: `nextId`, `nextIdString`, `nextIdNumber`, `nextIds` and `fill` are plain napi
+//! functions made for each generator, with the generator as the function's data, and installed
+//! on the instance as own properties. A call then costs what an exported function costs: no
+//! `this` to unwrap, no argument conversion (for the single-ID calls), no lock, no allocation
+//! beyond the returned value. (A `#[napi]` class method measured ten times slower: the
+//! class-method row of bench/node, in bench/RESULTS.md.)
+
+use crate::args::Arg;
+use crate::errors::{range_error, throw, type_error};
+use crate::handle::Handle;
+use napi::{sys, Result};
+use rimeflake::{Error, ErrorKind};
+use std::ffi::c_void;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ptr;
+use std::sync::Arc;
+
+type Callback = unsafe extern "C" fn(sys::napi_env, sys::napi_callback_info) -> sys::napi_value;
+
+const METHODS: [(&str, Callback); 5] = [
+    ("nextId", next_id),
+    ("nextIdString", next_id_string),
+    ("nextIdNumber", next_id_number),
+    ("nextIds", next_ids),
+    ("fill", fill),
+];
+
+/// Installs the hot-path functions on `this`, each holding a reference to `handle` that its
+/// finalizer gives back (a function may outlive the instance it came from).
+pub fn install(env: sys::napi_env, this: sys::napi_value, handle: &Arc<Handle>) -> Result<()> {
+    for (name, cb) in METHODS {
+        let data = Arc::into_raw(handle.clone()) as *mut c_void;
+        let mut f = ptr::null_mut();
+        unsafe {
+            napi::check_status!(sys::napi_create_function(
+                env,
+                name.as_ptr().cast(),
+                name.len() as isize,
+                Some(cb),
+                data,
+                &mut f
+            ))?;
+            napi::check_status!(sys::napi_add_finalizer(
+                env,
+                f,
+                data,
+                Some(release),
+                ptr::null_mut(),
+                ptr::null_mut()
+            ))?;
+        }
+        let prop = sys::napi_property_descriptor {
+            utf8name: ptr::null(),
+            name: name_value(env, name)?,
+            method: None,
+            getter: None,
+            setter: None,
+            value: f,
+            // Not enumerable, so a generator logs and spreads as before.
+            attributes: sys::PropertyAttributes::writable | sys::PropertyAttributes::configurable,
+            data: ptr::null_mut(),
+        };
+        napi::check_status!(unsafe { sys::napi_define_properties(env, this, 1, &prop) })?;
+    }
+    Ok(())
+}
+
+fn name_value(env: sys::napi_env, name: &str) -> Result<sys::napi_value> {
+    let mut v = ptr::null_mut();
+    napi::check_status!(unsafe {
+        sys::napi_create_string_latin1(env, name.as_ptr().cast(), name.len() as isize, &mut v)
+    })?;
+    Ok(v)
+}
+
+unsafe extern "C" fn release(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
+    drop(unsafe { Arc::from_raw(data as *const Handle) });
+}
+
+/// The generator of this call, and up to one argument.
+#[inline(always)]
+unsafe fn this_call<'a>(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+    arg: &mut sys::napi_value,
+) -> &'a Handle {
+    let mut data = ptr::null_mut();
+    let mut argc = 1usize;
+    unsafe { sys::napi_get_cb_info(env, info, &mut argc, arg, ptr::null_mut(), &mut data) };
+    unsafe { &*(data as *const Handle) }
+}
+
+#[inline(always)]
+unsafe fn handle_only<'a>(env: sys::napi_env, info: sys::napi_callback_info) -> &'a Handle {
+    let mut data = ptr::null_mut();
+    unsafe {
+        sys::napi_get_cb_info(
+            env,
+            info,
+            ptr::null_mut(),
+            ptr::null_mut(),
+            ptr::null_mut(),
+            &mut data,
+        )
+    };
+    unsafe { &*(data as *const Handle) }
+}
+
+/// One ID: the hot path, else the core decides (waits, errors) with panics kept inside.
+#[inline(always)]
+pub fn one(env: sys::napi_env, h: &Handle) -> Option<u64> {
+    match h.try_next_id() {
+        Some(id) => Some(id),
+        None => slow_one(env, h),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn slow_one(env: sys::napi_env, h: &Handle) -> Option<u64> {
+    let result =
+        catch_unwind(AssertUnwindSafe(|| h.check_open()?.next_id())).unwrap_or_else(|_| {
+            Err(Error::new(
+                ErrorKind::State,
+                "internal error: the generator panicked",
+            ))
+        });
+    result.map_err(|e| throw(env, &e)).ok()
+}
+
+unsafe extern "C" fn next_id(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    let h = unsafe { handle_only(env, info) };
+    let mut out = ptr::null_mut();
+    if let Some(id) = one(env, h) {
+        unsafe { sys::napi_create_bigint_uint64(env, id, &mut out) };
+    }
+    out
+}
+
+unsafe extern "C" fn next_id_string(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    let h = unsafe { handle_only(env, info) };
+    let mut out = ptr::null_mut();
+    if let Some(id) = one(env, h) {
+        // Decimal digits written backwards into a stack buffer: no allocation, no fmt.
+        let mut buf = [0u8; 20];
+        let mut i = buf.len();
+        let mut v = id;
+        loop {
+            i -= 1;
+            buf[i] = b'0' + (v % 10) as u8;
+            v /= 10;
+            if v == 0 {
+                break;
+            }
+        }
+        unsafe {
+            sys::napi_create_string_latin1(
+                env,
+                buf[i..].as_ptr().cast(),
+                (buf.len() - i) as isize,
+                &mut out,
+            )
+        };
+    }
+    out
+}
+
+unsafe extern "C" fn next_id_number(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    let h = unsafe { handle_only(env, info) };
+    let mut out = ptr::null_mut();
+    let layout = h.core.layout();
+    if layout.total_bits() > 53 {
+        let e = Error::new(
+            ErrorKind::Config,
+            format!(
+                "nextIdNumber: layout {:?} has {} bits, more than a Number holds exactly (53): use nextId() (a bigint), nextIdString(), or layout 'js_safe'",
+                layout.name(),
+                layout.total_bits()
+            ),
+        );
+        throw(env, &e);
+        return out;
+    }
+    if let Some(id) = one(env, h) {
+        unsafe { sys::napi_create_double(env, id as f64, &mut out) };
+    }
+    out
+}
+
+/// Fills `ids` (memory of a typed array of this call), keeping panics inside.
+fn fill_slice(env: sys::napi_env, h: &Handle, ids: &mut [u64]) -> bool {
+    let result =
+        catch_unwind(AssertUnwindSafe(|| h.check_open()?.fill(ids))).unwrap_or_else(|_| {
+            Err(Error::new(
+                ErrorKind::State,
+                "internal error: the generator panicked",
+            ))
+        });
+    result.map_err(|e| throw(env, &e)).is_ok()
+}
+
+unsafe extern "C" fn fill(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    let mut value = ptr::null_mut();
+    let h = unsafe { this_call(env, info, &mut value) };
+    let mut out = ptr::null_mut();
+    let arg = Arg {
+        env,
+        value,
+        name: "array",
+    };
+    let (mut is_typed, mut kind, mut len, mut data) = (false, -1, 0usize, ptr::null_mut());
+    if !value.is_null() {
+        unsafe { sys::napi_is_typedarray(env, value, &mut is_typed) };
+    }
+    if is_typed {
+        let (mut buffer, mut offset) = (ptr::null_mut(), 0usize);
+        unsafe {
+            sys::napi_get_typedarray_info(
+                env,
+                value,
+                &mut kind,
+                &mut len,
+                &mut data,
+                &mut buffer,
+                &mut offset,
+            )
+        };
+    }
+    if kind != sys::TypedarrayType::biguint64_array {
+        if value.is_null() {
+            type_error(env, "array must be a BigUint64Array, not undefined");
+        } else {
+            arg.wrong_type("a BigUint64Array");
+        }
+        return out;
+    }
+    // SAFETY: a BigUint64Array's memory is `len` aligned u64s, alive during this call; an
+    // empty or detached one may have a null pointer.
+    let ids: &mut [u64] = if len == 0 || data.is_null() {
+        &mut []
+    } else {
+        unsafe { std::slice::from_raw_parts_mut(data as *mut u64, len) }
+    };
+    if fill_slice(env, h, ids) {
+        unsafe { sys::napi_create_double(env, len as f64, &mut out) };
+    }
+    out
+}
+
+unsafe extern "C" fn next_ids(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    let mut value = ptr::null_mut();
+    let h = unsafe { this_call(env, info, &mut value) };
+    let mut out = ptr::null_mut();
+    if value.is_null() {
+        type_error(env, "n must be a number, not undefined");
+        return out;
+    }
+    // 2^31 IDs (16 GiB) is past any typed array Node allows: refuse it clearly before allocating.
+    let n = match (Arg {
+        env,
+        value,
+        name: "n",
+    })
+    .integer(0.0, (1u64 << 31) as f64)
+    {
+        Ok(n) => n as usize,
+        Err(_) => return out,
+    };
+    let (mut data, mut buffer) = (ptr::null_mut(), ptr::null_mut());
+    if unsafe { sys::napi_create_arraybuffer(env, n * 8, &mut data, &mut buffer) }
+        != sys::Status::napi_ok
+    {
+        if !pending(env) {
+            range_error(env, &format!("n: no memory for {n} IDs"));
+        }
+        return out;
+    }
+    let ids: &mut [u64] = if n == 0 {
+        &mut []
+    } else {
+        unsafe { std::slice::from_raw_parts_mut(data as *mut u64, n) }
+    };
+    if fill_slice(env, h, ids) {
+        unsafe {
+            sys::napi_create_typedarray(
+                env,
+                sys::TypedarrayType::biguint64_array,
+                n,
+                buffer,
+                0,
+                &mut out,
+            )
+        };
+    }
+    out
+}
+
+fn pending(env: sys::napi_env) -> bool {
+    let mut p = false;
+    unsafe { sys::napi_is_exception_pending(env, &mut p) };
+    p
+}

@@ -1,0 +1,162 @@
+//! `GeneratorOptions`: what the user passed, checked and named; everything left out is resolved
+//! by the core (environment, defaults) when the generator is built.
+
+use crate::args::Arg;
+use crate::errors::throw;
+use crate::layout::Layout;
+use napi::bindgen_prelude::FromNapiValue;
+use napi::bindgen_prelude::Object;
+use napi::{sys, Env, JsValue, Result, Unknown};
+use rimeflake::{Backend, RollbackPolicy, Warning};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Options of `new Generator(options)` and `Generator.shared(options)`. Every one is optional:
+/// with none, the generator is the embedded default (a worker ID leased in the state directory,
+/// `RIMEFLAKE_STATE_DIR`, `RIMEFLAKE_WORKER_ID`), as in every other front end.
+#[napi_derive::napi(object, object_to_js = false)]
+pub struct GeneratorOptions<'a> {
+    /// A fixed worker ID (else `RIMEFLAKE_WORKER_ID`, else one is leased).
+    #[napi(ts_type = "number")]
+    pub worker_id: Option<Unknown<'a>>,
+    /// A preset name (`'default'`, `'twitter'`, `'sonyflake'`, `'js_safe'`, ...), a layout spec
+    /// such as `'clock_id=0,time=41,worker=10,sequence=12,epoch_ms=1420070400000'`, or a `Layout`
+    /// (else `RIMEFLAKE_LAYOUT`, else `'default'`).
+    #[napi(ts_type = "string | Layout")]
+    pub layout: Option<Unknown<'a>>,
+    /// The namespace whose worker IDs and state this generator uses (default: follows the layout).
+    #[napi(ts_type = "string")]
+    pub namespace: Option<Unknown<'a>>,
+    /// Where leases and durable state live (default: `RIMEFLAKE_STATE_DIR`, else the XDG state directory).
+    #[napi(ts_type = "string")]
+    pub state_dir: Option<Unknown<'a>>,
+    /// `'local'` (the default: leases and state in the state directory) or `'memory'` (no state;
+    /// not restart-safe; needs a `workerId`); parsed by the core, as in every front end (else
+    /// `RIMEFLAKE_BACKEND`).
+    #[napi(ts_type = "string")]
+    pub backend: Option<Unknown<'a>>,
+    /// A clock that goes back by at most this much is absorbed by counting on (default 2000).
+    #[napi(ts_type = "number")]
+    pub max_drift_ms: Option<Unknown<'a>>,
+    /// The longest any call waits for the clock before it fails (default 5000).
+    #[napi(ts_type = "number")]
+    pub max_wait_ms: Option<Unknown<'a>>,
+    /// After a large rollback: `'bump'` (the next clock-id; the default when the layout has
+    /// clock-id bits), `'wait'` (the default otherwise) or `'error'`.
+    #[napi(ts_type = "'bump' | 'wait' | 'error'")]
+    pub on_rollback: Option<Unknown<'a>>,
+    /// Refuse to reuse a clock-id (IDs then strictly increase, at the cost of waiting).
+    #[napi(ts_type = "boolean")]
+    pub strict_monotonic: Option<Unknown<'a>>,
+}
+
+/// The options, checked. Its `Debug` form is the key of `Generator.shared`.
+#[derive(Debug, Default)]
+pub struct Options {
+    worker_id: Option<u64>,
+    layout: Option<rimeflake::Layout>,
+    namespace: Option<String>,
+    state_dir: Option<String>,
+    backend: Option<String>,
+    max_drift_ms: Option<u64>,
+    max_wait_ms: Option<u64>,
+    on_rollback: Option<String>,
+    strict_monotonic: Option<bool>,
+}
+
+fn arg<'a>(env: &Env, value: &Option<Unknown<'a>>, name: &'static str) -> Option<Arg> {
+    let a = Arg {
+        env: env.raw(),
+        value: value.as_ref()?.raw(),
+        name,
+    };
+    (!a.is_nullish()).then_some(a)
+}
+
+impl Options {
+    pub fn from_js(env: &Env, options: Option<Object>) -> Result<Options> {
+        let Some(options) = options else {
+            return Ok(Options::default());
+        };
+        let o = unsafe { GeneratorOptions::from_napi_value(env.raw(), options.raw()) }?;
+        let string = |v, n| arg(env, v, n).map(|a| a.string()).transpose();
+        Ok(Options {
+            worker_id: arg(env, &o.worker_id, "options.workerId")
+                .map(|a| a.count())
+                .transpose()?,
+            layout: arg(env, &o.layout, "options.layout")
+                .map(|a| layout_arg(env, a))
+                .transpose()?,
+            namespace: string(&o.namespace, "options.namespace")?,
+            state_dir: string(&o.state_dir, "options.stateDir")?,
+            backend: string(&o.backend, "options.backend")?,
+            max_drift_ms: arg(env, &o.max_drift_ms, "options.maxDriftMs")
+                .map(|a| a.count())
+                .transpose()?,
+            max_wait_ms: arg(env, &o.max_wait_ms, "options.maxWaitMs")
+                .map(|a| a.count())
+                .transpose()?,
+            on_rollback: string(&o.on_rollback, "options.onRollback")?,
+            strict_monotonic: arg(env, &o.strict_monotonic, "options.strictMonotonic")
+                .map(|a| a.boolean())
+                .transpose()?,
+        })
+    }
+
+    /// The core generator these options describe, and the warnings the core gave while
+    /// building it (to be shown with `process.emitWarning` on this thread).
+    pub fn build(&self) -> rimeflake::Result<(rimeflake::Generator, Vec<Warning>)> {
+        let seen: Arc<Mutex<Vec<Warning>>> = Arc::default();
+        let sink = seen.clone();
+        let mut b = rimeflake::Generator::builder().on_warning(move |w| {
+            sink.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(w.clone())
+        });
+        if let Some(l) = &self.layout {
+            b = b.layout(l.clone());
+        }
+        if let Some(id) = self.worker_id {
+            b = b.worker_id(id);
+        }
+        if let Some(ns) = &self.namespace {
+            b = b.namespace(ns.as_str());
+        }
+        if let Some(ms) = self.max_drift_ms {
+            b = b.max_drift(Duration::from_millis(ms));
+        }
+        if let Some(ms) = self.max_wait_ms {
+            b = b.max_wait(Duration::from_millis(ms));
+        }
+        if let Some(name) = &self.on_rollback {
+            b = b.rollback_policy(RollbackPolicy::from_name(name)?);
+        }
+        if let Some(strict) = self.strict_monotonic {
+            b = b.strict_monotonic(strict);
+        }
+        if let Some(backend) = &self.backend {
+            b = b.backend(Backend::parse(backend)?);
+        }
+        if let Some(dir) = &self.state_dir {
+            b = b.state_dir(dir);
+        }
+        let core = b.build()?;
+        let warnings = std::mem::take(&mut *seen.lock().unwrap_or_else(|e| e.into_inner()));
+        Ok((core, warnings))
+    }
+}
+
+/// A layout option: a string (preset name or layout spec, parsed by the core) or a `Layout`.
+pub fn layout_arg(env: &Env, a: Arg) -> Result<rimeflake::Layout> {
+    match a.kind() {
+        sys::ValueType::napi_string => {
+            let text = a.string()?;
+            crate::layout::parse(&text).map_err(|e| throw(env.raw(), &e))
+        }
+        sys::ValueType::napi_object => match unsafe { Layout::unwrap(env.raw(), a.value) } {
+            Some(l) => Ok(l.0.clone()),
+            None => Err(a.wrong_type("a string or a Layout")),
+        },
+        _ => Err(a.wrong_type("a string or a Layout")),
+    }
+}

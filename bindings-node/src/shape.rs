@@ -1,0 +1,59 @@
+//! The shape of `nextId` that was measured and not chosen, kept for bench/node: one function on
+//! the prototype (`_nextIdProto`, not documented) that finds its generator through `this`. It
+//! costs about four times the own-property functions of `hot.rs` (bench/RESULTS.md).
+
+use crate::errors::type_error;
+use napi::{sys, Result};
+use std::ptr;
+
+/// Installs `_nextIdProto` on the prototype.
+///
+/// # Safety
+/// `env` and `proto` belong to the current call.
+pub unsafe fn install_prototype(env: sys::napi_env, proto: sys::napi_value) -> Result<()> {
+    let name = "_nextIdProto";
+    let mut f = ptr::null_mut();
+    unsafe {
+        napi::check_status!(sys::napi_create_function(
+            env,
+            name.as_ptr().cast(),
+            name.len() as isize,
+            Some(next_id_proto),
+            ptr::null_mut(),
+            &mut f
+        ))?;
+        napi::check_status!(sys::napi_set_named_property(
+            env,
+            proto,
+            c"_nextIdProto".as_ptr(),
+            f
+        ))?;
+    }
+    Ok(())
+}
+
+unsafe extern "C" fn next_id_proto(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    let mut this = ptr::null_mut();
+    unsafe {
+        sys::napi_get_cb_info(
+            env,
+            info,
+            ptr::null_mut(),
+            ptr::null_mut(),
+            &mut this,
+            ptr::null_mut(),
+        )
+    };
+    let mut out = ptr::null_mut();
+    let Some(gen) = (unsafe { crate::generator::Generator::unwrap(env, this) }) else {
+        type_error(env, "this must be a Generator");
+        return out;
+    };
+    if let Some(id) = crate::hot::one(env, gen.handle()) {
+        unsafe { sys::napi_create_bigint_uint64(env, id, &mut out) };
+    }
+    out
+}

@@ -1,0 +1,101 @@
+'use strict'
+// Errors: every core kind maps to a class with a stable code; arguments of a wrong type throw
+// TypeError, numbers out of range RangeError, each naming the argument.
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const { rf } = require('./support')
+
+const CODES = {
+  CONFIG: ['ConfigError', 'ERR_RIMEFLAKE_CONFIG'],
+  CLOCK_ROLLBACK: ['ClockRollbackError', 'ERR_RIMEFLAKE_CLOCK_ROLLBACK'],
+  LEASE: ['LeaseError', 'ERR_RIMEFLAKE_LEASE'],
+  NO_FREE_WORKER: ['NoFreeWorkerError', 'ERR_RIMEFLAKE_NO_FREE_WORKER'],
+  STATE: ['StateError', 'ERR_RIMEFLAKE_STATE'],
+  INVALID_ID: ['InvalidIdError', 'ERR_RIMEFLAKE_INVALID_ID'],
+  CLOSED: ['ClosedError', 'ERR_RIMEFLAKE_CLOSED'],
+  TIME_RANGE: ['TimeRangeError', 'ERR_RIMEFLAKE_TIME_RANGE'],
+  OVERLOADED: ['OverloadedError', 'ERR_RIMEFLAKE_OVERLOADED'],
+  INTERRUPTED: ['InterruptedError', 'ERR_RIMEFLAKE_INTERRUPTED'],
+}
+
+test('every kind of the core maps to its own class and code', () => {
+  const kinds = rf._errorKinds()
+  assert.deepEqual(kinds.map(([name]) => name).sort(), Object.keys(CODES).sort(), 'a kind of the core is missing here or there')
+  for (const [name, code, cls] of kinds) {
+    assert.deepEqual([cls, code], CODES[name], name)
+    assert.equal(typeof rf[cls], 'function', cls)
+    assert.throws(() => rf._throwKind(name), (e) => {
+      assert.ok(e instanceof rf[cls] && e instanceof rf.RimeflakeError && e instanceof Error)
+      assert.equal(e.code, code)
+      assert.equal(e.name, cls)
+      assert.match(e.message, new RegExp(name))
+      assert.ok(e.stack.includes(cls))
+      return true
+    })
+  }
+})
+
+test('errors from real failures carry their codes', () => {
+  // CONFIG: a memory backend needs a worker ID; an unknown backend; a bad policy.
+  assert.throws(() => new rf.Generator({ backend: 'memory' }), { code: 'ERR_RIMEFLAKE_CONFIG' })
+  assert.throws(() => new rf.Generator({ backend: 'carrier-pigeon' }), (e) => e instanceof rf.ConfigError && /backend/.test(e.message))
+  assert.throws(() => new rf.Generator({ backend: 'memory', workerId: 1, onRollback: 'panic' }), rf.ConfigError)
+  assert.throws(() => new rf.Generator({ backend: 'memory', workerId: 1024 }), rf.ConfigError)
+  // NO_FREE_WORKER: js_safe has 8 worker IDs in one namespace.
+  const held = []
+  for (let i = 0; i < 8; i++) held.push(new rf.Generator({ layout: 'js_safe', namespace: 'full' }))
+  assert.throws(() => new rf.Generator({ layout: 'js_safe', namespace: 'full' }), { code: 'ERR_RIMEFLAKE_NO_FREE_WORKER' })
+  // LEASE: a fixed worker ID that another generator holds.
+  const w = held[0].workerId
+  assert.throws(() => new rf.Generator({ layout: 'js_safe', namespace: 'full', workerId: w }), (e) => e.code === 'ERR_RIMEFLAKE_LEASE' || e.code === 'ERR_RIMEFLAKE_NO_FREE_WORKER')
+  for (const g of held) g.close()
+  // INVALID_ID and CLOSED are in the conversions test and generator tests.
+})
+
+test('conversions at the edges', () => {
+  const id = (v) => () => rf.decode(v)
+  // 2^53 - 1 as a Number is fine; 2^53 is not exact as a Number: RangeError naming `id`.
+  assert.equal(rf.decode(2 ** 53 - 1).sequence >= 0, true)
+  assert.throws(id(2 ** 53), (e) => e instanceof RangeError && e.code === 'ERR_OUT_OF_RANGE' && /^id /.test(e.message))
+  // 2^63 - 1 is the largest ID; 2^63 sets the sign bit.
+  assert.equal(typeof rf.decode(2n ** 63n - 1n).workerId, 'number')
+  assert.equal(typeof rf.decode(String(2n ** 63n - 1n)).workerId, 'number')
+  assert.throws(id(2n ** 63n), (e) => e instanceof rf.InvalidIdError && /2\^63/.test(e.message))
+  assert.throws(id(String(2n ** 63n)), rf.InvalidIdError)
+  assert.throws(id(2n ** 64n), rf.InvalidIdError)
+  // -1 in every form.
+  assert.throws(id(-1n), (e) => e instanceof rf.InvalidIdError && /negative/.test(e.message))
+  assert.throws(id(-1), RangeError)
+  assert.throws(id('-1'), rf.InvalidIdError)
+  // 1.5, NaN, Infinity: not integers.
+  for (const v of [1.5, NaN, Infinity, -0.5]) assert.throws(id(v), (e) => e instanceof RangeError && /id/.test(e.message), String(v))
+  // Garbage strings and wrong types.
+  for (const v of ['', 'abc', '12a', ' 1', '0x10', '1e3']) assert.throws(id(v), rf.InvalidIdError, JSON.stringify(v))
+  for (const v of [null, undefined, {}, [], true, Symbol('x')]) assert.throws(id(v), (e) => e instanceof TypeError && e.code === 'ERR_INVALID_ARG_TYPE' && /^id must be/.test(e.message), String(v))
+  // format covers the whole u64 range; parse returns bigints.
+  assert.equal(rf.format(2n ** 64n - 1n, 'hex'), 'ffffffffffffffff')
+  assert.throws(() => rf.format(2n ** 64n), rf.InvalidIdError)
+  assert.throws(() => rf.format(1n, 'base64'), rf.ConfigError)
+  assert.throws(() => rf.format(1n, 64), (e) => e instanceof TypeError && /encoding/.test(e.message))
+  assert.throws(() => rf.parse(12), (e) => e instanceof TypeError && /text/.test(e.message))
+})
+
+test('options and counts: TypeError and RangeError naming the argument', () => {
+  const make = (o) => () => new rf.Generator(o)
+  assert.throws(make({ backend: 'memory', workerId: '1' }), (e) => e instanceof TypeError && /options\.workerId/.test(e.message))
+  assert.throws(make({ backend: 'memory', workerId: 1.5 }), (e) => e instanceof RangeError && /options\.workerId/.test(e.message))
+  assert.throws(make({ backend: 'memory', workerId: -1 }), (e) => e instanceof RangeError && /options\.workerId/.test(e.message))
+  assert.throws(make({ backend: 'memory', workerId: 1, maxWaitMs: NaN }), (e) => e instanceof RangeError && /options\.maxWaitMs/.test(e.message))
+  assert.throws(make({ backend: 'memory', workerId: 1, maxDriftMs: '5' }), (e) => e instanceof TypeError && /options\.maxDriftMs/.test(e.message))
+  assert.throws(make({ backend: 'memory', workerId: 1, layout: 7 }), (e) => e instanceof TypeError && /options\.layout/.test(e.message))
+  assert.throws(make({ backend: 'memory', workerId: 1, layout: {} }), (e) => e instanceof TypeError && /options\.layout/.test(e.message))
+  assert.throws(make({ backend: 'memory', workerId: 1, strictMonotonic: 'yes' }), (e) => e instanceof TypeError && /options\.strictMonotonic/.test(e.message))
+  assert.throws(make({ backend: 7 }), (e) => e instanceof TypeError && /options\.backend/.test(e.message))
+  const gen = new rf.Generator({ backend: 'memory', workerId: 1 })
+  for (const n of [-1, 1.5, NaN, 2 ** 32]) assert.throws(() => gen.nextIds(n), (e) => e instanceof RangeError && /^n /.test(e.message), String(n))
+  for (const n of ['3', 3n, undefined]) assert.throws(() => gen.nextIds(n), (e) => e instanceof TypeError && /^n /.test(e.message), String(n))
+  for (const a of [new BigInt64Array(2), new Uint32Array(2), [1n], undefined]) {
+    assert.throws(() => gen.fill(a), (e) => e instanceof TypeError && /^array must be a BigUint64Array/.test(e.message))
+  }
+  gen.close()
+})

@@ -1,0 +1,82 @@
+'use strict'
+// What the caller leaves out is resolved by the core from the environment (RIMEFLAKE_LAYOUT,
+// RIMEFLAKE_WORKER_ID, RIMEFLAKE_BACKEND, RIMEFLAKE_STATE_DIR), as in every front end; the
+// core's warnings arrive as process warnings. Each case runs in a child with its own env.
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const path = require('node:path')
+const { spawnSync } = require('node:child_process')
+const { root, tempDir } = require('./support')
+
+function child(src, env) {
+  const base = { ...process.env }
+  for (const k of Object.keys(base)) if (k.startsWith('RIMEFLAKE_')) delete base[k]
+  const r = spawnSync(process.execPath, ['-e', `const rf = require(${JSON.stringify(root)});\n${src}`], { env: { ...base, ...env }, encoding: 'utf8' })
+  let json = null
+  try {
+    json = JSON.parse(r.stdout)
+  } catch {}
+  return { ...r, json }
+}
+
+const report = `
+  const gen = new rf.Generator()
+  console.log(JSON.stringify({ layout: gen.layout.name, workerId: gen.workerId, closed: gen.closed }))
+  gen.close()`
+
+test('the environment fills in what the caller left out', () => {
+  const state = path.join(tempDir(), 'state')
+  const r = child(report, { RIMEFLAKE_STATE_DIR: state, RIMEFLAKE_LAYOUT: 'twitter', RIMEFLAKE_WORKER_ID: '17', RIMEFLAKE_BACKEND: 'memory', RIMEFLAKE_NO_CONTAINER_WARNING: '1' })
+  assert.equal(r.status, 0, r.stderr)
+  assert.deepEqual(r.json, { layout: 'twitter', workerId: 17, closed: false })
+})
+
+test('what the caller passes wins over the environment', () => {
+  const r = child(`
+    const gen = new rf.Generator({ layout: 'js_safe', workerId: 2, backend: 'memory' })
+    console.log(JSON.stringify({ layout: gen.layout.name, workerId: gen.workerId }))`, { RIMEFLAKE_LAYOUT: 'twitter', RIMEFLAKE_WORKER_ID: '17', RIMEFLAKE_BACKEND: 'local', RIMEFLAKE_STATE_DIR: tempDir() })
+  assert.equal(r.status, 0, r.stderr)
+  assert.deepEqual(r.json, { layout: 'js_safe', workerId: 2 })
+})
+
+test('a bad environment value is a ConfigError naming the variable', () => {
+  for (const [name, value] of [['RIMEFLAKE_LAYOUT', 'twiter'], ['RIMEFLAKE_WORKER_ID', 'seven'], ['RIMEFLAKE_BACKEND', 'carrier-pigeon']]) {
+    const r = child(`
+      try { new rf.Generator() } catch (e) { console.log(JSON.stringify({ code: e.code, cls: e.constructor.name, message: e.message })) }`, { [name]: value, RIMEFLAKE_STATE_DIR: tempDir() })
+    assert.equal(r.status, 0, r.stderr)
+    assert.equal(r.json.code, 'ERR_RIMEFLAKE_CONFIG', name)
+    assert.equal(r.json.cls, 'ConfigError')
+    assert.ok(r.json.message.includes(name), `${name}: ${r.json.message}`)
+  }
+})
+
+test('backends are parsed by the core: ones that do not exist yet are a ConfigError', () => {
+  const r = child(`
+    for (const backend of ['redis://localhost:6379', 'postgresql://localhost/ids', 'memory://']) {
+      try { new rf.Generator({ backend, workerId: 1 }); console.log('null') } catch (e) { console.log(JSON.stringify(e.code)) }
+    }`, { RIMEFLAKE_STATE_DIR: tempDir() })
+  assert.equal(r.status, 0, r.stderr)
+  assert.deepEqual(r.stdout.trim().split('\n').map((l) => JSON.parse(l)), ['ERR_RIMEFLAKE_CONFIG', 'ERR_RIMEFLAKE_CONFIG', 'ERR_RIMEFLAKE_CONFIG'])
+})
+
+test("the core's warnings are process warnings (type RimeflakeWarning, code RIMEFLAKE_<KIND>)", (t) => {
+  // The one warning the core has: a container using the default state directory. Outside a
+  // container there is none to see, and the test says so.
+  const home = tempDir()
+  const r = child(`
+    const seen = []
+    process.on('warning', (w) => seen.push({ name: w.name, code: w.code, message: w.message }))
+    const gen = new rf.Generator({ layout: 'js_safe' })
+    gen.close()
+    setImmediate(() => console.log(JSON.stringify(seen)))`, { HOME: home, XDG_STATE_HOME: '' })
+  assert.equal(r.status, 0, r.stderr)
+  const warnings = r.json.filter((w) => w.name === 'RimeflakeWarning')
+  if (warnings.length === 0) {
+    t.skip('no container detected here: the core gave no warning')
+    return
+  }
+  assert.equal(warnings[0].code, 'RIMEFLAKE_CONTAINER')
+  assert.match(warnings[0].message, /container/)
+  // And it is not printed by the core itself: only Node's own warning line is on stderr.
+  assert.ok(!/^rimeflake: warning/m.test(r.stderr), r.stderr)
+})

@@ -1,0 +1,26 @@
+'use strict'
+// Shared by the tests: the package under test, a fresh state directory per test file, and the
+// shared vectors.
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+
+const root = path.join(__dirname, '..')
+const repo = path.join(root, '..')
+
+function tempDir(prefix = 'rimeflake-node-') {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix))
+}
+
+// Every test file starts with a state directory of its own, so that no test leases from the
+// user's directory and files running in parallel never share one.
+process.env.RIMEFLAKE_STATE_DIR = tempDir()
+process.env.RIMEFLAKE_NO_CONTAINER_WARNING = '1'
+
+const rf = require(root)
+
+function vectors() {
+  return JSON.parse(fs.readFileSync(path.join(repo, 'testdata', 'vectors.json'), 'utf8'))
+}
+
+module.exports = { rf, root, repo, tempDir, vectors }
