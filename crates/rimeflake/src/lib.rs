@@ -18,6 +18,15 @@
 //! (where worker IDs come from), [`encoding`] (string forms) and [`error`].
 #![warn(missing_docs)]
 
+// The file store, local leases and fork handling are written against Unix (flock, fsync,
+// pthread_atfork, O_NOFOLLOW), and no other platform has been built or tested: say so plainly
+// rather than fail somewhere inside the build.
+#[cfg(not(unix))]
+compile_error!(
+    "rimeflake supports Unix (Linux; macOS untested) only: its state store, leases and fork \
+     handling need flock, fsync and pthread_atfork, and no Windows store exists yet"
+);
+
 mod backend;
 pub mod clock;
 pub mod encoding;
