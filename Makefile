@@ -132,7 +132,7 @@ test-stress: rust ## Rust: the 4 threads x 1e6 IDs stress test, release build
 # keeps the main build's artifacts valid.
 test-loom: rust ## Rust: loom model check of the generator's atomic step (LOOM_MAX_PREEMPTIONS, default 3)
 	$(call say,rust: loom model check (its own target dir, target/loom: --cfg loom changes every crate))
-	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR="$(CURDIR)/target/loom" $(CARGO) test --release -p rimeflake --test loom
+	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR="$(CURDIR)/target/loom" $(CARGO) test --release -p rimeflake-loom --test loom
 
 # ---- python -----------------------------------------------------------------------------------
 
