@@ -57,7 +57,7 @@ pub struct StateResetArgs {
     pub layout: LayoutArgs,
     /// The state directory [default: $RIMEFLAKE_STATE_DIR, else $XDG_STATE_HOME/rimeflake or
     /// ~/.local/state/rimeflake]
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_parser = any_path)]
     pub state_dir: Option<PathBuf>,
 }
 
@@ -66,7 +66,7 @@ pub struct StateResetArgs {
 pub struct StateShowArgs {
     /// The state directory (default: $RIMEFLAKE_STATE_DIR, else $XDG_STATE_HOME/rimeflake or
     /// ~/.local/state/rimeflake).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_parser = any_path)]
     pub state_dir: Option<PathBuf>,
 }
 
@@ -98,7 +98,7 @@ pub struct GeneratorArgs {
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = parse_worker)]
     pub worker: Option<u64>,
     /// The state directory [default: $RIMEFLAKE_STATE_DIR, else the user's state directory]
-    #[arg(long, value_name = "DIR", conflicts_with = "in_memory")]
+    #[arg(long, value_name = "DIR", conflicts_with = "in_memory", value_parser = any_path)]
     pub state_dir: Option<PathBuf>,
     /// The namespace: worker IDs and state are separate per namespace, and a namespace keeps
     /// one layout [default: the layout's own: default, twitter, ..., custom-<fingerprint>]
@@ -238,4 +238,10 @@ fn parse_seconds(text: &str) -> Result<f64, String> {
         Ok(_) => Err("must be more than 0 and at most 86400".to_string()),
         Err(e) => Err(e.to_string()),
     }
+}
+
+/// A path as given, even empty: the core decides what is valid (an empty state directory is a
+/// configuration error there, for every front end alike).
+fn any_path(text: &str) -> Result<PathBuf, String> {
+    Ok(PathBuf::from(text))
 }

@@ -350,3 +350,14 @@ fn peers_ids_decode_field_for_field_through_their_layout_specs() {
     }
     assert!(checked > 10_000);
 }
+
+#[test]
+fn an_empty_state_dir_is_refused_by_the_core() {
+    for args in [
+        &["gen", "--state-dir", ""][..],
+        &["state", "show", "--state-dir", ""],
+        &["state", "reset", "--worker", "1", "--state-dir", ""],
+    ] {
+        config_error(&run(args, &[]), "state_dir: empty");
+    }
+}
