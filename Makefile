@@ -116,11 +116,11 @@ BENCH_THREADS ?= 2
 bench: bench-cli bench-rust bench-python ## run the benchmarks (each adds its bench-<name> here)
 
 bench-cli: rust ## rimeflake bench: threads on one generator, twitter layout, release build
-	$(CARGO) run --release --quiet -p rimeflake-cli -- bench --layout twitter \
+	$(CARGO) run --release -p rimeflake-cli -- bench --layout twitter \
 	  --threads $(BENCH_THREADS) --seconds $(BENCH_SECONDS) --namespace bench-twitter
 
 bench-rust: rust ## Rust: rimeflake beside peer crates and the floors (bench/rust), writes bench/RESULTS.md
-	$(CARGO) run --release --quiet -p rimeflake-bench-rust -- --write
+	$(CARGO) run --release -p rimeflake-bench-rust -- --write
 
 bench-criterion: rust ## Rust: criterion benches of the core (next_id, fill 4096, decode, base62)
 	$(CARGO) bench -p rimeflake --bench generator
@@ -178,7 +178,7 @@ bench-python: rust ## Python: release wheel + peers in bench/python/.venv, then 
 	@test -x $(BENCH_VENV)/bin/python || $(PYTHON) -m venv $(BENCH_VENV)
 	@$(BENCH_VENV)/bin/python -m pip install -q --disable-pip-version-check maturin $(BENCH_PEERS)
 	rm -rf target/wheels-bench
-	$(BENCH_VENV)/bin/maturin build --release -q -m bindings-python/Cargo.toml -o target/wheels-bench \
+	$(BENCH_VENV)/bin/maturin build --release -m bindings-python/Cargo.toml -o target/wheels-bench \
 	  -i $(BENCH_VENV)/bin/python
 	$(BENCH_VENV)/bin/python -m pip install -q --disable-pip-version-check --force-reinstall --no-deps \
 	  target/wheels-bench/rimeflake-*.whl
