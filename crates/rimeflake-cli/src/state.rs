@@ -4,7 +4,6 @@
 use crate::args::{StateResetArgs, StateShowArgs};
 use crate::fail::Failure;
 use rimeflake::state::inspect;
-use rimeflake::worker::default_state_dir;
 use std::io::Write;
 
 /// Prints every lease of every namespace: holder, layout, clock-id and reservations.
@@ -26,15 +25,13 @@ pub fn show(args: &StateShowArgs) -> Result<(), Failure> {
 /// state, what is reserved now, and where the copy of the corrupt file is.
 pub fn reset(args: &StateResetArgs) -> Result<(), Failure> {
     let dir = state_dir(&args.state_dir)?;
-    let layout = match &args.layout {
-        Some(name) => Some(
-            crate::args::LayoutArgs {
-                layout: name.clone(),
-                baidu_epoch_ms: args.baidu_epoch_ms,
-            }
-            .layout()?,
-        ),
-        None => None,
+    // A layout given (flag or $RIMEFLAKE_LAYOUT) names the namespace, as for generators;
+    // without one the namespace's own layout file says what it is.
+    let layout = rimeflake::settings::layout_if_given(args.layout.layout.as_deref())?;
+    let namespace = match (&args.namespace, &layout) {
+        (Some(ns), _) => ns.clone(),
+        (None, Some(l)) => l.default_namespace(),
+        (None, None) => rimeflake::Layout::default().default_namespace(),
     };
     let options = rimeflake::state::ResetOptions {
         above_id: args.above_id,
@@ -44,18 +41,12 @@ pub fn reset(args: &StateResetArgs) -> Result<(), Failure> {
             .map(rimeflake::utc::parse_time)
             .transpose()?,
     };
-    let report = rimeflake::state::reset(
-        &dir,
-        &args.namespace,
-        layout.as_ref(),
-        args.worker,
-        &options,
-    )?;
+    let report = rimeflake::state::reset(&dir, &namespace, layout.as_ref(), args.worker, &options)?;
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
         "reset worker {} of namespace {} from {}; now on clock-id {}",
-        args.worker, args.namespace, report.basis, report.clock_id
+        args.worker, namespace, report.basis, report.clock_id
     )?;
     for (cid, (r, ms)) in report.reserved.iter().zip(&report.reserved_ms).enumerate() {
         if let Some(r) = r {
@@ -73,9 +64,7 @@ pub fn reset(args: &StateResetArgs) -> Result<(), Failure> {
     Ok(())
 }
 
+/// The directory given, else the environment's, else the default (the core decides).
 fn state_dir(given: &Option<std::path::PathBuf>) -> Result<std::path::PathBuf, Failure> {
-    Ok(match given {
-        Some(dir) => dir.clone(),
-        None => default_state_dir()?,
-    })
+    Ok(rimeflake::settings::state_dir(given.as_deref())?)
 }

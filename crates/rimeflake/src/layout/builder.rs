@@ -89,13 +89,17 @@ impl LayoutBuilder {
             + l.sequence_bits as u32;
         if sum != want {
             return Err(Error::config(format!(
-                "layout: clock_id_bits {} + time_bits {} + worker_bits {} + sequence_bits {} = {sum}, \
-                 but must be {want}{}",
+                "layout: the widths clock_id {} + time {} + worker {} + sequence {} add up to \
+                 {sum}, but must add up to {want}{}",
                 l.clock_id_bits,
                 l.time_bits,
                 l.worker_bits,
                 l.sequence_bits,
-                if l.js_safe { " for a JavaScript-safe layout" } else { " (the sign bit stays 0)" }
+                if l.js_safe {
+                    " for a JavaScript-safe layout"
+                } else {
+                    " (the sign bit stays 0)"
+                }
             )));
         }
         if l.clock_id_bits > MAX_CLOCK_ID_BITS {

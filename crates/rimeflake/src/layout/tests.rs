@@ -79,7 +79,7 @@ fn invalid_ids_are_errors() {
 #[test]
 fn validation_names_the_field() {
     let e = Layout::builder().worker_bits(11).build().unwrap_err();
-    assert!(e.message().contains("must be 63"), "{e}");
+    assert!(e.message().contains("must add up to 63"), "{e}");
     let e = Layout::builder()
         .clock_id_bits(9)
         .time_bits(35)
@@ -331,7 +331,10 @@ fn spec_errors_name_the_key_and_why() {
     err("time=41,worker=10,epoch_ms=0", "missing sequence");
     err("time=41,worker=10,sequence=12", "missing epoch_ms");
     err(&format!("{ok},epoch=2020-01-01"), "not both");
-    err("time=41,worker=10,sequence=11,epoch_ms=0", "must be 63");
+    err(
+        "time=41,worker=10,sequence=11,epoch_ms=0",
+        "must add up to 63",
+    );
     err("time=41,worker=10,sequence=x,epoch_ms=0", "sequence=\"x\"");
     err("time=41,worker=-1,sequence=12,epoch_ms=0", "worker=\"-1\"");
     err(
