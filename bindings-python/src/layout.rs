@@ -21,7 +21,10 @@ pub struct Layout(pub Core);
 impl Layout {
     #[new]
     #[pyo3(signature = (*, clock_id_bits=3, time_bits=41, worker_bits=10, sequence_bits=9,
-        unit_ms=1, epoch_ms=rimeflake::layout::EPOCH_2024, order="sequence_below_worker", js_safe=false))]
+        unit_ms=1, epoch_ms=rimeflake::layout::EPOCH_2024, order="sequence_below_worker", js_safe=false),
+        // help() shows the epoch's value (a constant shows as `...`); a test checks it is EPOCH_2024.
+        text_signature = "(*, clock_id_bits=3, time_bits=41, worker_bits=10, sequence_bits=9, \
+        unit_ms=1, epoch_ms=1704067200000, order='sequence_below_worker', js_safe=False)")]
     #[allow(clippy::too_many_arguments)]
     fn new(
         clock_id_bits: u8,
@@ -172,19 +175,24 @@ impl Layout {
     }
 
     /// The ID made of these parts. Raises ``ConfigError`` when a part does not fit its field.
-    #[pyo3(signature = (*, clock_id=0, timestamp_ms, worker_id, sequence=0))]
+    #[pyo3(signature = (*, clock_id=None, timestamp_ms, worker_id, sequence=None),
+        text_signature = "($self, *, clock_id=0, timestamp_ms, worker_id, sequence=0)")]
     fn compose(
         &self,
-        clock_id: u64,
-        timestamp_ms: u64,
-        worker_id: u64,
-        sequence: u64,
+        clock_id: Option<&Bound<'_, PyAny>>,
+        timestamp_ms: &Bound<'_, PyAny>,
+        worker_id: &Bound<'_, PyAny>,
+        sequence: Option<&Bound<'_, PyAny>>,
     ) -> Result<u64> {
+        let part = |what, obj: Option<&Bound<'_, PyAny>>| match obj {
+            Some(obj) => args::option(what, obj, u64::MAX),
+            None => Ok(0),
+        };
         Ok(self.0.compose(&rimeflake::Parts {
-            clock_id,
-            timestamp_ms,
-            worker_id,
-            sequence,
+            clock_id: part("clock_id", clock_id)?,
+            timestamp_ms: part("timestamp_ms", Some(timestamp_ms))?,
+            worker_id: part("worker_id", Some(worker_id))?,
+            sequence: part("sequence", sequence)?,
         })?)
     }
 

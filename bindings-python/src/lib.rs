@@ -7,6 +7,7 @@ mod args;
 mod buffer;
 mod errors;
 mod generator;
+mod interrupt;
 mod layout;
 
 use errors::Result;
@@ -89,6 +90,12 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_after_fork_in_child, m)?)?;
     m.add_function(wrap_pyfunction!(errors::_error_kinds, m)?)?;
     m.add_function(wrap_pyfunction!(errors::_raise_kind, m)?)?;
+    m.add_function(wrap_pyfunction!(interrupt::_at_exit, m)?)?;
     errors::register(m)?;
+    // Tells daemon threads waiting in a call when the interpreter starts to finalize (see
+    // interrupt.rs).
+    m.py()
+        .import("atexit")?
+        .call_method1("register", (m.getattr("_at_exit")?,))?;
     Ok(())
 }

@@ -41,8 +41,10 @@ from ._native import (
     parse,
 )
 from ._parts import Parts
+from ._types import BackendName, LayoutName
 
 __all__ = [
+    "BackendName",
     "EPOCH_2024",
     "PRESETS",
     "ClockRollbackError",
@@ -52,6 +54,7 @@ __all__ = [
     "InterruptedWaitError",
     "InvalidIdError",
     "Layout",
+    "LayoutName",
     "LeaseError",
     "NoFreeWorkerError",
     "OverloadedError",

@@ -1,7 +1,7 @@
 """``Parts``: what an ID is made of."""
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: NamedTuple would keep the field types as
+# strings, and help(Parts) would show ForwardRef('int').
 import datetime as _dt
 from typing import NamedTuple
 
