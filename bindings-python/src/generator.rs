@@ -6,7 +6,7 @@ use crate::{args, interrupt, layout};
 use pyo3::exceptions::PyMemoryError;
 use pyo3::prelude::*;
 use pyo3::types::{PyAny, PyDict, PyList};
-use rimeflake::{ErrorKind, RollbackPolicy};
+use rimeflake::RollbackPolicy;
 use std::time::Duration;
 
 /// A generator of 64-bit, time-ordered, unique IDs.
@@ -15,7 +15,8 @@ use std::time::Duration;
 /// ``$RIMEFLAKE_WORKER_ID``, else a worker ID leased in the state directory; ``layout`` from
 /// ``$RIMEFLAKE_LAYOUT``, else ``"default"``; ``backend`` from ``$RIMEFLAKE_BACKEND``, else
 /// ``"local"``; ``state_dir`` from ``$RIMEFLAKE_STATE_DIR``, else ``~/.local/state/rimeflake``
-/// (``$XDG_STATE_HOME/rimeflake``); ``namespace`` follows the layout. A bad value in one of
+/// (``$XDG_STATE_HOME/rimeflake``); ``namespace`` is the layout's own (``"default"``, ``"twitter"``,
+/// ``"custom-<fingerprint>"``, ...), so generators of different layouts never collide. A bad value in one of
 /// those variables is a ``ConfigError`` naming it.
 ///
 /// ``backend="local"`` is the embedded default: durable state and worker leases in the state
@@ -79,30 +80,19 @@ impl Generator {
         if let Some(name) = on_rollback {
             b = b.rollback_policy(RollbackPolicy::from_name(name)?);
         }
-        match backend {
-            None | Some("local") => {}
-            Some("memory") => b = b.in_memory(),
-            Some(other) => {
-                return Err(rimeflake::Error::new(
-                    ErrorKind::Config,
-                    format!("backend: unknown {other:?}; use None (or \"local\") or \"memory\""),
-                )
-                .into())
-            }
+        if let Some(text) = backend {
+            b = b.backend(rimeflake::Backend::parse(text)?);
         }
         if let Some(dir) = state_dir {
-            if backend == Some("memory") {
-                return Err(rimeflake::Error::new(
-                    ErrorKind::Config,
-                    "state_dir: a memory backend keeps no state; leave state_dir out",
-                )
-                .into());
-            }
             b = b.state_dir(dir);
         }
+        let warnings = crate::warnings::Collected::default();
+        b = b.on_warning(warnings.sink());
         // Starting takes a lock, syncs files and may wait for the clock: other threads run
         // meanwhile, and Ctrl-C interrupts it.
         let inner = interrupt::detached(py, |hook| b.build_with(hook))?;
+        // A warning that a filter makes an error drops (closes) the generator just built.
+        warnings.raise(py)?;
         Ok(Generator { inner })
     }
 

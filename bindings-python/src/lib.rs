@@ -9,14 +9,16 @@ mod errors;
 mod generator;
 mod interrupt;
 mod layout;
+mod warnings;
 
 use errors::Result;
 use pyo3::prelude::*;
 use pyo3::types::{PyAny, PyString};
 
-/// The parts of `id` under `layout` (a preset name or a ``Layout``), as a ``Parts`` named tuple.
+/// The parts of `id` under `layout` (a preset name, a layout spec or a ``Layout``; by default
+/// ``"default"``), as a ``Parts`` named tuple.
 #[pyfunction]
-#[pyo3(signature = (id, layout=None))]
+#[pyo3(signature = (id, layout=None), text_signature = "(id, layout='default')")]
 fn decode<'py>(
     py: Python<'py>,
     id: &Bound<'py, PyAny>,

@@ -90,7 +90,8 @@ def test_help_shows_the_defaults_that_apply() -> None:
     assert compose["clock_id"].default == 0 and compose["sequence"].default == 0
 
     parts = inspect.signature(rimeflake.Parts).parameters
-    assert all(p.annotation is int for p in parts.values()), parts
+    assert all(parts[name].annotation is int for name in ("clock_id", "timestamp_ms", "worker_id", "sequence")), parts
+    assert parts["datacenter_id"].annotation == typing.Optional[int]
     assert typing.get_type_hints(rimeflake.Parts)["timestamp_ms"] is int
     assert "ForwardRef" not in str(inspect.signature(rimeflake.Parts))
 

@@ -133,14 +133,18 @@ def test_layouts_presets_and_custom_widths() -> None:
     assert "custom" in repr(custom)
     with pytest.raises(rimeflake.ConfigError, match="63"):
         rimeflake.Layout(worker_bits=20)
-    with pytest.raises(rimeflake.ConfigError, match="baidu"):
-        rimeflake.Layout.preset("baidu")
+    # Baidu's own 2016 epoch decodes old IDs, but cannot generate: its time field ran out.
+    assert rimeflake.Layout.preset("baidu").epoch_ms == 1_463_673_600_000
+    with pytest.raises(rimeflake.ConfigError, match="ran out"):
+        rimeflake.Generator(1, layout="baidu", backend="memory")
     epoch = int(dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc).timestamp() * 1000)
     assert rimeflake.Layout.baidu(epoch).time_bits == 28
     with pytest.raises(rimeflake.ConfigError, match="order"):
         rimeflake.Layout(order="sideways")  # type: ignore[arg-type]
-    with pytest.raises(rimeflake.ConfigError, match="epoch"):
-        rimeflake.Layout(epoch_ms=int(time.time() * 1000) + 3_600_000)
+    # An epoch in the future makes a layout (to decode), not a generator.
+    future = rimeflake.Layout(epoch_ms=int(time.time() * 1000) + 3_600_000)
+    with pytest.raises(rimeflake.ConfigError, match="future"):
+        rimeflake.Generator(1, layout=future, backend="memory")
     with rimeflake.Generator(5, layout=custom, backend="memory") as g:
         assert custom.decode(g.next_id()).worker_id == 5
 
@@ -149,7 +153,9 @@ def test_layout_compose_is_decode_reversed() -> None:
     layout = rimeflake.Layout.twitter()
     id_ = layout.compose(timestamp_ms=1_767_225_600_000, worker_id=7, sequence=3)
     parts = layout.decode(id_)
-    assert parts == rimeflake.Parts(0, 1_767_225_600_000, 7, 3)
+    # twitter's 10 worker bits are 5 datacenter + 5 worker: worker field 7 is datacenter 0.
+    assert parts == rimeflake.Parts(0, 1_767_225_600_000, 7, 3, datacenter_id=0)
+    assert layout.compose(**parts._asdict()) == id_
     assert parts.datetime == dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
     assert parts.datetime.tzinfo is dt.timezone.utc
     with pytest.raises(rimeflake.ConfigError):

@@ -42,6 +42,7 @@ from ._native import (
 )
 from ._parts import Parts
 from ._types import BackendName, LayoutName
+from ._warning import RimeflakeWarning
 
 __all__ = [
     "BackendName",
@@ -60,6 +61,7 @@ __all__ = [
     "OverloadedError",
     "Parts",
     "RimeflakeError",
+    "RimeflakeWarning",
     "StateError",
     "TimeRangeError",
     "__version__",

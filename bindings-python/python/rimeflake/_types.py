@@ -2,8 +2,11 @@
 
 from typing import Literal
 
-LayoutName = Literal["default", "twitter", "sonyflake", "js_safe"]
-"""A preset name. A layout spec (``"clock_id=0,time=41,..."``) goes through ``Layout.from_spec``."""
+LayoutName = Literal["default", "twitter", "sonyflake", "sonyflake_v2", "baidu", "js_safe"]
+"""A preset name. Where a ``layout`` argument is typed, a layout spec goes through
+``Layout.from_spec("clock_id=0,time=41,...")``, which mypy then cannot confuse with a
+misspelt preset (``"twiter"``); the argument takes a spec string all the same at run time,
+as every rimeflake front end does."""
 
 BackendName = Literal["local", "memory"]
 """Where state and worker leases live."""

@@ -22,7 +22,7 @@ pub fn write_parts_json(out: &mut impl Write, id: u64, parts: &Parts) -> io::Res
 
 /// One line that says what a layout is and when it runs out.
 pub fn describe_layout(layout: &Layout) -> String {
-    format!("layout {}", layout.describe())
+    format!("layout {}", layout.summary())
 }
 
 /// `n` with a comma every three digits: `4,096,000`.
@@ -56,6 +56,7 @@ mod tests {
         let parts = Parts {
             clock_id: 1,
             timestamp_ms: 1_704_067_200_000,
+            datacenter_id: None,
             worker_id: 2,
             sequence: 3,
         };
@@ -72,7 +73,9 @@ mod tests {
     fn layout_line_names_the_expiry() {
         let line = describe_layout(&Layout::twitter());
         assert!(
-            line.starts_with("layout twitter: clock-id 0, time 41"),
+            line.starts_with(
+                "layout twitter (clock_id=0,time=41,worker=10,sequence=12,datacenter=5,"
+            ),
             "{line}"
         );
         assert!(

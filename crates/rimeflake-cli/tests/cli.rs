@@ -153,6 +153,7 @@ fn decode_prints_a_table_with_the_layout_and_its_expiry() {
         .compose(&rimeflake::Parts {
             clock_id: 1,
             timestamp_ms: 1_704_067_200_005,
+            datacenter_id: None,
             worker_id: 3,
             sequence: 7,
         })
@@ -466,9 +467,9 @@ fn state_show_lists_leases_clock_ids_reservations_and_expiry() {
         "9",
     ]);
     let shown = ok(&["state", "show", "--state-dir", d]);
-    assert!(shown.contains("namespace orders: default:"), "{shown}");
+    assert!(shown.contains("namespace orders: default ("), "{shown}");
     assert!(shown.contains("expires_at 2093-"), "{shown}");
-    assert!(shown.contains("namespace tw: twitter:"), "{shown}");
+    assert!(shown.contains("namespace tw: twitter ("), "{shown}");
     assert!(shown.contains("worker     9  free"), "{shown}");
     assert!(shown.contains("closed cleanly"), "{shown}");
     assert!(shown.contains("clock-id 0: reserved to"), "{shown}");

@@ -18,22 +18,27 @@
 //! (where worker IDs come from), [`encoding`] (string forms) and [`error`].
 #![warn(missing_docs)]
 
+mod backend;
 pub mod clock;
 pub mod encoding;
 pub mod error;
 pub mod fork;
 pub mod generator;
 pub mod layout;
+pub mod settings;
 pub mod state;
 mod sync;
 pub mod tracing;
 pub mod utc;
+mod warning;
 pub mod worker;
 
+pub use backend::Backend;
 pub use clock::{Clock, CoarseClock, ManualClock, SystemClock};
 pub use encoding::{format, parse, Encoding};
 pub use error::{Error, ErrorKind, Result};
 pub use generator::{Builder, Generator, RollbackPolicy, Stats};
 pub use layout::{FieldOrder, Layout, LayoutBuilder, Parts};
 pub use state::{StateStore, WorkerState};
+pub use warning::Warning;
 pub use worker::WorkerSource;

@@ -173,13 +173,22 @@ fn leases_give_processes_distinct_worker_ids_and_fixed_ones_are_exclusive() {
         freed,
         "the lowest free worker ID is leased first"
     );
+    // The default namespace follows the layout: a twitter generator beside them takes its own
+    // namespace, while one layout per namespace is still enforced.
+    let t = Generator::builder()
+        .layout(Layout::twitter())
+        .state_dir(&dir)
+        .build()
+        .unwrap();
+    assert_eq!(t.worker_id(), 0);
     let e = Generator::builder()
         .layout(Layout::twitter())
+        .namespace("default")
         .state_dir(&dir)
         .build()
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Config, "{e}");
-    drop((b, c));
+    drop((b, c, t));
 }
 
 #[test]

@@ -88,8 +88,8 @@ fn a_namespace_keeps_its_first_layout() {
         ErrorKind::Config,
         &[
             "namespace ns",
-            "created with layout default:",
-            "this generator uses twitter:",
+            "created with layout default (",
+            "this generator uses twitter (",
         ],
     );
     // Another namespace may have another layout.
@@ -167,7 +167,7 @@ fn inspect_shows_holders_layouts_reservations_and_corruption() {
         .layout
         .as_deref()
         .unwrap()
-        .starts_with("default: clock-id 3, time 41"));
+        .starts_with("default (clock_id=3,time=41,"));
     match &i0.state {
         StateHealth::Ok {
             clock_id,

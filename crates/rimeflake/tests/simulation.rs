@@ -752,10 +752,11 @@ impl Sim {
         let mut highest: BTreeMap<u64, u64> = BTreeMap::new();
         for &id in ids {
             let p = layout.decode(id).map_err(|e| format!("decode {id}: {e}"))?;
-            if p.worker_id != self.cfg.worker {
+            if layout.worker_field(&p) != self.cfg.worker {
                 return Err(format!(
                     "ID {id} has worker {}, not {}",
-                    p.worker_id, self.cfg.worker
+                    layout.worker_field(&p),
+                    self.cfg.worker
                 ));
             }
             if !self.seen.insert(id) {

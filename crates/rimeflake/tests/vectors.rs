@@ -13,7 +13,7 @@ use rimeflake::{format, parse, Encoding, ErrorKind, FieldOrder, Layout, Parts};
 use serde_json::{json, Value};
 use std::path::PathBuf;
 
-/// 2025-01-01T00:00:00Z: the epoch given to the `baidu` preset (which has no default).
+/// 2025-01-01T00:00:00Z: the epoch given to the `baidu` preset (its own default ran out in 2024).
 const BAIDU_EPOCH_MS: u64 = 1_735_689_600_000;
 /// 2026-01-01T00:00:00Z: an ordinary instant inside every preset's range.
 const Y2026_MS: u64 = 1_767_225_600_000;
@@ -55,6 +55,7 @@ fn parts_of(v: &Value) -> Parts {
     Parts {
         clock_id: num(&v["clock_id"]),
         timestamp_ms: num(&v["timestamp_ms"]),
+        datacenter_id: v.get("datacenter_id").map(num),
         worker_id: num(&v["worker_id"]),
         sequence: num(&v["sequence"]),
     }
@@ -120,6 +121,17 @@ fn every_vector_holds_in_the_core() {
         );
         assert_eq!(small(&f["unit_ms"]), layout.unit_ms(), "{name}");
         assert_eq!(
+            small(&f["datacenter_bits"]),
+            layout.datacenter_bits() as u64,
+            "{name}"
+        );
+        assert_eq!(lv["spec"], layout.describe(), "{name}");
+        assert_eq!(
+            Layout::from_spec(lv["spec"].as_str().unwrap()).unwrap(),
+            layout,
+            "{name}"
+        );
+        assert_eq!(
             f["js_safe"].as_bool().unwrap(),
             layout.is_js_safe(),
             "{name}"
@@ -168,6 +180,16 @@ fn every_vector_holds_in_the_core() {
         };
         let e = made.unwrap_err();
         assert_eq!(e.kind().name(), case["error"], "{case}: {e}");
+    }
+    for case in v["layout_specs"].as_array().unwrap() {
+        let spec = case["spec"].as_str().unwrap();
+        match Layout::from_spec(spec) {
+            Ok(l) => {
+                assert_eq!(l.describe(), case["describe"], "{case}");
+                assert_eq!(l.name(), case["name"], "{case}");
+            }
+            Err(e) => assert_eq!(e.kind().name(), case["error"], "{case}: {e}"),
+        }
     }
 
     let enc = &v["encodings"];
@@ -233,13 +255,17 @@ Made by crates/rimeflake/tests/vectors.rs (RIMEFLAKE_WRITE_VECTORS=1 cargo test 
 do not edit by hand. Every 64-bit quantity (ids, parts, epochs, maxima, expiry, fingerprint) is a decimal \
 STRING, because JavaScript's JSON.parse rounds numbers above 2^53; only bit widths, unit_ms and \
 total_bits are JSON numbers. layouts[]: one per preset, in Layout::PRESETS order; build it with \
-preset(name), except baidu: Layout::baidu(epoch_ms). fields: widths, order (sequence_below_worker | \
-sequence_above_worker), unit_ms, js_safe, total_bits. max: largest clock_id, time field value, worker_id, \
+preset(name), except baidu: Layout::baidu(epoch_ms); spec: Layout::describe(), which \
+Layout::from_spec reads back to the same layout. fields: widths, order (sequence_below_worker | \
+sequence_above_worker), unit_ms, js_safe, total_bits, datacenter_bits (how many upper worker bits are a \
+datacenter part; where it is not 0, parts carry datacenter_id and worker_id is the part below it). \
+Time units are Unix-aligned: time field = floor(ms / unit_ms) - floor(epoch_ms / unit_ms). max: largest clock_id, time field value, worker_id, \
 sequence. expires_at_ms: first Unix ms no ID can carry. fingerprint: Layout::fingerprint(). cases[]: \
 compose(parts) == id and decode(id) == parts, and encodings.{dec,hex,base62,base32} == format(id, enc) \
 and parse back to id. invalid_ids[]: decode(id) fails with error kind `error` (ErrorKind::name()). \
 invalid_parts[]: compose(parts) fails with `error`. invalid_layouts[]: preset(name) (or \
-Layout::baidu(epoch_ms) when epoch_ms is a string) fails with `error`. encodings.round_trip[]: ids (increasing) and \
+Layout::baidu(epoch_ms) when epoch_ms is a string) fails with `error`. layout_specs[]: \
+Layout::from_spec(spec) gives a layout named `name` whose describe() is `describe`, or fails with `error`. encodings.round_trip[]: ids (increasing) and \
 their four forms (the fixed-width forms sort like the numbers); encodings.aliases[]: other \
 spellings that parse to id; encodings.invalid[]: strings that parse must refuse with `error`.";
 
@@ -247,13 +273,22 @@ fn s(n: u64) -> Value {
     Value::String(n.to_string())
 }
 
-fn parts_json(p: &Parts) -> Value {
-    json!({
+/// `p` as the file writes it; `p.worker_id` is the whole worker field, split here into a
+/// datacenter part and a worker part where the layout has one.
+fn parts_json(l: &Layout, p: &Parts) -> Value {
+    let mut v = json!({
         "clock_id": s(p.clock_id),
         "timestamp_ms": s(p.timestamp_ms),
         "worker_id": s(p.worker_id),
         "sequence": s(p.sequence),
-    })
+    });
+    let d = l.datacenter_bits();
+    if d > 0 {
+        let below = l.worker_bits() - d;
+        v["datacenter_id"] = s(p.worker_id >> below);
+        v["worker_id"] = s(p.worker_id & ones(below));
+    }
+    v
 }
 
 /// `digits` of `alphabet`, zero-padded to `width`: the fixed-width forms, worked out here.
@@ -290,7 +325,8 @@ fn id_by_hand(l: &Layout, p: &Parts) -> u64 {
         l.worker_bits() as u32,
         l.sequence_bits() as u32,
     );
-    let time = (p.timestamp_ms - l.epoch_ms()) / l.unit_ms();
+    // Unix-aligned units, as sony/sonyflake and Baidu count them.
+    let time = p.timestamp_ms / l.unit_ms() - l.epoch_ms() / l.unit_ms();
     let low = match l.order() {
         // clock_id | time | worker | sequence
         FieldOrder::SequenceBelowWorker => (p.worker_id << q) | p.sequence,
@@ -308,13 +344,14 @@ fn layout_json(l: &Layout) -> Value {
         ones(l.sequence_bits()),
     );
     let max_t = ones(l.time_bits());
-    let at = |units: u64| l.epoch_ms() + units * unit;
+    let at = |units: u64| (l.epoch_ms() / unit + units) * unit;
     let last = at(max_t); // the start of the last time unit
     let expires = at(max_t + 1);
-    let y2026 = at((Y2026_MS.max(l.epoch_ms()) - l.epoch_ms()) / unit);
+    let y2026 = at(Y2026_MS.max(l.epoch_ms()) / unit - l.epoch_ms() / unit);
     let p = |clock_id, timestamp_ms, worker_id, sequence| Parts {
         clock_id,
         timestamp_ms,
+        datacenter_id: None,
         worker_id,
         sequence,
     };
@@ -346,7 +383,7 @@ fn layout_json(l: &Layout) -> Value {
             let id = id_by_hand(l, parts);
             json!({
                 "name": name,
-                "parts": parts_json(parts),
+                "parts": parts_json(l, parts),
                 "id": s(id),
                 "encodings": encodings_json(id),
             })
@@ -365,15 +402,15 @@ fn layout_json(l: &Layout) -> Value {
             "why": format!("all 63 low bits set: above the layout's {total} bits")}));
     }
     let mut invalid_parts = vec![
-        json!({"parts": parts_json(&p(0, at(0), max_w + 1, 0)), "error": "CONFIG",
+        json!({"parts": parts_json(l, &p(0, at(0), max_w + 1, 0)), "error": "CONFIG",
                "why": "worker_id one above its max"}),
-        json!({"parts": parts_json(&p(0, at(0), 0, max_q + 1)), "error": "CONFIG",
+        json!({"parts": parts_json(l, &p(0, at(0), 0, max_q + 1)), "error": "CONFIG",
                "why": "sequence one above its max"}),
-        json!({"parts": parts_json(&p(max_c + 1, at(0), 0, 0)), "error": "CONFIG",
+        json!({"parts": parts_json(l, &p(max_c + 1, at(0), 0, 0)), "error": "CONFIG",
                "why": "clock_id one above its max"}),
-        json!({"parts": parts_json(&p(0, l.epoch_ms() - 1, 0, 0)), "error": "TIME_RANGE",
-               "why": "1 ms before the epoch"}),
-        json!({"parts": parts_json(&p(0, expires, 0, 0)), "error": "TIME_RANGE",
+        json!({"parts": parts_json(l, &p(0, at(0) - 1, 0, 0)), "error": "TIME_RANGE",
+               "why": "1 ms before the epoch's time unit"}),
+        json!({"parts": parts_json(l, &p(0, expires, 0, 0)), "error": "TIME_RANGE",
                "why": "the expiry: past the last time unit"}),
     ];
     invalid_parts.sort_by_key(|v| v["error"].as_str().unwrap().to_string());
@@ -383,6 +420,7 @@ fn layout_json(l: &Layout) -> Value {
     };
     json!({
         "preset": l.name(),
+        "spec": l.describe(),
         "epoch_ms": s(l.epoch_ms()),
         "fields": {
             "clock_id_bits": l.clock_id_bits(),
@@ -393,6 +431,7 @@ fn layout_json(l: &Layout) -> Value {
             "unit_ms": unit,
             "js_safe": l.is_js_safe(),
             "total_bits": total,
+            "datacenter_bits": l.datacenter_bits(),
         },
         "max": {"clock_id": s(max_c), "time": s(max_t), "worker_id": s(max_w), "sequence": s(max_q)},
         "expires_at_ms": s(expires),
@@ -495,22 +534,50 @@ fn generate() -> Value {
         .map(|l| layout_json(&l))
         .collect();
     let bad_layout = |preset: &str, epoch_ms: Option<u64>, why: &str| json!({"preset": preset, "epoch_ms": epoch_ms.map(s), "error": "CONFIG", "why": why});
+    // Only arithmetic makes a layout invalid: Baidu's own 2016 epoch, whose time field ran out,
+    // and an epoch in the future make layouts that decode (a generator refuses them).
     let invalid_layouts = vec![
         bad_layout("nope", None, "no such preset"),
         bad_layout("Twitter", None, "preset names are lower case"),
-        bad_layout("baidu", None, "baidu has no default epoch"),
-        bad_layout(
-            "baidu",
-            Some(1_463_673_600_000),
-            "Baidu's own epoch, 2016-05-20: its 2^28 s ran out in November 2024",
-        ),
-        bad_layout("baidu", Some(u64::MAX / 2), "an epoch in the future"),
+    ];
+    let spec_ok = |spec: &str, name: &str, describe: &str, why: &str| json!({"spec": spec, "name": name, "describe": describe, "why": why});
+    let spec_bad = |spec: &str, why: &str| json!({"spec": spec, "error": "CONFIG", "why": why});
+    let layout_specs = vec![
+        spec_ok("twitter", "twitter",
+            "clock_id=0,time=41,worker=10,sequence=12,datacenter=5,unit_ms=1,epoch_ms=1288834974657,order=worker_first",
+            "a preset name"),
+        spec_ok("baidu", "baidu",
+            "clock_id=0,time=28,worker=22,sequence=13,unit_ms=1000,epoch_ms=1463673600000,order=worker_first",
+            "Baidu's own default epoch: decodes its old IDs"),
+        spec_ok("baidu,epoch=2016-05-20T00:00:00+08:00", "baidu",
+            "clock_id=0,time=28,worker=22,sequence=13,unit_ms=1000,epoch_ms=1463673600000,order=worker_first",
+            "a preset changed by pairs; an ISO 8601 epoch with an offset"),
+        spec_ok("clock_id=0,time=41,worker=10,sequence=12,epoch_ms=1420070400000", "custom",
+            "clock_id=0,time=41,worker=10,sequence=12,unit_ms=1,epoch_ms=1420070400000,order=worker_first",
+            "Discord's IDs"),
+        spec_ok("time=39,worker=16,sequence=8,unit_ms=10,epoch=2025-01-01T00:00:00Z,order=sequence_first", "sonyflake_v2",
+            "clock_id=0,time=39,worker=16,sequence=8,unit_ms=10,epoch_ms=1735689600000,order=sequence_first",
+            "a preset's fields written out are the preset"),
+        spec_ok("time=41,worker=3,sequence=9,epoch_ms=1704067200000", "js_safe",
+            "clock_id=0,time=41,worker=3,sequence=9,unit_ms=1,epoch_ms=1704067200000,order=worker_first",
+            "53 bits in all: JavaScript-safe"),
+        spec_bad("", "empty"),
+        spec_bad("twiter", "unknown preset"),
+        spec_bad("time=41,worker=10,sequence=12,epoch_ms=0,wroker=1", "unknown key"),
+        spec_bad("time=41,time=41,worker=10,sequence=12,epoch_ms=0", "a key twice"),
+        spec_bad("time=41,worker=10,sequence=12", "no epoch"),
+        spec_bad("time=41,worker=10,sequence=11,epoch_ms=0", "widths add up to 62"),
+        spec_bad("time=41,worker=10,sequence=12,epoch_ms=0,datacenter=11", "datacenter wider than worker"),
+        spec_bad("time=41,worker=10,sequence=12,epoch=2020-01-01T00:00", "an epoch without a time zone"),
+        spec_bad("time=41,worker=10,sequence=12,epoch_ms=-1", "a negative epoch"),
+        spec_bad("time=41,worker=10,sequence=12,epoch_ms=0,order=up", "no such order"),
     ];
     json!({
         "$comment": SCHEMA,
         "version": 1,
         "layouts": layouts,
         "invalid_layouts": invalid_layouts,
+        "layout_specs": layout_specs,
         "encodings": encodings_section(),
     })
 }

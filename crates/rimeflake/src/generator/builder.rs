@@ -1,10 +1,13 @@
 //! [`Builder`] and [`RollbackPolicy`]: how a [`Generator`] is configured.
 
 use super::Generator;
+use crate::backend::Backend;
 use crate::clock::{Clock, SystemClock};
 use crate::error::{Error, Result};
 use crate::layout::Layout;
+use crate::settings::{self, Given};
 use crate::state::StateStore;
+use crate::warning::{Warning, WarningSink};
 use crate::worker::WorkerSource;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -43,11 +46,11 @@ impl RollbackPolicy {
     }
 }
 
-/// Where a generator keeps its durable state.
+/// Where a generator keeps its durable state (resolved by `settings`).
 #[derive(Clone, Debug)]
 pub(crate) enum Storage {
-    /// In the state directory: `None` for the default one (see DESIGN.md, "Where things run").
-    Dir(Option<PathBuf>),
+    /// In this state directory (see DESIGN.md, "Where things run").
+    Dir(PathBuf),
     /// In a store the caller provides, for a fixed worker ID it has already made exclusive.
     Store(Arc<dyn StateStore>),
     /// Nowhere: not restart-safe; asked for explicitly.
@@ -55,6 +58,10 @@ pub(crate) enum Storage {
 }
 
 /// Configures a [`Generator`]; start with [`Generator::builder`].
+///
+/// What is not set here is resolved once, by [`Builder::build`], from the environment
+/// (`RIMEFLAKE_LAYOUT`, `RIMEFLAKE_BACKEND`, `RIMEFLAKE_WORKER_ID`, `RIMEFLAKE_STATE_DIR`) and
+/// then the defaults: see [`settings`](crate::settings).
 ///
 /// # Example
 /// ```
@@ -74,15 +81,18 @@ pub(crate) enum Storage {
 /// ```
 #[derive(Clone, Debug)]
 pub struct Builder<C: Clock = SystemClock> {
+    /// What the caller set; `build` resolves it into the four fields below.
+    given: Given,
+    warnings: Option<WarningSink>,
     pub(crate) layout: Layout,
     pub(crate) worker: Option<WorkerSource>,
+    pub(crate) storage: Storage,
+    pub(crate) namespace: String,
     pub(crate) clock: C,
     pub(crate) max_drift: Duration,
     pub(crate) max_wait: Duration,
     pub(crate) policy: Option<RollbackPolicy>,
     pub(crate) strict_monotonic: bool,
-    pub(crate) storage: Storage,
-    pub(crate) namespace: String,
     pub(crate) reserve_ahead: Duration,
     pub(crate) refresh_every: Duration,
     pub(crate) allow_network_fs: bool,
@@ -96,15 +106,17 @@ pub const DEFAULT_MAX_WAIT: Duration = Duration::from_secs(5);
 impl Builder<SystemClock> {
     pub(crate) fn new() -> Self {
         Builder {
+            given: Given::default(),
+            warnings: None,
             layout: Layout::default(),
             worker: None,
+            storage: Storage::InMemory,
+            namespace: String::new(),
             clock: SystemClock,
             max_drift: DEFAULT_MAX_DRIFT,
             max_wait: DEFAULT_MAX_WAIT,
             policy: None,
             strict_monotonic: false,
-            storage: Storage::Dir(None),
-            namespace: "default".to_string(),
             reserve_ahead: Duration::from_secs(1),
             refresh_every: Duration::from_millis(500),
             allow_network_fs: false,
@@ -113,37 +125,65 @@ impl Builder<SystemClock> {
 }
 
 impl<C: Clock> Builder<C> {
-    /// The bit layout (default: [`Layout::default`]).
+    /// The bit layout (default: `$RIMEFLAKE_LAYOUT`, a preset or a layout spec, else
+    /// [`Layout::default`]).
     pub fn layout(mut self, layout: Layout) -> Self {
-        self.layout = layout;
+        self.given.layout = Some(layout);
         self
     }
 
     /// A fixed worker ID (same as `.worker(WorkerSource::Fixed(id))`). Without one, the
-    /// generator leases the lowest free worker ID of the state directory.
+    /// generator takes `$RIMEFLAKE_WORKER_ID`, else leases the lowest free worker ID of the
+    /// state directory.
     pub fn worker_id(mut self, worker_id: u64) -> Self {
-        self.worker = Some(WorkerSource::Fixed(worker_id));
+        self.given.worker = Some(WorkerSource::Fixed(worker_id));
         self
     }
 
     /// Where the worker ID comes from.
     pub fn worker(mut self, source: WorkerSource) -> Self {
-        self.worker = Some(source);
+        self.given.worker = Some(source);
+        self
+    }
+
+    /// Where worker leases and state live (default: `$RIMEFLAKE_BACKEND`, else
+    /// [`Backend::Local`], the state directory). [`Backend::Memory`] is [`Builder::in_memory`].
+    pub fn backend(mut self, backend: Backend) -> Self {
+        self.given.backend = Some(backend);
+        self
+    }
+
+    /// Receives the generator's warnings (such as [`Warning::CONTAINER`]), from `build` on.
+    /// The core prints nothing: without a callback, warnings are dropped.
+    ///
+    /// # Example
+    /// ```
+    /// let generator = rimeflake::Generator::builder()
+    ///     .worker_id(1)
+    ///     .in_memory()
+    ///     .on_warning(|w| eprintln!("rimeflake: warning: {}", w.message()))
+    ///     .build()?;
+    /// # Ok::<(), rimeflake::Error>(())
+    /// ```
+    pub fn on_warning(mut self, callback: impl Fn(&Warning) + Send + Sync + 'static) -> Self {
+        self.warnings = Some(WarningSink(Arc::new(callback)));
         self
     }
 
     /// The clock (default: [`SystemClock`]); tests pass a [`ManualClock`](crate::ManualClock).
     pub fn clock<C2: Clock>(self, clock: C2) -> Builder<C2> {
         Builder {
+            given: self.given,
+            warnings: self.warnings,
             layout: self.layout,
             worker: self.worker,
+            storage: self.storage,
+            namespace: self.namespace,
             clock,
             max_drift: self.max_drift,
             max_wait: self.max_wait,
             policy: self.policy,
             strict_monotonic: self.strict_monotonic,
-            storage: self.storage,
-            namespace: self.namespace,
             reserve_ahead: self.reserve_ahead,
             refresh_every: self.refresh_every,
             allow_network_fs: self.allow_network_fs,
@@ -179,16 +219,15 @@ impl<C: Clock> Builder<C> {
 
     /// Keeps no state at all: **not restart-safe**. A restarted process may repeat IDs if the
     /// clock was set back meanwhile; `close` waits until the clock has passed the last ID so an
-    /// immediate rerun cannot.
-    pub fn in_memory(mut self) -> Self {
-        self.storage = Storage::InMemory;
-        self
+    /// immediate rerun cannot. The same as `.backend(Backend::Memory)`.
+    pub fn in_memory(self) -> Self {
+        self.backend(Backend::Memory)
     }
 
     /// The state directory (default: `$RIMEFLAKE_STATE_DIR`, else `$XDG_STATE_HOME/rimeflake`
-    /// or `~/.local/state/rimeflake`).
+    /// or `~/.local/state/rimeflake`). An empty path is refused by `build`.
     pub fn state_dir(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.storage = Storage::Dir(Some(dir.into()));
+        self.given.state_dir = Some(dir.into());
         self
     }
 
@@ -196,7 +235,7 @@ impl<C: Clock> Builder<C> {
     /// and the caller must make sure no other generator uses it (the state directory's lease
     /// does that by itself). Simulations use it with a fault-injecting store.
     pub fn state_store(mut self, store: Arc<dyn StateStore>) -> Self {
-        self.storage = Storage::Store(store);
+        self.given.store = Some(store);
         self
     }
 
@@ -207,9 +246,12 @@ impl<C: Clock> Builder<C> {
         self
     }
 
-    /// The namespace: worker IDs and state are separate per namespace (default `default`).
+    /// The namespace: worker IDs and state are separate per namespace, and a namespace keeps
+    /// one layout. Default: [`Layout::default_namespace`] of the layout (`default` for the
+    /// `default` layout, `twitter` for `twitter`, ...), so generators of different layouts on
+    /// one state directory never refuse each other.
     pub fn namespace(mut self, namespace: impl Into<String>) -> Self {
-        self.namespace = namespace.into();
+        self.given.namespace = Some(namespace.into());
         self
     }
 
@@ -227,12 +269,15 @@ impl<C: Clock> Builder<C> {
         self
     }
 
-    /// Validates the configuration, takes the worker ID and starts the generator.
+    /// Resolves what was not set (see [`settings`](crate::settings)), validates the
+    /// configuration, takes the worker ID and starts the generator.
     ///
     /// # Errors
     /// [`ErrorKind::Config`](crate::ErrorKind::Config) for an invalid option (a worker ID out of
-    /// range, `BumpClock` on a layout without clock-id bits, ...), and the errors of taking a
-    /// worker ID and loading its state.
+    /// range, `BumpClock` on a layout without clock-id bits, an empty state directory, a bad
+    /// environment variable, which the message names, ...), for a layout whose epoch lies in
+    /// the future or whose time field has run out; and the errors of taking a worker ID and
+    /// loading its state.
     pub fn build(self) -> Result<Generator<C>> {
         self.build_with(&mut || false)
     }
@@ -245,6 +290,25 @@ impl<C: Clock> Builder<C> {
     /// # Errors
     /// As [`Builder::build`], and `Interrupted`.
     pub fn build_with(self, interrupted: &mut dyn FnMut() -> bool) -> Result<Generator<C>> {
+        let resolved = settings::resolve(
+            &self.given,
+            &settings::process_env,
+            &crate::worker::dirs::in_container,
+        )?;
+        for w in resolved.warnings {
+            WarningSink::emit(self.warnings.as_ref(), w);
+        }
+        Builder {
+            layout: resolved.layout,
+            worker: resolved.worker,
+            storage: resolved.storage,
+            namespace: resolved.namespace,
+            ..self
+        }
+        .start(interrupted)
+    }
+
+    fn start(self, interrupted: &mut dyn FnMut() -> bool) -> Result<Generator<C>> {
         let policy = match self.policy {
             Some(RollbackPolicy::BumpClock) if self.layout.clock_id_bits() == 0 => {
                 return Err(Error::config(format!(

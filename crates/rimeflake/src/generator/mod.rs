@@ -25,6 +25,7 @@ mod slow;
 mod start;
 mod stats;
 
+pub(crate) use builder::Storage;
 pub use builder::{Builder, RollbackPolicy, DEFAULT_MAX_DRIFT, DEFAULT_MAX_WAIT};
 pub use stats::Stats;
 

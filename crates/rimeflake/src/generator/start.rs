@@ -65,14 +65,6 @@ impl<C: Clock> Inner<C> {
                     }
                 },
                 Storage::Dir(dir) => {
-                    let dir = match dir {
-                        Some(d) => d.clone(),
-                        None => {
-                            let d = worker::default_state_dir()?;
-                            worker::warn_if_container(&d);
-                            d
-                        }
-                    };
                     let source = r
                         .worker
                         .clone()
@@ -82,7 +74,7 @@ impl<C: Clock> Inner<C> {
                         allow_network_fs: r.allow_network_fs,
                     };
                     let lease =
-                        LocalLease::acquire_with(&dir, &r.namespace, &layout, request, &options)?;
+                        LocalLease::acquire_with(dir, &r.namespace, &layout, request, &options)?;
                     let store: Arc<dyn StateStore> = Arc::new(lease.state_store(clock_ids)?);
                     (lease.worker_id(), Some(store), Some(lease))
                 }

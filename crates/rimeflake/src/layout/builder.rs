@@ -2,7 +2,6 @@
 
 use super::FieldOrder;
 use super::{Layout, MAX_CLOCK_ID_BITS};
-use crate::clock::system_now_ms;
 use crate::error::{Error, Result};
 
 /// Builds a custom [`Layout`]; [`LayoutBuilder::build`] validates it.
@@ -47,12 +46,19 @@ impl LayoutBuilder {
         self.layout.order = order;
         self
     }
+    /// How many of the worker bits (the upper ones) are a datacenter part (default 0: none);
+    /// decoded IDs then show it as [`Parts::datacenter_id`](super::Parts::datacenter_id).
+    pub fn datacenter_bits(mut self, bits: u8) -> Self {
+        self.layout.datacenter_bits = bits;
+        self
+    }
     /// Milliseconds per time unit (at least 1).
     pub fn unit_ms(mut self, unit_ms: u64) -> Self {
         self.layout.unit_ms = unit_ms;
         self
     }
-    /// The epoch, in Unix ms; it must not lie in the future.
+    /// The epoch, in Unix ms. A generator refuses one in the future or one whose time field
+    /// has run out; decoding takes any.
     pub fn epoch_ms(mut self, epoch_ms: u64) -> Self {
         self.layout.epoch_ms = epoch_ms;
         self
@@ -63,12 +69,13 @@ impl LayoutBuilder {
         self
     }
 
-    /// Validates the layout.
+    /// Validates the layout's arithmetic (not its epoch: see [`Layout`]). Fields that are a
+    /// preset's get the preset's name.
     ///
     /// # Errors
     /// [`ErrorKind::Config`](crate::ErrorKind::Config), naming the field: widths that do not add
     /// up to 63 (53 when JavaScript-safe), a time or sequence field of 0 bits, more than 8
-    /// clock-id bits, a unit of 0 ms, an epoch in the future or one whose time field has run out.
+    /// clock-id bits, a datacenter part wider than the worker field, a unit of 0 ms.
     pub fn build(self) -> Result<Layout> {
         let l = self.layout;
         let want = if l.js_safe { 53 } else { 63 };
@@ -102,7 +109,13 @@ impl LayoutBuilder {
         if l.unit_ms == 0 {
             return Err(Error::config("unit_ms: must be at least 1"));
         }
-        l.check_epoch(system_now_ms())?;
-        Ok(l)
+        if l.datacenter_bits > l.worker_bits {
+            return Err(Error::config(format!(
+                "datacenter_bits: {} is more than the {} worker bits it is a part of",
+                l.datacenter_bits, l.worker_bits
+            )));
+        }
+        let name = l.preset_name_of().unwrap_or("custom");
+        Ok(Layout { name, ..l })
     }
 }

@@ -6,16 +6,8 @@
 //! order). The generator counts in a packed *counter* `clock_id:time:sequence`; the worker bits
 //! are inserted when an ID is composed, which is what [`Layout::compose_counter`] does.
 
-use crate::clock::system_now_ms;
 use crate::error::{Error, Result};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
-
-/// 2024-01-01T00:00:00Z, the epoch of the `default` and `js_safe` presets, in Unix ms.
-pub const EPOCH_2024: u64 = 1_704_067_200_000;
-/// Twitter's epoch (2010-11-04T01:42:54.657Z) in Unix ms.
-pub const EPOCH_TWITTER: u64 = 1_288_834_974_657;
-/// Sonyflake's epoch, 2014-09-01T00:00:00Z, in Unix ms.
-pub const EPOCH_SONYFLAKE: u64 = 1_409_529_600_000;
 
 /// The most clock-id bits a layout may have (256 clock-ids).
 pub const MAX_CLOCK_ID_BITS: u8 = 8;
@@ -30,18 +22,28 @@ pub enum FieldOrder {
 }
 
 impl FieldOrder {
-    /// The order for a name: `sequence_below_worker` or `sequence_above_worker` (the names the
-    /// bindings use).
+    /// The order for a name: `worker_first` or `sequence_first` (the layout spec's names,
+    /// read from the most significant bit down), or their long forms `sequence_below_worker`
+    /// and `sequence_above_worker`.
     ///
     /// # Errors
     /// [`ErrorKind::Config`](crate::ErrorKind::Config) for any other name.
     pub fn from_name(name: &str) -> Result<Self> {
         match name {
-            "sequence_below_worker" => Ok(FieldOrder::SequenceBelowWorker),
-            "sequence_above_worker" => Ok(FieldOrder::SequenceAboveWorker),
+            "worker_first" | "sequence_below_worker" => Ok(FieldOrder::SequenceBelowWorker),
+            "sequence_first" | "sequence_above_worker" => Ok(FieldOrder::SequenceAboveWorker),
             other => Err(Error::config(format!(
-                "order: unknown {other:?}; use \"sequence_below_worker\" or \"sequence_above_worker\""
+                "order: unknown {other:?}; use \"worker_first\" (worker above sequence, as \
+                 Twitter) or \"sequence_first\" (sequence above worker, as Sonyflake)"
             ))),
+        }
+    }
+
+    /// The order's name in a layout spec: `worker_first` or `sequence_first`.
+    pub fn spec_name(self) -> &'static str {
+        match self {
+            FieldOrder::SequenceBelowWorker => "worker_first",
+            FieldOrder::SequenceAboveWorker => "sequence_first",
         }
     }
 
@@ -55,29 +57,48 @@ impl FieldOrder {
 }
 
 /// The parts of a decoded ID.
+///
+/// Where the layout names a datacenter part (`datacenter` in a layout spec, 5 bits in
+/// `twitter`), the worker field is split: [`Parts::datacenter_id`] holds its upper
+/// `datacenter` bits and [`Parts::worker_id`] the rest. [`Layout::decode`] always fills
+/// `datacenter_id` for such a layout, and [`Layout::compose`] reads the parts back the same way,
+/// so the two round-trip. `compose` also takes `datacenter_id: None` with `worker_id` as the
+/// whole worker field (what a generator's worker ID is).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Parts {
     /// Which clock-id the generator was on (0 for layouts without clock-id bits).
     pub clock_id: u64,
     /// The start of the ID's time unit, in Unix milliseconds.
     pub timestamp_ms: u64,
-    /// The worker ID.
+    /// The datacenter part of the worker field, for a layout that names one; else `None`.
+    pub datacenter_id: Option<u64>,
+    /// The worker ID: the whole worker field, or the part below the datacenter part.
     pub worker_id: u64,
     /// The sequence number within the time unit.
     pub sequence: u64,
 }
 
 /// A validated bit layout. Build one with a preset ([`Layout::default`], [`Layout::twitter`],
-/// [`Layout::sonyflake`], [`Layout::baidu`], [`Layout::js_safe`], [`Layout::preset`]) or with
-/// [`Layout::builder`].
+/// [`Layout::sonyflake`], [`Layout::sonyflake_v2`], [`Layout::baidu`], [`Layout::js_safe`],
+/// [`Layout::preset`]), from a layout spec ([`Layout::from_spec`], which [`Layout::describe`]
+/// prints), or with [`Layout::builder`].
+///
+/// A layout checks only its arithmetic (widths, unit), so any ID can be decoded; whether its
+/// epoch can generate IDs now (not in the future, time field not used up) is checked when a
+/// generator is built.
+///
+/// Time units count from Unix-aligned boundaries, as sony/sonyflake and Baidu do: an ID's time
+/// field is `floor(unix_ms / unit_ms) - floor(epoch_ms / unit_ms)`.
 ///
 /// # Example
 /// ```
 /// use rimeflake::{Layout, Parts};
 ///
 /// let layout = Layout::twitter();
-/// let id = layout.compose(&Parts { clock_id: 0, timestamp_ms: 1_767_225_600_000, worker_id: 7, sequence: 3 })?;
-/// assert_eq!(layout.decode(id)?.worker_id, 7);
+/// let parts = Parts { clock_id: 0, timestamp_ms: 1_767_225_600_000, datacenter_id: Some(2), worker_id: 7, sequence: 3 };
+/// let id = layout.compose(&parts)?;
+/// assert_eq!(layout.decode(id)?, parts);
+/// assert_eq!(Layout::from_spec(&layout.describe())?, layout);
 /// # Ok::<(), rimeflake::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -87,31 +108,16 @@ pub struct Layout {
     time_bits: u8,
     worker_bits: u8,
     sequence_bits: u8,
+    /// How many of the worker bits (the upper ones) are a datacenter part; 0 for none.
+    datacenter_bits: u8,
     order: FieldOrder,
     unit_ms: u64,
     epoch_ms: u64,
     js_safe: bool,
 }
 
-impl Default for Layout {
-    /// The `default` preset: 3 clock-id, 41 time, 10 worker and 9 sequence bits, 1 ms units,
-    /// epoch 2024-01-01T00:00:00Z.
-    fn default() -> Self {
-        Layout::trusted(
-            "default",
-            [3, 41, 10, 9],
-            FieldOrder::SequenceBelowWorker,
-            1,
-            EPOCH_2024,
-        )
-    }
-}
-
 impl Layout {
-    /// The names accepted by [`Layout::preset`].
-    pub const PRESETS: [&'static str; 5] = ["default", "twitter", "sonyflake", "baidu", "js_safe"];
-
-    fn trusted(
+    pub(super) fn trusted(
         name: &'static str,
         bits: [u8; 4],
         order: FieldOrder,
@@ -124,88 +130,11 @@ impl Layout {
             time_bits: bits[1],
             worker_bits: bits[2],
             sequence_bits: bits[3],
+            datacenter_bits: 0,
             order,
             unit_ms,
             epoch_ms,
             js_safe: name == "js_safe",
-        }
-    }
-
-    /// Twitter's layout: 41 time bits, 10 worker bits (5 datacenter + 5 worker), 12 sequence
-    /// bits, 1 ms units, Twitter's epoch. No clock-id bits, so large rollbacks wait by default.
-    pub fn twitter() -> Self {
-        Layout::trusted(
-            "twitter",
-            [0, 41, 10, 12],
-            FieldOrder::SequenceBelowWorker,
-            1,
-            EPOCH_TWITTER,
-        )
-    }
-
-    /// Sonyflake's layout: 39 time bits in 10 ms units, 8 sequence bits above 16 worker bits,
-    /// epoch 2014-09-01.
-    pub fn sonyflake() -> Self {
-        Layout::trusted(
-            "sonyflake",
-            [0, 39, 16, 8],
-            FieldOrder::SequenceAboveWorker,
-            10,
-            EPOCH_SONYFLAKE,
-        )
-    }
-
-    /// Baidu uid-generator's layout: 28 time bits in seconds, 22 worker bits, 13 sequence bits.
-    ///
-    /// The epoch is required: Baidu's own default (2016-05-20) ran out in November 2024, since
-    /// 2^28 seconds is 8.5 years.
-    ///
-    /// # Errors
-    /// [`ErrorKind::Config`](crate::ErrorKind::Config) if the epoch lies in the future or its
-    /// 8.5 years have run out.
-    pub fn baidu(epoch_ms: u64) -> Result<Self> {
-        let layout = Layout::trusted(
-            "baidu",
-            [0, 28, 22, 13],
-            FieldOrder::SequenceBelowWorker,
-            1000,
-            epoch_ms,
-        );
-        layout.check_epoch(system_now_ms())?;
-        Ok(layout)
-    }
-
-    /// A layout whose IDs fit in 53 bits, exact as a JavaScript `Number`: 41 time bits, 3 worker
-    /// bits, 9 sequence bits, 1 ms units, epoch 2024-01-01.
-    pub fn js_safe() -> Self {
-        Layout::trusted(
-            "js_safe",
-            [0, 41, 3, 9],
-            FieldOrder::SequenceBelowWorker,
-            1,
-            EPOCH_2024,
-        )
-    }
-
-    /// A preset by name: `default`, `twitter`, `sonyflake`, `js_safe`. (`baidu` needs an epoch:
-    /// use [`Layout::baidu`].)
-    ///
-    /// # Errors
-    /// [`ErrorKind::Config`](crate::ErrorKind::Config) for an unknown name, or for `baidu`.
-    pub fn preset(name: &str) -> Result<Self> {
-        match name {
-            "default" => Ok(Layout::default()),
-            "twitter" => Ok(Layout::twitter()),
-            "sonyflake" => Ok(Layout::sonyflake()),
-            "js_safe" | "js-safe" => Ok(Layout::js_safe()),
-            "baidu" => Err(Error::config(
-                "layout: the baidu preset needs an epoch (its own default, 2016-05-20, ran out in \
-                 November 2024): give one with Layout::baidu(epoch_ms)",
-            )),
-            other => Err(Error::config(format!(
-                "layout: unknown preset {other:?}; the presets are default, twitter, sonyflake, \
-                 baidu (with an epoch) and js_safe"
-            ))),
         }
     }
 
@@ -219,7 +148,7 @@ impl Layout {
         }
     }
 
-    /// The preset's name, or `custom`.
+    /// The preset's name (also for a spec or builder whose fields are a preset's), or `custom`.
     pub fn name(&self) -> &'static str {
         self.name
     }
@@ -239,6 +168,10 @@ impl Layout {
     pub fn sequence_bits(&self) -> u8 {
         self.sequence_bits
     }
+    /// How many of the worker bits (the upper ones) are a datacenter part (0: none).
+    pub fn datacenter_bits(&self) -> u8 {
+        self.datacenter_bits
+    }
     /// Where the sequence sits relative to the worker.
     pub fn order(&self) -> FieldOrder {
         self.order
@@ -250,6 +183,11 @@ impl Layout {
     /// The epoch in Unix milliseconds.
     pub fn epoch_ms(&self) -> u64 {
         self.epoch_ms
+    }
+    /// The start of the epoch's time unit, in Unix ms: time units count from here (they are
+    /// Unix-aligned, as the peers count them), so an epoch inside a unit starts that unit.
+    pub fn unit_start_of_epoch_ms(&self) -> u64 {
+        self.epoch_ms - self.epoch_ms % self.unit_ms
     }
     /// Whether IDs fit in 53 bits (exact as a JavaScript `Number`).
     pub fn is_js_safe(&self) -> bool {
@@ -278,7 +216,7 @@ impl Layout {
 
     /// When the time field runs out, in Unix ms: the first instant no ID can carry.
     pub fn expires_at_ms(&self) -> u64 {
-        self.epoch_ms
+        self.unit_start_of_epoch_ms()
             .saturating_add((self.max_time() + 1).saturating_mul(self.unit_ms))
     }
 
@@ -287,30 +225,23 @@ impl Layout {
         UNIX_EPOCH + Duration::from_millis(self.expires_at_ms())
     }
 
-    /// One line that says what the layout is and when it runs out, such as `default: clock-id
-    /// 3, time 41, worker 10, sequence 9 bits, 1 ms units, epoch 2024-01-01T00:00:00.000Z,
-    /// expires_at 2093-09-06T15:47:35.552Z`.
-    pub fn describe(&self) -> String {
-        let order = match self.order {
-            FieldOrder::SequenceBelowWorker => "",
-            FieldOrder::SequenceAboveWorker => " (sequence above worker)",
-        };
+    /// One line that says what the layout is and when it runs out, such as `default
+    /// (clock_id=3,time=41,worker=10,sequence=9,unit_ms=1,epoch_ms=1704067200000,order=worker_first),
+    /// epoch 2024-01-01T00:00:00.000Z, expires_at 2093-09-06T15:47:35.552Z`: for people; the
+    /// spec in brackets is [`Layout::describe`].
+    pub fn summary(&self) -> String {
         format!(
-            "{}: clock-id {}, time {}, worker {}, sequence {} bits{order}, {} ms units, epoch {}, \
-             expires_at {}",
+            "{} ({}), epoch {}, expires_at {}",
             self.name,
-            self.clock_id_bits,
-            self.time_bits,
-            self.worker_bits,
-            self.sequence_bits,
-            self.unit_ms,
+            self.describe(),
             crate::utc::iso8601(self.epoch_ms),
             crate::utc::iso8601(self.expires_at_ms()),
         )
     }
 
-    /// A stable 64-bit fingerprint of the fields (not the name): a namespace keeps one layout,
-    /// and a generator whose fingerprint differs is refused.
+    /// A stable 64-bit fingerprint of the fields that shape IDs (not the name, nor the
+    /// datacenter split, which changes how IDs read but not what they are): a namespace keeps
+    /// one layout, and a generator whose fingerprint differs is refused.
     pub fn fingerprint(&self) -> u64 {
         // FNV-1a over a fixed encoding of the fields: stable across versions and platforms.
         let mut bytes = vec![
@@ -329,13 +260,15 @@ impl Layout {
         })
     }
 
-    /// Converts Unix ms to this layout's time field, rounding down to the unit.
+    /// Converts Unix ms to this layout's time field: `floor(unix_ms / unit_ms) -
+    /// floor(epoch_ms / unit_ms)`.
     ///
     /// # Errors
     /// [`ErrorKind::TimeRange`](crate::ErrorKind::TimeRange) before the epoch or past the end
     /// of the time field.
     pub fn time_of(&self, unix_ms: u64) -> Result<u64> {
-        if unix_ms < self.epoch_ms {
+        let start = self.unit_start_of_epoch_ms();
+        if unix_ms < start {
             return Err(Error::new(
                 crate::ErrorKind::TimeRange,
                 format!(
@@ -345,7 +278,7 @@ impl Layout {
                 ),
             ));
         }
-        let time = (unix_ms - self.epoch_ms) / self.unit_ms;
+        let time = (unix_ms - start) / self.unit_ms;
         if time > self.max_time() {
             return Err(self.exhausted(unix_ms));
         }
@@ -364,18 +297,38 @@ impl Layout {
         )
     }
 
-    /// The ID for `parts`; `timestamp_ms` is rounded down to the time unit.
+    /// The ID for `parts`; `timestamp_ms` is rounded down to the time unit. With a
+    /// `datacenter_id`, `worker_id` is the part below it (see [`Parts`]); without one, the whole
+    /// worker field.
     ///
     /// # Errors
-    /// [`ErrorKind::Config`](crate::ErrorKind::Config) when a part does not fit its field, and
+    /// [`ErrorKind::Config`](crate::ErrorKind::Config) when a part does not fit its field (or a
+    /// `datacenter_id` is given for a layout without a datacenter part), and
     /// [`ErrorKind::TimeRange`](crate::ErrorKind::TimeRange) for a time outside the layout's.
     pub fn compose(&self, parts: &Parts) -> Result<u64> {
         let time = self.time_of(parts.timestamp_ms)?;
         self.check_part("clock_id", parts.clock_id, self.max_clock_id())?;
-        self.check_part("worker_id", parts.worker_id, self.max_worker_id())?;
+        let worker = match parts.datacenter_id {
+            None => {
+                self.check_part("worker_id", parts.worker_id, self.max_worker_id())?;
+                parts.worker_id
+            }
+            Some(_) if self.datacenter_bits == 0 => {
+                return Err(Error::config(format!(
+                    "datacenter_id: layout {} has no datacenter part; leave it out",
+                    self.name
+                )))
+            }
+            Some(dc) => {
+                let below = self.worker_bits - self.datacenter_bits;
+                self.check_part("datacenter_id", dc, mask(self.datacenter_bits))?;
+                self.check_part("worker_id", parts.worker_id, mask(below))?;
+                dc << below | parts.worker_id
+            }
+        };
         self.check_part("sequence", parts.sequence, self.max_sequence())?;
         let counter = self.counter(parts.clock_id, time, parts.sequence);
-        Ok(self.compose_counter(counter, self.worker_part(parts.worker_id)))
+        Ok(self.compose_counter(counter, self.worker_part(worker)))
     }
 
     fn check_part(&self, field: &str, value: u64, max: u64) -> Result<()> {
@@ -411,12 +364,38 @@ impl Layout {
         let worker_id = (id >> low_bits) & mask(self.worker_bits);
         let counter = ((id >> (low_bits + self.worker_bits)) << low_bits) | low;
         let time = (counter >> self.sequence_bits) & self.max_time();
+        let below = self.worker_bits - self.datacenter_bits;
+        let datacenter_id = (self.datacenter_bits > 0).then_some(worker_id >> below);
         Ok(Parts {
             clock_id: counter >> (self.time_bits + self.sequence_bits),
-            timestamp_ms: self.epoch_ms + time * self.unit_ms,
-            worker_id,
+            // Saturating: a far-future epoch with a long unit would not fit (nothing generates it).
+            timestamp_ms: self
+                .unit_start_of_epoch_ms()
+                .saturating_add(time.saturating_mul(self.unit_ms)),
+            datacenter_id,
+            worker_id: worker_id & mask(below),
             sequence: counter & self.max_sequence(),
         })
+    }
+
+    /// The whole worker field of `parts`: the worker ID of the generator that made the ID,
+    /// with the datacenter part put back in place where the layout has one.
+    ///
+    /// # Example
+    /// ```
+    /// use rimeflake::Layout;
+    ///
+    /// let twitter = Layout::twitter();
+    /// let parts = twitter.decode(37 << 12)?; // worker field 37 = datacenter 1, worker 5
+    /// assert_eq!((parts.datacenter_id, parts.worker_id), (Some(1), 5));
+    /// assert_eq!(twitter.worker_field(&parts), 37);
+    /// # Ok::<(), rimeflake::Error>(())
+    /// ```
+    pub fn worker_field(&self, parts: &Parts) -> u64 {
+        match parts.datacenter_id {
+            Some(dc) => dc << (self.worker_bits - self.datacenter_bits) | parts.worker_id,
+            None => parts.worker_id,
+        }
     }
 
     /// Bits that stay below the worker field when a counter becomes an ID.
@@ -455,7 +434,8 @@ impl Layout {
         ((counter & !low) << self.worker_bits) | worker_part | (counter & low)
     }
 
-    /// Checks the epoch against `now_ms`: not in the future, time field not used up.
+    /// Checks the epoch against `now_ms`: not in the future, time field not used up. Building a
+    /// generator checks this; describing or decoding does not.
     pub(crate) fn check_epoch(&self, now_ms: u64) -> Result<()> {
         if self.epoch_ms > now_ms {
             return Err(Error::config(format!(
@@ -488,7 +468,10 @@ pub(crate) const fn mask(bits: u8) -> u64 {
 }
 
 mod builder;
+mod presets;
+mod spec;
 #[cfg(test)]
 mod tests;
 
 pub use builder::LayoutBuilder;
+pub use presets::{EPOCH_2024, EPOCH_BAIDU, EPOCH_SONYFLAKE, EPOCH_SONYFLAKE_V2, EPOCH_TWITTER};

@@ -1,11 +1,10 @@
 //! Where the state directory is, and checks on it: the default directory, container detection
-//! (and its one-time warning), and refusing network and FUSE file systems where `flock` is not
+//! (and the text of its warning, which `settings` sends through the warning channel), and refusing network and FUSE file systems where `flock` is not
 //! reliable.
 
 use crate::error::{Error, Result};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Environment variable that names the state directory, above every other default.
 pub const STATE_DIR_ENV: &str = "RIMEFLAKE_STATE_DIR";
@@ -15,7 +14,7 @@ pub const NO_CONTAINER_WARNING_ENV: &str = "RIMEFLAKE_NO_CONTAINER_WARNING";
 pub const ALLOW_NETWORK_FS_ENV: &str = "RIMEFLAKE_ALLOW_NETWORK_FS";
 
 /// The default state directory: `$RIMEFLAKE_STATE_DIR`, else `$XDG_STATE_HOME/rimeflake`, else
-/// `$HOME/.local/state/rimeflake`. Call [`warn_if_container`] when a generator uses it.
+/// `$HOME/.local/state/rimeflake`.
 ///
 /// # Errors
 /// [`ErrorKind::Config`](crate::ErrorKind::Config) when none of these variables is set.
@@ -23,7 +22,7 @@ pub fn default_state_dir() -> Result<PathBuf> {
     default_state_dir_from(|name| std::env::var_os(name))
 }
 
-fn default_state_dir_from(env: impl Fn(&str) -> Option<OsString>) -> Result<PathBuf> {
+pub(crate) fn default_state_dir_from(env: impl Fn(&str) -> Option<OsString>) -> Result<PathBuf> {
     let set = |name: &str| env(name).filter(|v| !v.is_empty()).map(PathBuf::from);
     if let Some(dir) = set(STATE_DIR_ENV) {
         return Ok(dir);
@@ -58,31 +57,19 @@ pub fn in_container_at(root: &Path) -> bool {
     })
 }
 
-/// The text of the container warning for `dir`.
+/// The text of the warning about the default state directory `dir` in a container: a
+/// generator built with it warns (kind [`Warning::CONTAINER`](crate::Warning::CONTAINER)),
+/// unless `RIMEFLAKE_NO_CONTAINER_WARNING=1`. A directory chosen with `RIMEFLAKE_STATE_DIR` (a
+/// volume shared on purpose, say) or given to the builder is not warned about.
 pub fn container_warning(dir: &Path) -> String {
     format!(
-        "rimeflake: warning: running in a container with the default state directory {}: local \
-         worker leases only coordinate the processes that share this directory, so generators in \
-         other containers can take the same worker IDs. Use a distributed backend, fixed worker \
-         IDs, or disjoint worker ranges (set {NO_CONTAINER_WARNING_ENV}=1 to silence this)",
+        "running in a container with the default state directory {}: local worker leases only \
+         coordinate the processes that share this directory, so generators in other containers \
+         can take the same worker IDs. Give each container its own worker ID \
+         (RIMEFLAKE_WORKER_ID) or share one state directory between them (RIMEFLAKE_STATE_DIR \
+         on a volume they all mount); set {NO_CONTAINER_WARNING_ENV}=1 to silence this",
         dir.display()
     )
-}
-
-/// Warns once per process, on stderr, when running in a container (see [`in_container`]) with
-/// the default state directory `dir`: leases there only coordinate that container's processes.
-/// A directory chosen with `RIMEFLAKE_STATE_DIR` (a volume shared on purpose, say) is not
-/// warned about; `RIMEFLAKE_NO_CONTAINER_WARNING=1` silences it too.
-pub fn warn_if_container(dir: &Path) {
-    static WARNED: AtomicBool = AtomicBool::new(false);
-    if std::env::var_os(NO_CONTAINER_WARNING_ENV).is_some_and(|v| v == "1")
-        || std::env::var_os(STATE_DIR_ENV).is_some_and(|v| !v.is_empty())
-    {
-        return;
-    }
-    if in_container() && !WARNED.swap(true, Ordering::Relaxed) {
-        eprintln!("{}", container_warning(dir));
-    }
 }
 
 /// The name of the network or FUSE file system `path` is on, or `None` for a local one (or
@@ -182,7 +169,7 @@ pub(crate) struct TempDir(pub PathBuf);
 #[cfg(test)]
 impl TempDir {
     pub fn new(tag: &str) -> TempDir {
-        use std::sync::atomic::AtomicU64;
+        use std::sync::atomic::{AtomicU64, Ordering};
         static N: AtomicU64 = AtomicU64::new(0);
         let n = N.fetch_add(1, Ordering::Relaxed);
         let path = std::env::temp_dir().join(format!(

@@ -9,7 +9,7 @@ pub mod lease;
 pub mod namespace;
 pub mod source;
 
-pub use dirs::{default_state_dir, warn_if_container};
+pub use dirs::default_state_dir;
 pub use lease::{LeaseOptions, LeaseRequest, LocalLease};
 
 use std::ops::RangeInclusive;

@@ -13,7 +13,7 @@ use std::path::Path;
 pub struct LayoutRecord {
     /// [`Layout::fingerprint`] of the namespace's layout.
     pub fingerprint: u64,
-    /// [`Layout::describe`] of it.
+    /// [`Layout::summary`] of it (its name, spec, epoch and expiry).
     pub description: String,
     /// Its number of clock-ids.
     pub clock_ids: usize,
@@ -27,7 +27,7 @@ impl LayoutRecord {
     fn of(layout: &Layout) -> Self {
         LayoutRecord {
             fingerprint: layout.fingerprint(),
-            description: layout.describe(),
+            description: layout.summary(),
             clock_ids: layout.max_clock_id() as usize + 1,
             unit_ms: layout.unit_ms(),
             epoch_ms: layout.epoch_ms(),

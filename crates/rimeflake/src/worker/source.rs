@@ -75,7 +75,7 @@ impl WorkerSource {
     }
 }
 
-fn parse_id(raw: &str, from: &str) -> Result<u64> {
+pub(crate) fn parse_id(raw: &str, from: &str) -> Result<u64> {
     let t = raw.trim();
     // Digits only: "+5", "0x5" or "5.0" are more likely mistakes than intent.
     if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {

@@ -1,0 +1,173 @@
+//! Settings resolved once, in the core, when a generator is built: what the caller set on the
+//! [`Builder`](crate::Builder) wins, then the environment, then the defaults. So a binding sets
+//! only what its user passed, and every front end reads the environment the same way.
+//!
+//! | setting | environment | default |
+//! |---|---|---|
+//! | layout | [`LAYOUT_ENV`] (a preset or a layout spec, [`Layout::from_spec`]) | `default` |
+//! | backend | [`BACKEND_ENV`] ([`Backend::parse`]) | `local` |
+//! | worker ID | [`WORKER_ID_ENV`] (a number within the layout's worker IDs) | a lease |
+//! | state directory | [`STATE_DIR_ENV`] | `$XDG_STATE_HOME/rimeflake` or `~/.local/state/rimeflake` |
+//! | namespace | — | [`Layout::default_namespace`] of the layout |
+//!
+//! A variable set to the empty string counts as unset; a bad value is a
+//! [`ErrorKind::Config`](crate::ErrorKind::Config) error that names the variable.
+
+use crate::backend::Backend;
+use crate::error::{Error, Result};
+use crate::generator::Storage;
+use crate::layout::Layout;
+use crate::state::StateStore;
+use crate::warning::Warning;
+use crate::worker::{dirs, WorkerSource};
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+pub use crate::worker::dirs::STATE_DIR_ENV;
+pub use crate::worker::source::WORKER_ID_ENV;
+
+/// The environment variable with the layout: a preset name or a layout spec.
+pub const LAYOUT_ENV: &str = "RIMEFLAKE_LAYOUT";
+/// The environment variable with the backend: `local` or `memory`.
+pub const BACKEND_ENV: &str = "RIMEFLAKE_BACKEND";
+
+/// What the caller set on the builder (`None`: not set).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Given {
+    pub(crate) layout: Option<Layout>,
+    pub(crate) worker: Option<WorkerSource>,
+    pub(crate) backend: Option<Backend>,
+    pub(crate) state_dir: Option<PathBuf>,
+    pub(crate) store: Option<Arc<dyn StateStore>>,
+    pub(crate) namespace: Option<String>,
+}
+
+/// Every setting, decided.
+#[derive(Debug)]
+pub(crate) struct Resolved {
+    pub(crate) layout: Layout,
+    /// `None`: lease any free worker ID.
+    pub(crate) worker: Option<WorkerSource>,
+    pub(crate) storage: Storage,
+    pub(crate) namespace: String,
+    pub(crate) warnings: Vec<Warning>,
+}
+
+/// The process's environment, as [`resolve`] reads it.
+pub(crate) fn process_env(name: &str) -> Option<OsString> {
+    std::env::var_os(name)
+}
+
+/// Resolves `given` against the environment `env` (`in_container` tells whether to warn about
+/// the default state directory).
+pub(crate) fn resolve(
+    given: &Given,
+    env: &dyn Fn(&str) -> Option<OsString>,
+    in_container: &dyn Fn() -> bool,
+) -> Result<Resolved> {
+    let var = |name: &str| -> Result<Option<String>> {
+        match env(name).filter(|v| !v.is_empty()) {
+            None => Ok(None),
+            Some(v) => v
+                .into_string()
+                .map(Some)
+                .map_err(|v| Error::config(format!("{name}={v:?} is not valid UTF-8"))),
+        }
+    };
+    let in_env = |name: &str, e: Error| Error::config(format!("{name}: {}", e.message()));
+
+    let layout = match &given.layout {
+        Some(l) => l.clone(),
+        None => match var(LAYOUT_ENV)? {
+            Some(spec) => Layout::from_spec(&spec).map_err(|e| in_env(LAYOUT_ENV, e))?,
+            None => Layout::default(),
+        },
+    };
+
+    let backend = match &given.backend {
+        Some(b) => b.clone(),
+        None if given.store.is_some() => Backend::Local,
+        None => match var(BACKEND_ENV)? {
+            Some(text) => Backend::parse(&text).map_err(|e| in_env(BACKEND_ENV, e))?,
+            None => Backend::Local,
+        },
+    };
+
+    let worker = match &given.worker {
+        Some(w) => Some(w.clone()),
+        None => match var(WORKER_ID_ENV)? {
+            Some(raw) => {
+                let id = crate::worker::source::parse_id(&raw, WORKER_ID_ENV)?;
+                if id > layout.max_worker_id() {
+                    return Err(Error::config(format!(
+                        "{WORKER_ID_ENV}={id} is above layout {}'s largest worker ID {}",
+                        layout.name(),
+                        layout.max_worker_id()
+                    )));
+                }
+                Some(WorkerSource::Fixed(id))
+            }
+            None => None,
+        },
+    };
+
+    if given
+        .state_dir
+        .as_ref()
+        .is_some_and(|d| d.as_os_str().is_empty())
+    {
+        return Err(Error::config(
+            "state_dir: empty; give a directory, or leave it out for the default",
+        ));
+    }
+    let mut warnings = Vec::new();
+    let storage = match (&given.store, backend) {
+        (Some(_), Backend::Memory) => {
+            return Err(Error::config(
+                "backend: a memory backend keeps no state; it cannot take a state store",
+            ))
+        }
+        (Some(store), _) => Storage::Store(Arc::clone(store)),
+        (None, Backend::Memory) => {
+            if given.state_dir.is_some() {
+                return Err(Error::config(
+                    "state_dir: a memory backend keeps no state; leave state_dir out",
+                ));
+            }
+            Storage::InMemory
+        }
+        (None, _) => match &given.state_dir {
+            Some(dir) => Storage::Dir(dir.clone()),
+            None => match env(STATE_DIR_ENV).filter(|v| !v.is_empty()) {
+                Some(dir) => Storage::Dir(PathBuf::from(dir)),
+                None => {
+                    let dir = dirs::default_state_dir_from(env)?;
+                    let silenced = env(dirs::NO_CONTAINER_WARNING_ENV).is_some_and(|v| v == "1");
+                    if !silenced && in_container() {
+                        warnings.push(Warning::new(
+                            Warning::CONTAINER,
+                            dirs::container_warning(&dir),
+                        ));
+                    }
+                    Storage::Dir(dir)
+                }
+            },
+        },
+    };
+
+    let namespace = match &given.namespace {
+        Some(ns) => ns.clone(),
+        None => layout.default_namespace(),
+    };
+    Ok(Resolved {
+        layout,
+        worker,
+        storage,
+        namespace,
+        warnings,
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,199 @@
+//! Unit tests of settings resolution: explicit > environment > default, and bad values named.
+
+use super::*;
+use crate::ErrorKind;
+use std::path::Path;
+
+fn env_of(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<OsString> {
+    let vars: Vec<(String, OsString)> = vars
+        .iter()
+        .map(|(k, v)| (k.to_string(), OsString::from(v)))
+        .collect();
+    move |name| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
+}
+
+fn resolve_in(given: &Given, vars: &[(&str, &str)]) -> Result<Resolved> {
+    resolve(given, &env_of(vars), &|| false)
+}
+
+fn config_err(r: Result<Resolved>, needle: &str) -> Error {
+    let e = r.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Config, "{e}");
+    assert!(e.message().contains(needle), "{needle:?} not in {e}");
+    e
+}
+
+const HOME: (&str, &str) = ("HOME", "/home/u");
+
+#[test]
+fn defaults_without_environment() {
+    let r = resolve_in(&Given::default(), &[HOME]).unwrap();
+    assert_eq!(r.layout, Layout::default());
+    assert_eq!(r.worker, None);
+    assert_eq!(r.namespace, "default");
+    assert!(
+        matches!(&r.storage, Storage::Dir(d) if d == Path::new("/home/u/.local/state/rimeflake"))
+    );
+    assert!(r.warnings.is_empty());
+}
+
+#[test]
+fn environment_fills_what_the_caller_left_out() {
+    let vars = [
+        HOME,
+        (LAYOUT_ENV, "twitter"),
+        (WORKER_ID_ENV, "42"),
+        (STATE_DIR_ENV, "/srv/ids"),
+    ];
+    let r = resolve_in(&Given::default(), &vars).unwrap();
+    assert_eq!(r.layout, Layout::twitter());
+    assert_eq!(r.worker, Some(WorkerSource::Fixed(42)));
+    assert_eq!(r.namespace, "twitter");
+    assert!(matches!(&r.storage, Storage::Dir(d) if d == Path::new("/srv/ids")));
+    let r = resolve_in(
+        &Given::default(),
+        &[(BACKEND_ENV, "memory"), (WORKER_ID_ENV, "3")],
+    )
+    .unwrap();
+    assert!(matches!(r.storage, Storage::InMemory));
+}
+
+#[test]
+fn explicit_settings_win_over_the_environment() {
+    let given = Given {
+        layout: Some(Layout::sonyflake()),
+        worker: Some(WorkerSource::Fixed(7)),
+        state_dir: Some("/mine".into()),
+        namespace: Some("ns".into()),
+        backend: Some(Backend::Local),
+        ..Given::default()
+    };
+    let vars = [
+        (LAYOUT_ENV, "not a layout"),
+        (WORKER_ID_ENV, "abc"),
+        (STATE_DIR_ENV, "/theirs"),
+        (BACKEND_ENV, "bogus"),
+    ];
+    let r = resolve_in(&given, &vars).unwrap();
+    assert_eq!(r.layout, Layout::sonyflake());
+    assert_eq!(r.worker, Some(WorkerSource::Fixed(7)));
+    assert_eq!(r.namespace, "ns");
+    assert!(matches!(&r.storage, Storage::Dir(d) if d == Path::new("/mine")));
+}
+
+#[test]
+fn bad_environment_values_name_the_variable() {
+    let g = Given::default();
+    for bad in ["abc", "-1", "+5", "1.0", "99999999999999999999999"] {
+        config_err(resolve_in(&g, &[HOME, (WORKER_ID_ENV, bad)]), WORKER_ID_ENV);
+    }
+    // 1024 is past the default layout's 10 worker bits; 7 is past js_safe's 3.
+    config_err(
+        resolve_in(&g, &[HOME, (WORKER_ID_ENV, "1024")]),
+        WORKER_ID_ENV,
+    );
+    config_err(
+        resolve_in(&g, &[HOME, (WORKER_ID_ENV, "8"), (LAYOUT_ENV, "js_safe")]),
+        "RIMEFLAKE_WORKER_ID=8",
+    );
+    config_err(resolve_in(&g, &[HOME, (LAYOUT_ENV, "twiter")]), LAYOUT_ENV);
+    config_err(resolve_in(&g, &[HOME, (LAYOUT_ENV, "time=41")]), LAYOUT_ENV);
+    config_err(
+        resolve_in(&g, &[HOME, (BACKEND_ENV, "redis://h")]),
+        BACKEND_ENV,
+    );
+    config_err(resolve_in(&g, &[HOME, (BACKEND_ENV, "disk")]), BACKEND_ENV);
+}
+
+#[test]
+fn empty_variables_count_as_unset() {
+    let vars = [
+        HOME,
+        (LAYOUT_ENV, ""),
+        (WORKER_ID_ENV, ""),
+        (STATE_DIR_ENV, ""),
+        (BACKEND_ENV, ""),
+    ];
+    let r = resolve_in(&Given::default(), &vars).unwrap();
+    assert_eq!(r.layout, Layout::default());
+    assert_eq!(r.worker, None);
+}
+
+#[test]
+fn an_empty_state_dir_is_refused() {
+    let given = Given {
+        state_dir: Some(PathBuf::new()),
+        ..Given::default()
+    };
+    config_err(resolve_in(&given, &[HOME]), "state_dir");
+}
+
+#[test]
+fn memory_backend_takes_no_state_dir() {
+    let given = Given {
+        backend: Some(Backend::Memory),
+        state_dir: Some("/x".into()),
+        ..Given::default()
+    };
+    config_err(resolve_in(&given, &[]), "state_dir");
+    // The environment's state directory is simply not used by a memory backend.
+    let given = Given {
+        backend: Some(Backend::Memory),
+        ..Given::default()
+    };
+    assert!(resolve_in(&given, &[(STATE_DIR_ENV, "/x")]).is_ok());
+}
+
+#[test]
+fn the_default_namespace_follows_the_layout() {
+    for (spec, ns) in [
+        ("default", "default".to_string()),
+        ("twitter", "twitter".to_string()),
+        ("sonyflake_v2", "sonyflake_v2".to_string()),
+        ("js_safe", "js_safe".to_string()),
+    ] {
+        let r = resolve_in(&Given::default(), &[HOME, (LAYOUT_ENV, spec)]).unwrap();
+        assert_eq!(r.namespace, ns);
+    }
+    let custom = Layout::from_spec("time=41,worker=10,sequence=12,epoch_ms=1420070400000").unwrap();
+    let ns = custom.default_namespace();
+    assert_eq!(ns, format!("custom-{:016x}", custom.fingerprint()));
+    let baidu = Layout::from_spec("baidu,epoch_ms=1735689600000").unwrap();
+    assert!(
+        baidu.default_namespace().starts_with("baidu-"),
+        "{}",
+        baidu.default_namespace()
+    );
+}
+
+#[test]
+fn the_container_warning_is_a_warning_not_output() {
+    let warn = |vars: &[(&str, &str)], given: &Given| {
+        resolve(given, &env_of(vars), &|| true).unwrap().warnings
+    };
+    let w = warn(&[HOME], &Given::default());
+    assert_eq!(w.len(), 1);
+    assert_eq!(w[0].kind(), Warning::CONTAINER);
+    assert!(
+        !w[0].message().contains("distributed"),
+        "{}",
+        w[0].message()
+    );
+    assert!(
+        !w[0].message().starts_with("rimeflake:"),
+        "{}",
+        w[0].message()
+    );
+    // A directory chosen on purpose, or silenced: no warning.
+    assert!(warn(&[HOME, (STATE_DIR_ENV, "/v")], &Given::default()).is_empty());
+    assert!(warn(
+        &[HOME, ("RIMEFLAKE_NO_CONTAINER_WARNING", "1")],
+        &Given::default()
+    )
+    .is_empty());
+    let given = Given {
+        state_dir: Some("/v".into()),
+        ..Given::default()
+    };
+    assert!(warn(&[HOME], &given).is_empty());
+}
