@@ -291,3 +291,21 @@ fn threads_share_one_generator() {
     assert_eq!(all.len(), n);
     assert_eq!(g.stats().ids_issued, n as u64);
 }
+
+#[test]
+fn a_generator_counts_unix_aligned_units_whatever_its_epoch() {
+    // sony/sonyflake's layout with a start time 7 ms into a 10 ms unit: the peer (and now
+    // rimeflake) counts floor(now / 10) - floor(start / 10), so an ID made at START + 5 ms
+    // carries START's unit, 2026-01-01T00:00:00.000Z.
+    let layout = Layout::from_spec(
+        "time=39,worker=16,sequence=8,unit_ms=10,epoch=2020-01-01T00:00:00.007Z,order=sequence_first",
+    )
+    .unwrap();
+    let (g, clock) = generator(layout.clone(), None);
+    g.next_id().unwrap();
+    // Later, on the hot path: the ID carries the unit of the clock's reading.
+    clock.advance(Duration::from_millis(10_005));
+    let id = g.next_id().unwrap();
+    assert_eq!(layout.decode(id).unwrap().timestamp_ms, START + 10_000);
+    assert_eq!(id >> 24, (START + 10_000) / 10 - 1_577_836_800_007 / 10);
+}

@@ -80,6 +80,7 @@ pub(crate) struct Consts {
     pub(crate) seq_bits: u32,
     time_bits: u32,
     pub(crate) cid_mask: u64,
+    /// The start of the epoch's time unit: time units are Unix-aligned.
     epoch_ms: u64,
     pub(crate) unit_ms: u64,
     /// Largest `now_ms - epoch_ms` inside the time field.

@@ -199,7 +199,8 @@ fn consts(layout: &Layout, worker_id: u64, max_drift: Duration) -> Consts {
         seq_bits,
         time_bits: layout.time_bits() as u32,
         cid_mask: mask(layout.clock_id_bits()) << (layout.time_bits() as u32 + seq_bits),
-        epoch_ms: layout.epoch_ms(),
+        // Units count from the start of the epoch's unit (Unix-aligned, as the peers count).
+        epoch_ms: layout.unit_start_of_epoch_ms(),
         unit_ms,
         max_span_ms: (layout.max_time() + 1).saturating_mul(unit_ms) - 1,
         drift_units,

@@ -155,7 +155,9 @@ fn read_state(path: &Path, layout: Option<&LayoutRecord>) -> StateHealth {
         .iter()
         .map(|r| {
             let l = layout?;
-            l.epoch_ms.checked_add(r.as_ref()?.checked_mul(l.unit_ms)?)
+            // Units count from the start of the epoch's unit (Unix-aligned).
+            let start = l.epoch_ms - l.epoch_ms % l.unit_ms.max(1);
+            start.checked_add(r.as_ref()?.checked_mul(l.unit_ms)?)
         })
         .collect();
     StateHealth::Ok {
