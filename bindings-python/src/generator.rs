@@ -176,7 +176,9 @@ impl Generator {
     /// Closes the generator: later calls raise ``ClosedError``. A memory generator first waits
     /// until the clock has passed its last ID. Closing twice is harmless.
     fn close(&self, py: Python<'_>) -> Result<()> {
-        Ok(py.detach(|| self.inner.close())?)
+        // The core's close takes no interrupt hook (its wait is bounded by max_wait); detached
+        // all the same, so that a daemon thread closing at exit stays quiet too.
+        interrupt::detached(py, |_| self.inner.close())
     }
 
     /// Returns the generator itself: ``with Generator(...) as gen:`` closes it on the way out.

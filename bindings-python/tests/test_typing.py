@@ -36,11 +36,13 @@ rimeflake.Generator(1, layout="default", backend="memroy")
 """
 
 
-def readme_python() -> str:
-    text = (ROOT / "README.md").read_text()
-    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
-    assert blocks, "the README has a Python snippet"
+def readme_python(readme: Path = ROOT / "README.md") -> str:
+    blocks = re.findall(r"```python\n(.*?)```", readme.read_text(), flags=re.S)
+    assert blocks, f"{readme} has a Python snippet"
     return str(blocks[0])
+
+
+PACKAGE_README = ROOT / "bindings-python" / "README.md"  # the wheel's page on PyPI
 
 
 def mypy(*files: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -56,17 +58,20 @@ def test_mypy_strict_accepts_what_works_and_catches_typos(tmp_path: Path) -> Non
     good.write_text(GOOD)
     bad.write_text(BAD)
     readme.write_text(readme_python())
+    package = tmp_path / "package_readme.py"
+    package.write_text(readme_python(PACKAGE_README))
     examples = sorted((ROOT / "examples" / "python").glob("*.py"))
-    proc = mypy(good, readme, *examples, bad, cwd=tmp_path)
+    proc = mypy(good, readme, package, *examples, bad, cwd=tmp_path)
     errors = [line for line in proc.stdout.splitlines() if ": error:" in line]
     assert all(line.startswith("bad.py:") for line in errors), proc.stdout
     lines = sorted({int(line.split(":")[1]) for line in errors})
     assert lines == [4, 5], proc.stdout  # "twiter", "memroy"
 
 
-def test_readme_snippet_runs(tmp_path: Path) -> None:
+@pytest.mark.parametrize("readme", [ROOT / "README.md", PACKAGE_README], ids=["repo", "package"])
+def test_readme_snippet_runs(readme: Path, tmp_path: Path) -> None:
     script = tmp_path / "readme.py"
-    script.write_text(readme_python())
+    script.write_text(readme_python(readme))
     env = dict(os.environ, RIMEFLAKE_STATE_DIR=str(tmp_path / "state"),
                RIMEFLAKE_NO_CONTAINER_WARNING="1")
     for _ in range(2):  # on a fresh state directory, then on a used one
