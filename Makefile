@@ -12,7 +12,13 @@ SHELL := bash
 CARGO ?= cargo
 # The example is a crate of its own (as a user's would be); it shares the workspace's target dir.
 EXAMPLE_RUST := --manifest-path examples/rust/Cargo.toml --target-dir target
-RIMEFLAKE := $(CARGO) run --quiet -p rimeflake-cli --
+# The CLI as `make demo` builds it (cargo build shows its progress; running the binary does not
+# rebuild or print anything else).
+RIMEFLAKE := target/debug/rimeflake
+# What the demo and the examples write stays inside the checkout, as the tests' state does.
+DEMO_STATE := $(CURDIR)/target/demo-state
+# A step banner: long steps say what they do before they do it.
+say = @printf '\n\033[1m== %s\033[0m\n' "$(1)"
 
 .PHONY: help
 help: ## list the targets
@@ -35,17 +41,20 @@ rust-lint-tools: rust ## add rustfmt and clippy to the toolchain when they are m
 
 # ---- demo -------------------------------------------------------------------------------------
 
-# The embedded default: a worker ID leased in the state directory ($RIMEFLAKE_STATE_DIR, else
-# ~/.local/state/rimeflake) and durable state beside it.
+# The embedded default: a worker ID leased in the state directory and durable state beside it;
+# here the directory is target/demo-state, inside the checkout.
 .PHONY: demo
 demo: rust python-env ## build the CLI and print a few IDs from every language built so far
-	@$(CARGO) build --quiet -p rimeflake-cli
-	@echo "== rust: rimeflake gen -n 3"
-	@$(RIMEFLAKE) gen -n 3
-	@echo "== rust: rimeflake gen -n 3 --format base62 | rimeflake decode --format base62"
-	@$(RIMEFLAKE) gen -n 3 --format base62 | $(RIMEFLAKE) decode --format base62
-	@echo "== python: examples/python/quickstart.py"
-	@$(VENV_PY) examples/python/quickstart.py
+	$(call say,building the CLI (cargo build -p rimeflake-cli))
+	@$(CARGO) build -p rimeflake-cli
+	$(call say,rust: rimeflake gen -n 3 (state in target/demo-state))
+	@RIMEFLAKE_STATE_DIR="$(DEMO_STATE)" $(RIMEFLAKE) gen -n 3
+	$(call say,rust: rimeflake gen -n 3 --format base62 | rimeflake decode --format base62)
+	@RIMEFLAKE_STATE_DIR="$(DEMO_STATE)" $(RIMEFLAKE) gen -n 3 --format base62 | $(RIMEFLAKE) decode --format base62
+	$(call say,rust: rimeflake gen --worker 7 --layout twitter (its own namespace: twitter))
+	@RIMEFLAKE_STATE_DIR="$(DEMO_STATE)" $(RIMEFLAKE) gen --worker 7 --layout twitter
+	$(call say,python: examples/python/quickstart.py)
+	@RIMEFLAKE_STATE_DIR="$(DEMO_STATE)" $(VENV_PY) examples/python/quickstart.py
 
 # ---- tests ------------------------------------------------------------------------------------
 
@@ -55,11 +64,13 @@ test: test-rust test-loom test-python ## run every test suite (each language add
 # The example runs first so that cargo test's summary lines close the output; its state goes
 # to target/, so tests write nothing outside the tree.
 test-rust: rust faketime ## Rust: the Rust example, then cargo test --workspace
+	$(call say,rust: the example (examples/rust))
 	RIMEFLAKE_STATE_DIR="$(CURDIR)/target/rimeflake-state" $(MAKE) --no-print-directory example-rust
+	$(call say,rust: cargo test --workspace)
 	$(CARGO) test --workspace
 
 example-rust: rust ## run the Rust example (examples/rust)
-	$(CARGO) run --quiet $(EXAMPLE_RUST)
+	$(CARGO) run $(EXAMPLE_RUST)
 
 # The process tests (crates/rimeflake-cli/tests/processes.rs) set the clock back with libfaketime.
 .PHONY: faketime
@@ -74,6 +85,16 @@ SOAK_SECONDS ?= 300
 soak: rust ## the deterministic simulation on fresh seeds for SOAK_SECONDS (default 300); prints any failing seed
 	RIMEFLAKE_SIM_SECONDS=$(SOAK_SECONDS) $(CARGO) test -p rimeflake --test simulation \
 	  crashes_clock_jumps -- --nocapture
+
+# ---- peer vectors ------------------------------------------------------------------------------
+
+# IDs made by the peers' own code (Go modules from the Go module proxy, versions pinned in
+# testdata/peers/go.mod) and the layout specs that read them; the tests decode them.
+.PHONY: peer-vectors
+peer-vectors: ## regenerate testdata/peers/vectors.json with the peers' own code (needs Go)
+	@command -v go >/dev/null || { echo "make: go not found: install Go (https://go.dev/dl)" >&2; exit 1; }
+	$(call say,peers: go run testdata/peers > testdata/peers/vectors.json)
+	cd testdata/peers && go run . > vectors.json.tmp && mv vectors.json.tmp vectors.json
 
 # ---- lint -------------------------------------------------------------------------------------
 
@@ -110,7 +131,8 @@ test-stress: rust ## Rust: the 4 threads x 1e6 IDs stress test, release build
 # loom swaps the generator's atomics and mutex for its own (--cfg loom): a target dir of its own
 # keeps the main build's artifacts valid.
 test-loom: rust ## Rust: loom model check of the generator's atomic step (LOOM_MAX_PREEMPTIONS, default 3)
-	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR="$(CURDIR)/target/loom" $(CARGO) test --release -p rimeflake --test loom
+	$(call say,rust: loom model check (its own target dir, target/loom: --cfg loom changes every crate))
+	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR="$(CURDIR)/target/loom" $(CARGO) test --release -p rimeflake-loom --test loom
 
 # ---- python -----------------------------------------------------------------------------------
 
@@ -122,19 +144,31 @@ VENV_PY := $(VENV)/bin/python
 BENCH_VENV := bench/python/.venv
 BENCH_PEERS := uuid-utils==1.2.0 sonyflake-turbo==1.0.1 snowflake-id==1.0.2 python-ulid==4.1.0 numpy
 
+PY_TOOLS := maturin pytest mypy numpy
+# Installed once per .venv (a stamp file), so warm runs do not ask pip again.
+PY_TOOLS_STAMP := $(VENV)/.tools-installed
+
 .PHONY: python-env test-python example-python lint-python bench-python
-python-env: rust ## Python: .venv with maturin, pytest, mypy, numpy and the extension built in it (debug)
+python-env: rust $(PY_TOOLS_STAMP) ## Python: .venv with maturin, pytest, mypy, numpy and the extension built in it (debug)
+	$(call say,python: building the extension into .venv (maturin develop: cargo's progress follows))
+	cd bindings-python && VIRTUAL_ENV="$(CURDIR)/$(VENV)" "$(CURDIR)/$(VENV)/bin/maturin" develop
+
+$(PY_TOOLS_STAMP):
+	$(call say,python: creating .venv and installing $(PY_TOOLS) (pip))
 	@test -x $(VENV_PY) || $(PYTHON) -m venv $(VENV)
-	@$(VENV_PY) -m pip install -q --disable-pip-version-check maturin pytest mypy numpy
-	cd bindings-python && VIRTUAL_ENV="$(CURDIR)/$(VENV)" "$(CURDIR)/$(VENV)/bin/maturin" develop -q
+	$(VENV_PY) -m pip install --disable-pip-version-check $(PY_TOOLS)
+	@touch $@
 
 example-python: python-env ## run the Python example (examples/python)
 	$(VENV_PY) examples/python/quickstart.py
 
-# The example runs first so that pytest's summary closes the output.
+# The example runs first so that pytest's summary closes the output. It runs here rather than
+# through example-python, so the extension is built once (python-env is a prerequisite).
 test-python: python-env ## Python: the example, then pytest bindings-python/tests (stubtest included)
+	$(call say,python: the example (examples/python))
 	RIMEFLAKE_STATE_DIR="$(CURDIR)/target/rimeflake-state" RIMEFLAKE_NO_CONTAINER_WARNING=1 \
-	  $(MAKE) --no-print-directory example-python
+	  $(VENV_PY) examples/python/quickstart.py
+	$(call say,python: pytest bindings-python/tests)
 	$(VENV_PY) -m pytest bindings-python/tests
 
 lint-python: python-env ## Python: mypy --strict on the package (stubs included) and the example

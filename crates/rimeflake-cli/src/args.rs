@@ -2,13 +2,14 @@
 //! [`Layout`] and a [`Generator`].
 
 use crate::fail::Failure;
-use clap::builder::PossibleValuesParser;
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use rimeflake::{Encoding, Generator, Layout};
+use rimeflake::{Backend, Encoding, Generator, Layout};
 use std::path::PathBuf;
 
-const AFTER_HELP: &str =
-    "Exit status: 0 on success, 1 when rimeflake fails (an invalid ID, a clock \
+const AFTER_HELP: &str = "What is not given comes from the environment: RIMEFLAKE_LAYOUT, \
+RIMEFLAKE_WORKER_ID, RIMEFLAKE_BACKEND, RIMEFLAKE_STATE_DIR (an empty one counts as unset).
+
+Exit status: 0 on success, 1 when rimeflake fails (an invalid ID, a clock \
 that went back too far, a state or lease error), 2 for bad arguments or configuration.";
 
 /// 64-bit, time-ordered, unique IDs that survive clock rollbacks, restarts, forks and moving
@@ -47,16 +48,16 @@ pub enum StateCommand {
 #[derive(Debug, Args)]
 pub struct StateResetArgs {
     /// The worker ID whose state file is corrupt.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = parse_worker)]
     pub worker: u64,
-    /// The namespace (default: `default`).
-    #[arg(long, value_name = "NS", default_value = "default")]
-    pub namespace: String,
+    /// The namespace [default: the layout's own, as generators use: default, twitter, ...]
+    #[arg(long, value_name = "NS")]
+    pub namespace: Option<String>,
     #[command(flatten)]
     pub layout: LayoutArgs,
-    /// The state directory (default: $RIMEFLAKE_STATE_DIR, else $XDG_STATE_HOME/rimeflake or
-    /// ~/.local/state/rimeflake).
-    #[arg(long, value_name = "DIR")]
+    /// The state directory [default: $RIMEFLAKE_STATE_DIR, else $XDG_STATE_HOME/rimeflake or
+    /// ~/.local/state/rimeflake]
+    #[arg(long, value_name = "DIR", value_parser = any_path)]
     pub state_dir: Option<PathBuf>,
 }
 
@@ -65,36 +66,25 @@ pub struct StateResetArgs {
 pub struct StateShowArgs {
     /// The state directory (default: $RIMEFLAKE_STATE_DIR, else $XDG_STATE_HOME/rimeflake or
     /// ~/.local/state/rimeflake).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_parser = any_path)]
     pub state_dir: Option<PathBuf>,
 }
 
-/// The layout, as a preset name (and the epoch that `baidu` needs).
+/// The layout: a preset name or a layout spec, parsed by the core.
 #[derive(Debug, Args)]
 pub struct LayoutArgs {
-    /// Bit layout preset (`baidu` also needs --baidu-epoch-ms).
-    #[arg(long, value_name = "PRESET", default_value = "default",
-          value_parser = PossibleValuesParser::new(Layout::PRESETS))]
-    pub layout: String,
-    /// The epoch of the `baidu` layout, in Unix ms (Baidu's own, 2016-05-20, ran out in 2024).
-    #[arg(long, value_name = "MS")]
-    pub baidu_epoch_ms: Option<u64>,
+    /// A preset (default, twitter, sonyflake, sonyflake_v2, baidu, js_safe) or a layout spec
+    /// such as `clock_id=0,time=41,worker=10,sequence=12,epoch_ms=1420070400000`, or a preset
+    /// changed by pairs: `baidu,epoch=2025-01-01T00:00:00Z` [default: $RIMEFLAKE_LAYOUT, else
+    /// default]
+    #[arg(long, value_name = "PRESET|SPEC")]
+    pub layout: Option<String>,
 }
 
 impl LayoutArgs {
-    /// The layout these arguments name.
+    /// The layout given, else the environment's, else `default` (the core decides).
     pub fn layout(&self) -> Result<Layout, Failure> {
-        match (self.layout.as_str(), self.baidu_epoch_ms) {
-            ("baidu", Some(epoch)) => Ok(Layout::baidu(epoch)?),
-            ("baidu", None) => Err(Failure::usage(
-                "--layout baidu needs --baidu-epoch-ms MS (Baidu's own epoch, 2016-05-20, ran out \
-                 in November 2024)",
-            )),
-            (name, None) => Ok(Layout::preset(name)?),
-            (name, Some(_)) => Err(Failure::usage(format!(
-                "--baidu-epoch-ms applies to --layout baidu only, not to {name}"
-            ))),
-        }
+        Ok(rimeflake::settings::layout(self.layout.as_deref())?)
     }
 }
 
@@ -103,24 +93,47 @@ impl LayoutArgs {
 pub struct GeneratorArgs {
     #[command(flatten)]
     pub layout: LayoutArgs,
-    /// A fixed worker ID (default: lease the lowest free worker ID of the state directory).
-    #[arg(long, value_name = "N")]
+    /// A fixed worker ID [default: $RIMEFLAKE_WORKER_ID, else lease the lowest free worker ID
+    /// of the state directory]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = parse_worker)]
     pub worker: Option<u64>,
-    /// The state directory (default: $RIMEFLAKE_STATE_DIR, else the user's state directory).
-    #[arg(long, value_name = "DIR", conflicts_with = "in_memory")]
+    /// The state directory [default: $RIMEFLAKE_STATE_DIR, else the user's state directory]
+    #[arg(long, value_name = "DIR", conflicts_with = "in_memory", value_parser = any_path)]
     pub state_dir: Option<PathBuf>,
-    /// The namespace: worker IDs and state are separate per namespace (default: `default`).
-    #[arg(long, value_name = "NS", conflicts_with = "in_memory")]
+    /// The namespace: worker IDs and state are separate per namespace, and a namespace keeps
+    /// one layout [default: the layout's own: default, twitter, ..., custom-<fingerprint>]
+    #[arg(long, value_name = "NS")]
     pub namespace: Option<String>,
-    /// Keep no state at all (NOT restart-safe); needs --worker.
-    #[arg(long, requires = "worker")]
+    /// Where leases and state live: local (the state directory) or memory (no state: NOT
+    /// restart-safe, needs a worker ID) [default: $RIMEFLAKE_BACKEND, else local]
+    #[arg(long, value_name = "BACKEND", conflicts_with = "in_memory")]
+    pub backend: Option<String>,
+    /// The same as --backend memory.
+    #[arg(long)]
     pub in_memory: bool,
 }
 
+/// `--worker`: a clear message for `-1` or `abc`, which clap would call an unknown argument.
+fn parse_worker(text: &str) -> Result<u64, String> {
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!(
+            "{text:?} is not a worker ID: expected a non-negative integer"
+        ));
+    }
+    text.parse()
+        .map_err(|_| format!("{text} is too large for a worker ID"))
+}
+
 impl GeneratorArgs {
-    /// A generator as these arguments describe it: without --worker, the embedded default.
+    /// A generator with what these arguments give; the core resolves the rest (environment,
+    /// defaults) and reports warnings, which go to stderr.
     pub fn build(&self) -> Result<Generator, Failure> {
-        let mut builder = Generator::builder().layout(self.layout.layout()?);
+        let mut builder = Generator::builder().on_warning(|w| {
+            eprintln!("rimeflake: warning: {}", crate::fail::one_line(w.message()))
+        });
+        if let Some(spec) = &self.layout.layout {
+            builder = builder.layout(Layout::from_spec(spec)?);
+        }
         if let Some(worker) = self.worker {
             builder = builder.worker_id(worker);
         }
@@ -129,6 +142,9 @@ impl GeneratorArgs {
         }
         if let Some(namespace) = &self.namespace {
             builder = builder.namespace(namespace);
+        }
+        if let Some(backend) = &self.backend {
+            builder = builder.backend(Backend::parse(backend)?);
         }
         if self.in_memory {
             builder = builder.in_memory();
@@ -222,4 +238,10 @@ fn parse_seconds(text: &str) -> Result<f64, String> {
         Ok(_) => Err("must be more than 0 and at most 86400".to_string()),
         Err(e) => Err(e.to_string()),
     }
+}
+
+/// A path as given, even empty: the core decides what is valid (an empty state directory is a
+/// configuration error there, for every front end alike).
+fn any_path(text: &str) -> Result<PathBuf, String> {
+    Ok(PathBuf::from(text))
 }

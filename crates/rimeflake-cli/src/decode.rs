@@ -45,17 +45,24 @@ struct Printer<'a, W: Write> {
     header_done: bool,
 }
 
+/// Beside a time that no generator of the layout can have made yet.
+const IN_THE_FUTURE: &str = "(in the future: another layout?)";
+
 impl<W: Write> Printer<'_, W> {
     /// The layout line and column names, before the first row of a table.
     fn header(&mut self) -> Result<(), Failure> {
         if !self.json && !self.header_done {
             self.header_done = true;
             writeln!(self.out, "# {}", describe_layout(self.layout))?;
-            writeln!(
+            write!(
                 self.out,
-                "{:<20} {:>8} {:<24} {:>8} {:>8}",
-                "ID", "CLOCK_ID", "TIME (UTC)", "WORKER", "SEQUENCE"
+                "{:<20} {:>8} {:<24} ",
+                "ID", "CLOCK_ID", "TIME (UTC)"
             )?;
+            if self.layout.datacenter_bits() > 0 {
+                write!(self.out, "{:>10} ", "DATACENTER")?;
+            }
+            writeln!(self.out, "{:>8} {:>8}", "WORKER", "SEQUENCE")?;
         }
         Ok(())
     }
@@ -70,26 +77,34 @@ impl<W: Write> Printer<'_, W> {
                 return Err(e.into());
             }
         };
+        let future = parts.is_well_in_the_future();
         self.header()?;
         if self.json {
             write_parts_json(&mut self.out, id, &parts)?;
             writeln!(
                 self.out,
-                ",\"layout\":\"{}\",\"expires_at\":\"{}\",\"expires_at_ms\":{}}}",
+                ",\"in_the_future\":{future},\"layout\":\"{}\",\"spec\":\"{}\",\"expires_at\":\"{}\",\"expires_at_ms\":{}}}",
                 self.layout.name(),
+                self.layout.describe(),
                 iso8601(self.layout.expires_at_ms()),
                 self.layout.expires_at_ms()
             )?;
         } else {
-            writeln!(
+            write!(
                 self.out,
-                "{:<20} {:>8} {:<24} {:>8} {:>8}",
+                "{:<20} {:>8} {:<24} ",
                 text,
                 parts.clock_id,
-                iso8601(parts.timestamp_ms),
-                parts.worker_id,
-                parts.sequence
+                iso8601(parts.timestamp_ms)
             )?;
+            if let Some(dc) = parts.datacenter_id {
+                write!(self.out, "{dc:>10} ")?;
+            }
+            write!(self.out, "{:>8} {:>8}", parts.worker_id, parts.sequence)?;
+            if future {
+                write!(self.out, "  {IN_THE_FUTURE}")?;
+            }
+            writeln!(self.out)?;
         }
         Ok(())
     }

@@ -5,22 +5,29 @@ use rimeflake::utc::iso8601;
 use rimeflake::{Layout, Parts};
 use std::io::{self, Write};
 
-/// Writes `{"id":"<decimal>","clock_id":..,"timestamp_ms":..,"time":"..","worker_id":..,
-/// "sequence":..` without the closing brace, so callers can add fields. The ID is a string:
-/// JavaScript's `JSON.parse` would round a 64-bit number.
+/// Writes `{"id":"<decimal>","clock_id":..,"timestamp_ms":..,"time":"..",["datacenter_id":..,]
+/// "worker_id":..,"sequence":..` without the closing brace, so callers can add fields. The ID is
+/// a string: JavaScript's `JSON.parse` would round a 64-bit number.
 pub fn write_parts_json(out: &mut impl Write, id: u64, parts: &Parts) -> io::Result<()> {
     write!(
         out,
-        "{{\"id\":\"{id}\",\"clock_id\":{},\"timestamp_ms\":{},\"time\":\"{}\",\"worker_id\":{},\"sequence\":{}",
+        "{{\"id\":\"{id}\",\"clock_id\":{},\"timestamp_ms\":{},\"time\":\"{}\"",
         parts.clock_id,
         parts.timestamp_ms,
         iso8601(parts.timestamp_ms),
-        parts.worker_id,
-        parts.sequence
+    )?;
+    if let Some(dc) = parts.datacenter_id {
+        write!(out, ",\"datacenter_id\":{dc}")?;
+    }
+    write!(
+        out,
+        ",\"worker_id\":{},\"sequence\":{}",
+        parts.worker_id, parts.sequence
     )
 }
 
-/// One line that says what a layout is and when it runs out.
+/// One line that says what a layout is (its spec, which `--layout` takes back) and when it runs
+/// out.
 pub fn describe_layout(layout: &Layout) -> String {
     format!("layout {}", layout.summary())
 }

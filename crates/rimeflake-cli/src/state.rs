@@ -4,7 +4,6 @@
 use crate::args::{StateResetArgs, StateShowArgs};
 use crate::fail::Failure;
 use rimeflake::state::inspect;
-use rimeflake::worker::default_state_dir;
 use std::io::Write;
 
 /// Prints every lease of every namespace: holder, layout, clock-id and reservations.
@@ -26,22 +25,24 @@ pub fn show(args: &StateShowArgs) -> Result<(), Failure> {
 pub fn reset(args: &StateResetArgs) -> Result<(), Failure> {
     let dir = state_dir(&args.state_dir)?;
     let layout = args.layout.layout()?;
-    let aside = rimeflake::state::reset(&dir, &args.namespace, &layout, args.worker)?;
+    let namespace = args
+        .namespace
+        .clone()
+        .unwrap_or_else(|| layout.default_namespace());
+    let aside = rimeflake::state::reset(&dir, &namespace, &layout, args.worker)?;
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
         "reset worker {} of namespace {}: every clock-id reserved past the lost state; the \
          corrupt file is now {}",
         args.worker,
-        args.namespace,
+        namespace,
         aside.display()
     )?;
     Ok(())
 }
 
+/// The directory given, else the environment's, else the default (the core decides).
 fn state_dir(given: &Option<std::path::PathBuf>) -> Result<std::path::PathBuf, Failure> {
-    Ok(match given {
-        Some(dir) => dir.clone(),
-        None => default_state_dir()?,
-    })
+    Ok(rimeflake::settings::state_dir(given.as_deref())?)
 }

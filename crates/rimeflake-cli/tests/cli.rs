@@ -184,11 +184,12 @@ fn every_preset_generates_and_decodes() {
         ("default", vec![]),
         ("twitter", vec![]),
         ("sonyflake", vec![]),
+        ("sonyflake_v2", vec![]),
         ("js_safe", vec![]),
-        ("baidu", vec!["--baidu-epoch-ms", "1735689600000"]),
+        ("baidu", vec![",epoch_ms=1735689600000"]),
     ] {
-        let mut args = vec!["--layout", preset];
-        args.extend(extra.iter().copied());
+        let layout = format!("{preset}{}", extra.concat());
+        let args = vec!["--layout", &layout];
         let texts = gen(50, &args);
         let decoded = decode_json(&texts, &args);
         assert_eq!(decoded.len(), 50, "{preset}");

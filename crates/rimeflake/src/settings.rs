@@ -54,6 +54,64 @@ pub(crate) struct Resolved {
     pub(crate) warnings: Vec<Warning>,
 }
 
+/// The layout a front end that builds no generator (a decoder, a state tool) should use:
+/// `spec` when given ([`Layout::from_spec`]), else `$RIMEFLAKE_LAYOUT`, else `default` — the
+/// order [`Builder::build`](crate::Builder::build) follows.
+///
+/// # Errors
+/// [`ErrorKind::Config`](crate::ErrorKind::Config): a bad spec, or a bad `RIMEFLAKE_LAYOUT`
+/// (the message names it).
+pub fn layout(spec: Option<&str>) -> Result<Layout> {
+    let given = Given {
+        layout: spec.map(Layout::from_spec).transpose()?,
+        backend: Some(Backend::Memory), // nothing else is resolved
+        worker: Some(WorkerSource::Fixed(0)),
+        ..Given::default()
+    };
+    Ok(resolve(&given, &process_env, &|| false)?.layout)
+}
+
+/// The state directory a front end that builds no generator should use: `dir` when given
+/// (an empty path is a config error), else `$RIMEFLAKE_STATE_DIR`, else the XDG default — the
+/// order [`Builder::build`](crate::Builder::build) follows.
+///
+/// # Errors
+/// [`ErrorKind::Config`](crate::ErrorKind::Config): an empty `dir`, or no directory at all
+/// (no `RIMEFLAKE_STATE_DIR`, `XDG_STATE_HOME` or `HOME`).
+pub fn state_dir(dir: Option<&std::path::Path>) -> Result<PathBuf> {
+    local_dir(dir, &process_env, &|| false, &mut Vec::new())
+}
+
+/// The directory of a local backend: `given`, else `$RIMEFLAKE_STATE_DIR`, else the XDG
+/// default, which in a container earns a warning.
+fn local_dir(
+    given: Option<&std::path::Path>,
+    env: &dyn Fn(&str) -> Option<OsString>,
+    in_container: &dyn Fn() -> bool,
+    warnings: &mut Vec<Warning>,
+) -> Result<PathBuf> {
+    if let Some(dir) = given {
+        if dir.as_os_str().is_empty() {
+            return Err(Error::config(
+                "state_dir: empty; give a directory, or leave it out for the default",
+            ));
+        }
+        return Ok(dir.to_path_buf());
+    }
+    if let Some(dir) = env(STATE_DIR_ENV).filter(|v| !v.is_empty()) {
+        return Ok(PathBuf::from(dir));
+    }
+    let dir = dirs::default_state_dir_from(env)?;
+    let silenced = env(dirs::NO_CONTAINER_WARNING_ENV).is_some_and(|v| v == "1");
+    if !silenced && in_container() {
+        warnings.push(Warning::new(
+            Warning::CONTAINER,
+            dirs::container_warning(&dir),
+        ));
+    }
+    Ok(dir)
+}
+
 /// The process's environment, as [`resolve`] reads it.
 pub(crate) fn process_env(name: &str) -> Option<OsString> {
     std::env::var_os(name)
@@ -137,23 +195,12 @@ pub(crate) fn resolve(
             }
             Storage::InMemory
         }
-        (None, _) => match &given.state_dir {
-            Some(dir) => Storage::Dir(dir.clone()),
-            None => match env(STATE_DIR_ENV).filter(|v| !v.is_empty()) {
-                Some(dir) => Storage::Dir(PathBuf::from(dir)),
-                None => {
-                    let dir = dirs::default_state_dir_from(env)?;
-                    let silenced = env(dirs::NO_CONTAINER_WARNING_ENV).is_some_and(|v| v == "1");
-                    if !silenced && in_container() {
-                        warnings.push(Warning::new(
-                            Warning::CONTAINER,
-                            dirs::container_warning(&dir),
-                        ));
-                    }
-                    Storage::Dir(dir)
-                }
-            },
-        },
+        (None, _) => Storage::Dir(local_dir(
+            given.state_dir.as_deref(),
+            env,
+            in_container,
+            &mut warnings,
+        )?),
     };
 
     let namespace = match &given.namespace {

@@ -1,5 +1,5 @@
 //! Atomics and the mutex the generator uses: std's, or loom's when model-checking
-//! (`RUSTFLAGS="--cfg loom" cargo test -p rimeflake --test loom --release`).
+//! (`RUSTFLAGS="--cfg loom" cargo test -p rimeflake-loom --test loom --release`, `make test-loom`).
 
 #[cfg(loom)]
 pub(crate) use loom::sync::atomic::{AtomicU64, Ordering};

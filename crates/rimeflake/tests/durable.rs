@@ -287,3 +287,10 @@ fn a_corrupt_state_is_refused_and_reset_reserves_every_clock_id_past_it() {
     let after = g.next_ids(1000).unwrap();
     assert!(after[0] > *before.last().unwrap());
 }
+
+#[test]
+fn an_empty_state_dir_is_a_config_error_not_the_current_directory() {
+    let e = Generator::builder().state_dir("").build().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Config);
+    assert!(e.message().starts_with("state_dir: empty"), "{e}");
+}

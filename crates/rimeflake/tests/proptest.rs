@@ -100,6 +100,57 @@ proptest! {
     #![proptest_config(config())]
 
     #[test]
+    fn a_layout_spec_reads_back_to_the_same_layout(layout in valid_layout(), dc in 0u8..=16) {
+        // With a datacenter part, too, where the worker field is wide enough.
+        let layout = match dc <= layout.worker_bits() {
+            true => Layout::from_spec(&format!("{},datacenter={dc}", layout.describe())).unwrap(),
+            false => layout,
+        };
+        let spec = layout.describe();
+        prop_assert_eq!(Layout::from_spec(&spec).unwrap(), layout.clone(), "{}", spec);
+        prop_assert_eq!(Layout::from_spec(&spec).unwrap().name(), layout.name());
+    }
+
+    #[test]
+    fn any_text_is_a_layout_or_a_config_error(text in "[a-z_=,0-9:TZ+. -]{0,80}") {
+        // Never a panic, and never another kind of error.
+        if let Err(e) = Layout::from_spec(&text) {
+            prop_assert_eq!(e.kind(), ErrorKind::Config);
+        }
+    }
+
+    #[test]
+    fn specs_of_edge_values_are_layouts_that_decode_or_config_errors(
+        items in proptest::collection::vec(
+            (
+                prop_oneof![
+                    Just("clock_id"), Just("time"), Just("worker"), Just("sequence"),
+                    Just("datacenter"), Just("unit_ms"), Just("epoch_ms"), Just("order"),
+                ],
+                prop_oneof![
+                    Just("0".to_string()), Just("1".to_string()), Just("63".to_string()),
+                    Just("64".to_string()), Just(u64::MAX.to_string()),
+                    Just("18446744073709551616".to_string()), Just("sequence_first".to_string()),
+                    (0u64..70).prop_map(|n| n.to_string()),
+                ],
+            ),
+            0..9,
+        ),
+        id in any::<u64>(),
+    ) {
+        let spec: Vec<String> = items.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        match Layout::from_spec(&spec.join(",")) {
+            // A layout of any epoch and unit decodes any ID without panicking.
+            Ok(l) => {
+                let _ = l.decode(id);
+                let _ = l.summary();
+                prop_assert_eq!(Layout::from_spec(&l.describe()).unwrap(), l);
+            }
+            Err(e) => prop_assert_eq!(e.kind(), ErrorKind::Config),
+        }
+    }
+
+    #[test]
     fn compose_then_decode_round_trips((layout, parts) in layout_and_parts()) {
         let id = layout.compose(&parts).unwrap();
         prop_assert_eq!(id >> layout.total_bits(), 0, "sign bit or bits above the layout set");

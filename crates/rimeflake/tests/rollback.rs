@@ -309,3 +309,30 @@ fn a_generator_counts_unix_aligned_units_whatever_its_epoch() {
     assert_eq!(layout.decode(id).unwrap().timestamp_ms, START + 10_000);
     assert_eq!(id >> 24, (START + 10_000) / 10 - 1_577_836_800_007 / 10);
 }
+
+#[test]
+fn sonyflake_with_max_drift_zero_never_runs_ahead_of_the_clock_as_sony_does() {
+    // sony/sonyflake sleeps until the clock reaches a borrowed unit, so no ID is ever ahead of
+    // the clock; max_drift 0 gives that. With the default 2 s, IDs may run ahead by up to 2 s.
+    let ahead = |max_drift: Duration| {
+        let clock = Arc::new(ManualClock::new(START));
+        let g = Generator::builder()
+            .layout(Layout::sonyflake())
+            .worker_id(3)
+            .in_memory()
+            .max_drift(max_drift)
+            .clock(clock.clone())
+            .build()
+            .unwrap();
+        let mut most = 0;
+        for _ in 0..256 * 20 {
+            let id = g.next_id().unwrap();
+            let t = Layout::sonyflake().decode(id).unwrap().timestamp_ms;
+            most = most.max(t.saturating_sub(clock.now_ms() / 10 * 10));
+        }
+        most
+    };
+    assert_eq!(ahead(Duration::ZERO), 0);
+    let with_default = ahead(rimeflake::generator::DEFAULT_MAX_DRIFT);
+    assert!(with_default > 0 && with_default <= 2000, "{with_default}");
+}

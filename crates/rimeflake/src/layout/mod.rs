@@ -78,6 +78,18 @@ pub struct Parts {
     pub sequence: u64,
 }
 
+impl Parts {
+    /// How far past the clock a decoded time must lie for [`Parts::is_well_in_the_future`].
+    pub const FUTURE_SLACK_MS: u64 = 86_400_000;
+
+    /// Whether the time lies more than a day past the system clock: no generator of this layout
+    /// made the ID yet, so it was probably made with another layout (a `twitter` ID read as
+    /// `default` decodes to 2082). Decoders show it beside the time.
+    pub fn is_well_in_the_future(&self) -> bool {
+        self.timestamp_ms > crate::clock::system_now_ms().saturating_add(Self::FUTURE_SLACK_MS)
+    }
+}
+
 /// A validated bit layout. Build one with a preset ([`Layout::default`], [`Layout::twitter`],
 /// [`Layout::sonyflake`], [`Layout::sonyflake_v2`], [`Layout::baidu`], [`Layout::js_safe`],
 /// [`Layout::preset`]), from a layout spec ([`Layout::from_spec`], which [`Layout::describe`]

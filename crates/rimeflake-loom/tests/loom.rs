@@ -1,7 +1,7 @@
 //! Model check of the generator's atomic step with loom: every interleaving (up to a preemption
 //! bound) of threads sharing one generator gives unique IDs, increasing within each thread.
 //!
-//! `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p rimeflake --test loom --release`
+//! `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p rimeflake-loom --test loom --release`
 //! (`make test-loom`). The preemption bound is 3 unless `LOOM_MAX_PREEMPTIONS` says otherwise.
 #![cfg(loom)]
 

@@ -1,0 +1,1 @@
+//! Empty: the model check is `tests/loom.rs` (`make test-loom`).
