@@ -10,6 +10,7 @@
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use std::ffi::{c_char, c_int, c_void, CStr};
+use std::sync::atomic::AtomicU64;
 
 #[repr(C)]
 struct RawBuffer {
@@ -45,7 +46,7 @@ pub struct U64Buffer {
 }
 
 // SAFETY: the export pins the memory (the exporter refuses to resize while it is held); the
-// binding writes through it only while it keeps the buffer alive, as `fill` does.
+// binding writes through it (atomically) only while it keeps the buffer alive, as `fill` does.
 unsafe impl Send for U64Buffer {}
 
 impl U64Buffer {
@@ -98,7 +99,9 @@ impl U64Buffer {
                 v.itemsize
             )));
         }
-        if v.len % 8 != 0 || (v.len > 0 && (v.buf as usize) % std::mem::align_of::<u64>() != 0) {
+        if v.len % 8 != 0
+            || (v.len > 0 && (v.buf as usize) % std::mem::align_of::<AtomicU64>() != 0)
+        {
             return Err(PyValueError::new_err(
                 "fill needs a buffer aligned to 8 bytes",
             ));
@@ -131,21 +134,24 @@ impl U64Buffer {
         true
     }
 
-    /// The items, to write IDs into.
-    pub fn as_mut_slice(&mut self) -> &mut [u64] {
+    /// The items, to write IDs into. Atomic, because the interpreter is released while they
+    /// are written and another thread may read or write the same memory meanwhile.
+    pub fn as_atomic_slice(&self) -> &[AtomicU64] {
         let v = &*self.view;
         if v.len == 0 {
-            return &mut [];
+            return &[];
         }
-        // SAFETY: checked above: writable, contiguous, 8-byte items, aligned, `len` bytes.
-        unsafe { std::slice::from_raw_parts_mut(v.buf.cast::<u64>(), v.len as usize / 8) }
+        // SAFETY: checked above: writable, contiguous, 8-byte items, aligned to 8 (AtomicU64's
+        // alignment), `len` bytes, pinned while the export is held (as long as `self`).
+        unsafe { std::slice::from_raw_parts(v.buf.cast::<AtomicU64>(), v.len as usize / 8) }
     }
 }
 
 impl Drop for U64Buffer {
     fn drop(&mut self) {
-        // Releasing needs the interpreter: attach (a no-op when already attached).
+        // Releasing needs the interpreter: attach (a no-op when already attached). When it is
+        // gone (finalized), the export goes with it.
         // SAFETY: the view was filled by a successful PyObject_GetBuffer and is released once.
-        Python::attach(|_| unsafe { PyBuffer_Release(&mut *self.view) });
+        Python::try_attach(|_| unsafe { PyBuffer_Release(&mut *self.view) });
     }
 }

@@ -1,31 +1,33 @@
 //! `rimeflake.Generator`: the rollback-safe generator, shared by any number of threads.
 
 use crate::buffer::U64Buffer;
-use crate::errors::{Failure, Result};
-use crate::{args, layout};
+use crate::errors::Result;
+use crate::{args, interrupt, layout};
 use pyo3::exceptions::PyMemoryError;
 use pyo3::prelude::*;
 use pyo3::types::{PyAny, PyDict, PyList};
-use rimeflake::{ErrorKind, RollbackPolicy};
+use rimeflake::RollbackPolicy;
 use std::time::Duration;
 
 /// A generator of 64-bit, time-ordered, unique IDs.
 ///
-/// ``Generator(worker_id=None, *, layout="default", namespace=None, state_dir=None,
-/// backend=None, max_drift_ms=2000, on_rollback=None, max_wait_ms=5000, strict_monotonic=False)``
+/// Every argument left out is resolved by the core, once: ``worker_id`` from
+/// ``$RIMEFLAKE_WORKER_ID``, else a worker ID leased in the state directory; ``layout`` from
+/// ``$RIMEFLAKE_LAYOUT``, else ``"default"``; ``backend`` from ``$RIMEFLAKE_BACKEND``, else
+/// ``"local"``; ``state_dir`` from ``$RIMEFLAKE_STATE_DIR``, else ``~/.local/state/rimeflake``
+/// (``$XDG_STATE_HOME/rimeflake``); ``namespace`` is the layout's own (``"default"``, ``"twitter"``,
+/// ``"custom-<fingerprint>"``, ...), so generators of different layouts never collide. A bad value in one of
+/// those variables is a ``ConfigError`` naming it.
 ///
-/// What is left out comes from the environment (``RIMEFLAKE_WORKER_ID``, ``RIMEFLAKE_LAYOUT``,
-/// ``RIMEFLAKE_BACKEND``, ``RIMEFLAKE_STATE_DIR``), then the defaults; ``namespace=None`` is
-/// the layout's own (``"default"``, ``"twitter"``, ...).
+/// ``backend="local"`` is the embedded default: durable state and worker leases in the state
+/// directory, so processes sharing it never share a worker ID and a restart continues safely.
+/// ``backend="memory"`` keeps no state (not restart-safe) and needs a ``worker_id``.
+/// ``on_rollback=None`` takes the layout's default: ``"bump"`` when it has clock-id bits,
+/// ``"wait"`` otherwise (``"bump"`` on a layout without them is a ``ConfigError``).
 ///
-/// ``backend=None`` (or ``"local"``) is the embedded default: durable state and worker leases
-/// in the state directory, so processes sharing it never share a worker ID and a restart
-/// continues safely. ``backend="memory"`` keeps no state (not restart-safe) and needs a
-/// ``worker_id``. ``on_rollback=None`` takes the layout's default: ``"bump"`` when it has
-/// clock-id bits, ``"wait"`` otherwise (``"bump"`` on a layout without them is a ``ConfigError``).
-///
-/// Thread-safe without a Python-level lock; only waits release the interpreter, and a wait
-/// honours signals (Ctrl-C raises ``KeyboardInterrupt``).
+/// Thread-safe without a Python-level lock. Starting (which may wait, up to ``max_wait_ms``,
+/// for the clock to reach the stored reservation) and every wait release the interpreter and
+/// honour signals (Ctrl-C raises ``KeyboardInterrupt``).
 #[pyclass(frozen, module = "rimeflake._native", name = "Generator")]
 pub struct Generator {
     inner: rimeflake::Generator,
@@ -35,32 +37,45 @@ pub struct Generator {
 impl Generator {
     #[new]
     #[pyo3(signature = (worker_id=None, *, layout=None, namespace=None, state_dir=None,
-        backend=None, max_drift_ms=2000, on_rollback=None, max_wait_ms=5000, strict_monotonic=false))]
+        backend=None, max_drift_ms=None, on_rollback=None, max_wait_ms=None, strict_monotonic=false),
+        text_signature = "(worker_id=None, *, layout=None, namespace=None, state_dir=None, \
+        backend=None, max_drift_ms=2000, on_rollback=None, max_wait_ms=5000, strict_monotonic=False)")]
     #[allow(clippy::too_many_arguments)]
     fn new(
-        worker_id: Option<u64>,
+        py: Python<'_>,
+        worker_id: Option<&Bound<'_, PyAny>>,
         layout: Option<&Bound<'_, PyAny>>,
         namespace: Option<&str>,
         state_dir: Option<std::path::PathBuf>,
         backend: Option<&str>,
-        max_drift_ms: u64,
+        max_drift_ms: Option<&Bound<'_, PyAny>>,
         on_rollback: Option<&str>,
-        max_wait_ms: u64,
+        max_wait_ms: Option<&Bound<'_, PyAny>>,
         strict_monotonic: bool,
     ) -> Result<Self> {
-        // Only what the caller passed: the core resolves the rest (environment, defaults).
-        let mut b = rimeflake::Generator::builder()
-            .max_drift(Duration::from_millis(max_drift_ms))
-            .max_wait(Duration::from_millis(max_wait_ms))
-            .strict_monotonic(strict_monotonic);
-        if let Some(layout) = layout {
-            b = b.layout(layout::from_arg(layout)?);
-        }
+        let mut b = rimeflake::Generator::builder().strict_monotonic(strict_monotonic);
         if let Some(ns) = namespace {
             b = b.namespace(ns);
         }
+        if let Some(ms) = max_drift_ms {
+            b = b.max_drift(Duration::from_millis(args::option(
+                "max_drift_ms",
+                ms,
+                u64::MAX,
+            )?));
+        }
+        if let Some(ms) = max_wait_ms {
+            b = b.max_wait(Duration::from_millis(args::option(
+                "max_wait_ms",
+                ms,
+                u64::MAX,
+            )?));
+        }
+        if let Some(layout) = layout {
+            b = b.layout(layout::from_arg(layout)?);
+        }
         if let Some(id) = worker_id {
-            b = b.worker_id(id);
+            b = b.worker_id(args::option("worker_id", id, u64::MAX)?);
         }
         if let Some(name) = on_rollback {
             b = b.rollback_policy(RollbackPolicy::from_name(name)?);
@@ -71,7 +86,14 @@ impl Generator {
         if let Some(dir) = state_dir {
             b = b.state_dir(dir);
         }
-        Ok(Generator { inner: b.build()? })
+        let warnings = crate::warnings::Collected::default();
+        b = b.on_warning(warnings.sink());
+        // Starting takes a lock, syncs files and may wait for the clock: other threads run
+        // meanwhile, and Ctrl-C interrupts it.
+        let inner = interrupt::detached(py, |hook| b.build_with(hook))?;
+        // A warning that a filter makes an error drops (closes) the generator just built.
+        warnings.raise(py)?;
+        Ok(Generator { inner })
     }
 
     /// The next ID, an ``int``. IDs of one generator strictly increase (except across a
@@ -99,9 +121,11 @@ impl Generator {
     /// a NumPy ``uint64`` array, a ``memoryview``) with increasing IDs, in place. Returns the
     /// number of IDs written.
     fn fill(&self, py: Python<'_>, buffer: &Bound<'_, PyAny>) -> Result<usize> {
-        let mut held = U64Buffer::get(buffer)?;
-        let ids = held.as_mut_slice();
-        self.fill_slice(py, ids)?;
+        let held = U64Buffer::get(buffer)?;
+        // Other Python threads may use the buffer while the interpreter is released: every ID
+        // is written with an atomic store, so that is never a data race on our side.
+        let ids = held.as_atomic_slice();
+        interrupt::detached(py, |hook| self.inner.fill_atomic_with(ids, hook))?;
         Ok(ids.len())
     }
 
@@ -152,7 +176,9 @@ impl Generator {
     /// Closes the generator: later calls raise ``ClosedError``. A memory generator first waits
     /// until the clock has passed its last ID. Closing twice is harmless.
     fn close(&self, py: Python<'_>) -> Result<()> {
-        Ok(py.detach(|| self.inner.close())?)
+        // The core's close takes no interrupt hook (its wait is bounded by max_wait); detached
+        // all the same, so that a daemon thread closing at exit stays quiet too.
+        interrupt::detached(py, |_| self.inner.close())
     }
 
     /// Returns the generator itself: ``with Generator(...) as gen:`` closes it on the way out.
@@ -160,11 +186,10 @@ impl Generator {
         slf
     }
 
-    /// Closes the generator; exceptions propagate.
+    /// Closes the generator; exceptions propagate (returns ``None``).
     #[pyo3(signature = (*_exc))]
-    fn __exit__(&self, py: Python<'_>, _exc: &Bound<'_, pyo3::types::PyTuple>) -> Result<bool> {
-        self.close(py)?;
-        Ok(false)
+    fn __exit__(&self, py: Python<'_>, _exc: &Bound<'_, pyo3::types::PyTuple>) -> Result<()> {
+        self.close(py)
     }
 
     fn __repr__(&self) -> String {
@@ -187,33 +212,11 @@ impl Generator {
     #[cold]
     #[inline(never)]
     fn next_id_slow(&self, py: Python<'_>) -> Result<u64> {
-        let mut raised: Option<PyErr> = None;
-        let result = py.detach(|| self.inner.next_id_with(&mut || signalled(&mut raised)));
-        result.map_err(|e| interrupted(e, raised))
+        interrupt::detached(py, |hook| self.inner.next_id_with(hook))
     }
 
+    /// Into memory of our own (`next_ids`' vector): no one else can see it.
     fn fill_slice(&self, py: Python<'_>, ids: &mut [u64]) -> Result<()> {
-        let mut raised: Option<PyErr> = None;
-        let result = py.detach(|| self.inner.fill_with(ids, &mut || signalled(&mut raised)));
-        result.map_err(|e| interrupted(e, raised))
-    }
-}
-
-/// Runs Python's signal handlers (re-attaching briefly); `true` when one raised, whose
-/// exception is kept to be raised instead of the core's `Interrupted` error.
-fn signalled(raised: &mut Option<PyErr>) -> bool {
-    Python::attach(|py| match py.check_signals() {
-        Ok(()) => false,
-        Err(e) => {
-            *raised = Some(e);
-            true
-        }
-    })
-}
-
-fn interrupted(e: rimeflake::Error, raised: Option<PyErr>) -> Failure {
-    match raised {
-        Some(signal) if e.kind() == ErrorKind::Interrupted => Failure::Py(signal),
-        _ => Failure::Core(e),
+        interrupt::detached(py, |hook| self.inner.fill_with(ids, hook))
     }
 }

@@ -1,4 +1,4 @@
-//! `rimeflake.Layout`: a validated bit layout, a preset or custom widths.
+//! `rimeflake.Layout`: a validated bit layout: a preset, a layout spec or custom widths.
 
 use crate::args;
 use crate::errors::Result;
@@ -9,10 +9,14 @@ use rimeflake::{FieldOrder, Layout as Core};
 
 /// How the 63 bits of an ID are shared between clock-id, time, worker and sequence.
 ///
-/// Build one from a preset (`Layout.preset("twitter")`, `Layout.twitter()`, ...) or with
-/// custom widths, starting from the ``default`` preset's fields:
+/// Build one from a preset (``Layout.preset("twitter")``, ``Layout.twitter()``, ...), from a
+/// layout spec, the text every rimeflake front end takes (``Layout.from_spec(
+/// "clock_id=0,time=41,worker=10,sequence=12,epoch_ms=1420070400000")``; ``describe()`` gives
+/// it back), or with custom widths, starting from the ``default`` preset's fields:
 /// ``Layout(clock_id_bits=2, time_bits=42, worker_bits=8, sequence_bits=11)``.
 /// Widths must add up to 63 (53 with ``js_safe=True``); anything invalid raises ``ConfigError``.
+/// A layout only checks its arithmetic: one whose epoch is in the future or whose time field
+/// has run out still decodes (a ``Generator`` on it is refused).
 #[pyclass(frozen, eq, hash, module = "rimeflake._native", name = "Layout")]
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct Layout(pub Core);
@@ -21,7 +25,12 @@ pub struct Layout(pub Core);
 impl Layout {
     #[new]
     #[pyo3(signature = (*, clock_id_bits=3, time_bits=41, worker_bits=10, sequence_bits=9,
-        unit_ms=1, epoch_ms=rimeflake::layout::EPOCH_2024, order="sequence_below_worker", js_safe=false))]
+        unit_ms=1, epoch_ms=rimeflake::layout::EPOCH_2024, order="sequence_below_worker", js_safe=false,
+        datacenter_bits=0),
+        // help() shows the epoch's value (a constant shows as `...`); a test checks it is EPOCH_2024.
+        text_signature = "(*, clock_id_bits=3, time_bits=41, worker_bits=10, sequence_bits=9, \
+        unit_ms=1, epoch_ms=1704067200000, order='sequence_below_worker', js_safe=False, \
+        datacenter_bits=0)")]
     #[allow(clippy::too_many_arguments)]
     fn new(
         clock_id_bits: u8,
@@ -32,6 +41,7 @@ impl Layout {
         epoch_ms: u64,
         order: &str,
         js_safe: bool,
+        datacenter_bits: u8,
     ) -> Result<Self> {
         let order = FieldOrder::from_name(order)?;
         let layout = Core::builder()
@@ -43,15 +53,32 @@ impl Layout {
             .epoch_ms(epoch_ms)
             .order(order)
             .js_safe(js_safe)
+            .datacenter_bits(datacenter_bits)
             .build()?;
         Ok(Layout(layout))
     }
 
-    /// The preset called `name`: ``default``, ``twitter``, ``sonyflake`` or ``js_safe``
-    /// (``baidu`` needs an epoch: use ``Layout.baidu(epoch_ms)``).
+    /// The preset called `name`: ``default``, ``twitter``, ``sonyflake``, ``sonyflake_v2``,
+    /// ``baidu`` (Baidu's own 2016 epoch, which ran out in 2024: it decodes old IDs; generate
+    /// with a later epoch, ``Layout.baidu(epoch_ms)``) or ``js_safe``.
     #[staticmethod]
     fn preset(name: &str) -> Result<Self> {
         Ok(Layout(Core::preset(name)?))
+    }
+
+    /// The layout that `spec` names: a preset name, or comma-separated ``key=value`` pairs
+    /// (keys ``clock_id``, ``time``, ``worker``, ``sequence`` (bit widths), ``unit_ms``,
+    /// ``epoch_ms`` or ``epoch`` (ISO 8601), ``order`` (``worker_first`` | ``sequence_first``),
+    /// ``datacenter``), possibly after a preset whose fields they change
+    /// (``"baidu,epoch=2025-01-01T00:00:00Z"``). ``ConfigError`` names the key that is wrong.
+    #[staticmethod]
+    fn from_spec(spec: &str) -> Result<Self> {
+        Ok(Layout(Core::from_spec(spec)?))
+    }
+
+    /// The layout as a spec: ``Layout.from_spec(layout.describe()) == layout``.
+    fn describe(&self) -> String {
+        self.0.describe()
     }
 
     /// 3 clock-id, 41 time, 10 worker, 9 sequence bits; 1 ms; epoch 2024-01-01.
@@ -70,6 +97,12 @@ impl Layout {
     #[staticmethod]
     fn sonyflake() -> Self {
         Layout(Core::sonyflake())
+    }
+
+    /// Sonyflake v2's default: as ``sonyflake``, from 2025-01-01.
+    #[staticmethod]
+    fn sonyflake_v2() -> Self {
+        Layout(Core::sonyflake_v2())
     }
 
     /// 53 bits in all (41 time, 3 worker, 9 sequence), exact as a JavaScript Number.
@@ -103,6 +136,11 @@ impl Layout {
     #[getter]
     fn worker_bits(&self) -> u8 {
         self.0.worker_bits()
+    }
+    /// How many of the worker bits (the upper ones) are a datacenter part (``twitter``: 5).
+    #[getter]
+    fn datacenter_bits(&self) -> u8 {
+        self.0.datacenter_bits()
     }
     /// Bits of the sequence field.
     #[getter]
@@ -172,21 +210,28 @@ impl Layout {
     }
 
     /// The ID made of these parts. Raises ``ConfigError`` when a part does not fit its field.
-    #[pyo3(signature = (*, clock_id=0, timestamp_ms, worker_id, sequence=0, datacenter_id=None))]
+    #[pyo3(signature = (*, clock_id=None, timestamp_ms, worker_id, sequence=None, datacenter_id=None),
+        text_signature = "($self, *, clock_id=0, timestamp_ms, worker_id, sequence=0, datacenter_id=None)")]
     fn compose(
         &self,
-        clock_id: u64,
-        timestamp_ms: u64,
-        worker_id: u64,
-        sequence: u64,
-        datacenter_id: Option<u64>,
+        clock_id: Option<&Bound<'_, PyAny>>,
+        timestamp_ms: &Bound<'_, PyAny>,
+        worker_id: &Bound<'_, PyAny>,
+        sequence: Option<&Bound<'_, PyAny>>,
+        datacenter_id: Option<&Bound<'_, PyAny>>,
     ) -> Result<u64> {
+        let part = |what, obj: Option<&Bound<'_, PyAny>>| match obj {
+            Some(obj) => args::option(what, obj, u64::MAX),
+            None => Ok(0),
+        };
         Ok(self.0.compose(&rimeflake::Parts {
-            clock_id,
-            timestamp_ms,
-            datacenter_id,
-            worker_id,
-            sequence,
+            clock_id: part("clock_id", clock_id)?,
+            timestamp_ms: part("timestamp_ms", Some(timestamp_ms))?,
+            worker_id: part("worker_id", Some(worker_id))?,
+            sequence: part("sequence", sequence)?,
+            datacenter_id: datacenter_id
+                .map(|d| args::option("datacenter_id", d, u64::MAX))
+                .transpose()?,
         })?)
     }
 
@@ -194,9 +239,10 @@ impl Layout {
     fn __repr__(&self) -> String {
         let l = &self.0;
         format!(
-            "Layout(name={:?}, clock_id_bits={}, time_bits={}, worker_bits={}, sequence_bits={}, unit_ms={}, epoch_ms={}, order={:?}, js_safe={})",
+            "Layout(name={:?}, clock_id_bits={}, time_bits={}, worker_bits={}, sequence_bits={}, unit_ms={}, epoch_ms={}, order={:?}, js_safe={}, datacenter_bits={})",
             l.name(), l.clock_id_bits(), l.time_bits(), l.worker_bits(), l.sequence_bits(),
-            l.unit_ms(), l.epoch_ms(), l.order().name(), if l.is_js_safe() { "True" } else { "False" }
+            l.unit_ms(), l.epoch_ms(), l.order().name(), if l.is_js_safe() { "True" } else { "False" },
+            l.datacenter_bits()
         )
     }
 }
@@ -209,7 +255,7 @@ pub fn from_arg(obj: &Bound<'_, PyAny>) -> Result<Core> {
     match obj.cast::<pyo3::types::PyString>() {
         Ok(spec) => Ok(Core::from_spec(&spec.to_cow()?)?),
         Err(_) => Err(pyo3::exceptions::PyTypeError::new_err(format!(
-            "layout must be a preset name or a Layout, not {}",
+            "layout must be a preset name, a layout spec or a Layout, not {}",
             obj.get_type().name()?
         ))
         .into()),

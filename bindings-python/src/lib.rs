@@ -7,15 +7,18 @@ mod args;
 mod buffer;
 mod errors;
 mod generator;
+mod interrupt;
 mod layout;
+mod warnings;
 
 use errors::Result;
 use pyo3::prelude::*;
 use pyo3::types::{PyAny, PyString};
 
-/// The parts of `id` under `layout` (a preset name or a ``Layout``), as a ``Parts`` named tuple.
+/// The parts of `id` under `layout` (a preset name, a layout spec or a ``Layout``; by default
+/// ``"default"``), as a ``Parts`` named tuple.
 #[pyfunction]
-#[pyo3(signature = (id, layout=None))]
+#[pyo3(signature = (id, layout=None), text_signature = "(id, layout='default')")]
 fn decode<'py>(
     py: Python<'py>,
     id: &Bound<'py, PyAny>,
@@ -89,6 +92,12 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_after_fork_in_child, m)?)?;
     m.add_function(wrap_pyfunction!(errors::_error_kinds, m)?)?;
     m.add_function(wrap_pyfunction!(errors::_raise_kind, m)?)?;
+    m.add_function(wrap_pyfunction!(interrupt::_at_exit, m)?)?;
     errors::register(m)?;
+    // Tells daemon threads waiting in a call when the interpreter starts to finalize (see
+    // interrupt.rs).
+    m.py()
+        .import("atexit")?
+        .call_method1("register", (m.getattr("_at_exit")?,))?;
     Ok(())
 }

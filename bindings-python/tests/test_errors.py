@@ -49,10 +49,10 @@ BAD_IDS = [
     (2**63, rimeflake.InvalidIdError, "below 2\\^63"),
     (2**64, rimeflake.InvalidIdError, "below 2\\^63"),
     (2**100, rimeflake.InvalidIdError, "below 2\\^63"),
-    (1.0, TypeError, "must be an int, not float"),
-    ("123", TypeError, "must be an int, not str"),
-    (None, TypeError, "must be an int, not NoneType"),
-    (True, TypeError, "must be an int, not bool"),
+    (1.0, TypeError, "must be an integer, not float"),
+    ("123", TypeError, "must be an integer, not str"),
+    (None, TypeError, "must be an integer, not NoneType"),
+    (True, TypeError, "must be an integer, not bool"),
 ]
 
 
@@ -108,7 +108,7 @@ def test_wrong_types_and_names_for_text() -> None:
 def test_bad_counts(gen: rimeflake.Generator) -> None:
     with pytest.raises(ValueError, match="negative"):
         gen.next_ids(-1)
-    with pytest.raises(TypeError, match="must be an int, not float"):
+    with pytest.raises(TypeError, match="must be an integer, not float"):
         gen.next_ids(1.5)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="not str"):
         gen.next_ids("3")  # type: ignore[arg-type]

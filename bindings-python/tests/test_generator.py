@@ -108,12 +108,12 @@ def test_configuration_errors_name_the_field() -> None:
     with pytest.raises(rimeflake.ConfigError, match="backend"):
         rimeflake.Generator(1, backend="zookeeper")  # type: ignore[arg-type]
     with pytest.raises(rimeflake.ConfigError, match="layout"):
-        rimeflake.Generator(1, layout="nope", backend="memory")
+        rimeflake.Generator(1, layout="nope", backend="memory")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="layout"):
         rimeflake.Generator(1, layout=5, backend="memory")  # type: ignore[arg-type]
     with pytest.raises(TypeError):
         rimeflake.Generator("1", backend="memory")  # type: ignore[arg-type]
-    with pytest.raises(OverflowError):
+    with pytest.raises(rimeflake.ConfigError, match="worker_id: must not be negative, got -1"):
         rimeflake.Generator(-1, backend="memory")
 
 

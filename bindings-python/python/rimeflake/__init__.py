@@ -41,8 +41,11 @@ from ._native import (
     parse,
 )
 from ._parts import Parts
+from ._types import BackendName, LayoutName
+from ._warning import RimeflakeWarning
 
 __all__ = [
+    "BackendName",
     "EPOCH_2024",
     "PRESETS",
     "ClockRollbackError",
@@ -52,11 +55,13 @@ __all__ = [
     "InterruptedWaitError",
     "InvalidIdError",
     "Layout",
+    "LayoutName",
     "LeaseError",
     "NoFreeWorkerError",
     "OverloadedError",
     "Parts",
     "RimeflakeError",
+    "RimeflakeWarning",
     "StateError",
     "TimeRangeError",
     "__version__",

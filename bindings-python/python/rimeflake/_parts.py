@@ -1,9 +1,9 @@
 """``Parts``: what an ID is made of."""
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: NamedTuple would keep the field types as
+# strings, and help(Parts) would show ForwardRef('int').
 import datetime as _dt
-from typing import NamedTuple
+from typing import NamedTuple, Optional
 
 
 class Parts(NamedTuple):
@@ -22,7 +22,7 @@ class Parts(NamedTuple):
     """The worker ID (the part below the datacenter part, where the layout has one)."""
     sequence: int
     """The sequence number within the time unit."""
-    datacenter_id: int | None = None
+    datacenter_id: Optional[int] = None  # not `int | None`: evaluated, and 3.9 lacks it
     """The datacenter part of the worker field, for a layout that names one (``twitter``:
     5 bits); ``worker_id`` is then the part below it. ``None`` for other layouts."""
 

@@ -279,6 +279,17 @@ impl<C: Clock> Builder<C> {
     /// the future or whose time field has run out; and the errors of taking a worker ID and
     /// loading its state.
     pub fn build(self) -> Result<Generator<C>> {
+        self.build_with(&mut || false)
+    }
+
+    /// [`Builder::build`], calling `interrupted` between the slices of any start-up wait (the
+    /// clock far behind the stored reservation): when it returns `true`, building fails with
+    /// [`ErrorKind::Interrupted`](crate::ErrorKind::Interrupted). Bindings use it to honour
+    /// signals (Ctrl-C) during start-up, as with [`Generator::next_id_with`].
+    ///
+    /// # Errors
+    /// As [`Builder::build`], and `Interrupted`.
+    pub fn build_with(self, interrupted: &mut dyn FnMut() -> bool) -> Result<Generator<C>> {
         let resolved = settings::resolve(
             &self.given,
             &settings::process_env,
@@ -294,10 +305,10 @@ impl<C: Clock> Builder<C> {
             namespace: resolved.namespace,
             ..self
         }
-        .start()
+        .start(interrupted)
     }
 
-    fn start(self) -> Result<Generator<C>> {
+    fn start(self, interrupted: &mut dyn FnMut() -> bool) -> Result<Generator<C>> {
         let policy = match self.policy {
             Some(RollbackPolicy::BumpClock) if self.layout.clock_id_bits() == 0 => {
                 return Err(Error::config(format!(
@@ -314,10 +325,13 @@ impl<C: Clock> Builder<C> {
             return Err(Error::config("max_drift: at most 49 days"));
         }
         self.layout.check_epoch(self.clock.now_ms())?;
-        Generator::start(Builder {
-            policy: Some(policy),
-            ..self
-        })
+        Generator::start(
+            Builder {
+                policy: Some(policy),
+                ..self
+            },
+            interrupted,
+        )
     }
 
     /// Whether the worker ID is leased (any free one will do), so a forked child may take

@@ -129,8 +129,8 @@ impl Generator<SystemClock> {
 }
 
 impl<C: Clock> Generator<C> {
-    fn start(recipe: Builder<C>) -> Result<Self> {
-        let inner = Inner::start(&recipe)?;
+    fn start(recipe: Builder<C>, interrupted: &mut dyn FnMut() -> bool) -> Result<Self> {
+        let inner = Inner::start(&recipe, interrupted)?;
         Ok(Generator {
             inner: AtomicPtr::new(Arc::into_raw(inner) as *mut Inner<C>),
             recipe,
@@ -227,6 +227,49 @@ impl<C: Clock> Generator<C> {
         Ok(())
     }
 
+    /// [`Generator::fill_with`] into memory that others may read or write meanwhile (a
+    /// binding's buffer, shared with code Rust cannot see): each ID is written with a relaxed
+    /// atomic store, so a concurrent access is never a data race on the Rust side.
+    ///
+    /// # Errors
+    /// As [`Generator::next_id_with`].
+    ///
+    /// # Example
+    /// ```
+    /// use std::sync::atomic::{AtomicU64, Ordering};
+    /// # let generator = rimeflake::Generator::builder().worker_id(3).in_memory().build()?;
+    /// let ids: Vec<AtomicU64> = (0..4100).map(|_| AtomicU64::new(0)).collect();
+    /// generator.fill_atomic_with(&ids, &mut || false)?;
+    /// assert!(ids.windows(2).all(|w| w[0].load(Ordering::Relaxed) < w[1].load(Ordering::Relaxed)));
+    /// # Ok::<(), rimeflake::Error>(())
+    /// ```
+    pub fn fill_atomic_with(
+        &self,
+        ids: &[std::sync::atomic::AtomicU64],
+        interrupted: &mut dyn FnMut() -> bool,
+    ) -> Result<()> {
+        self.inner().check_batch_fits(ids.len() as u64)?;
+        let chunk = (self.inner().k.drift_span + 1) as usize;
+        // Composed into a local array first, where the loop vectorizes, then stored one by one
+        // (atomic stores do not vectorize).
+        let mut staged = [0u64; 64];
+        for part in ids.chunks(chunk) {
+            let first = self.reserve(part.len() as u64, interrupted)?;
+            let i = self.inner();
+            for (n, out) in part.chunks(staged.len()).enumerate() {
+                let base = first + (n * staged.len()) as u64;
+                let staged = &mut staged[..out.len()];
+                for (j, id) in staged.iter_mut().enumerate() {
+                    *id = i.compose(base + j as u64);
+                }
+                for (slot, &id) in out.iter().zip(staged.iter()) {
+                    slot.store(id, std::sync::atomic::Ordering::Relaxed);
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// `n` increasing IDs.
     ///
     /// # Errors
@@ -272,7 +315,7 @@ impl<C: Clock> Generator<C> {
                 ),
             ));
         }
-        let fresh = Arc::into_raw(Inner::start(&self.recipe)?) as *mut Inner<C>;
+        let fresh = Arc::into_raw(Inner::start(&self.recipe, &mut || false)?) as *mut Inner<C>;
         let stale_ptr = stale as *const Inner<C> as *mut Inner<C>;
         if self
             .inner

@@ -72,7 +72,10 @@ impl Durable {
 }
 
 impl<C: Clock> Inner<C> {
-    pub(super) fn start(r: &Builder<C>) -> Result<Arc<Self>> {
+    pub(super) fn start(
+        r: &Builder<C>,
+        interrupted: &mut dyn FnMut() -> bool,
+    ) -> Result<Arc<Self>> {
         let layout = r.layout.clone();
         let clock_ids = layout.max_clock_id() as usize + 1;
         let (worker_id, store, lease) =
@@ -149,7 +152,7 @@ impl<C: Clock> Inner<C> {
             strict: r.strict_monotonic,
             max_wait_ns,
         };
-        let (cid, counter, now) = start.starting_point(&state, &stats)?;
+        let (cid, counter, now) = start.starting_point(&state, &stats, interrupted)?;
         let reserved_until = match store {
             Some(_) => (now.max(counter >> k.seq_bits & layout.max_time()) + ahead_units)
                 .min(layout.max_time()),
@@ -250,7 +253,12 @@ struct StartRules<'a, C> {
 impl<C: Clock> StartRules<'_, C> {
     /// Where to start counting: `(clock_id, counter, now)`. Waits, in bounded slices, only when
     /// the clock is far behind the stored reservation and no clock-id is free for it.
-    fn starting_point(&self, state: &WorkerState, stats: &Counters) -> Result<(u64, u64, u64)> {
+    fn starting_point(
+        &self,
+        state: &WorkerState,
+        stats: &Counters,
+        interrupted: &mut dyn FnMut() -> bool,
+    ) -> Result<(u64, u64, u64)> {
         let started = self.clock.monotonic_ns();
         loop {
             let now = self.layout.time_of(self.clock.now_ms())?;
@@ -304,6 +312,13 @@ impl<C: Clock> StartRules<'_, C> {
                                     _ => format!("no clock-id is free for it, and max_wait ({} ms) ran out", self.max_wait_ns / 1_000_000),
                                 }
                             ),
+                        ));
+                    }
+                    if interrupted() {
+                        return Err(Error::new(
+                            ErrorKind::Interrupted,
+                            "interrupted while waiting at start-up for the clock to reach the \
+                             stored reservation",
                         ));
                     }
                     let slice = (self.layout.unit_ms() * 1_000_000).min(self.max_wait_ns - elapsed);

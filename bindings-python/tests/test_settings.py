@@ -1,0 +1,126 @@
+"""What the caller leaves out, the core resolves (RIMEFLAKE_* variables, then defaults); layout
+specs and backend strings are the core's; the core's warnings are Python warnings."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import pytest
+
+import rimeflake
+
+ENV = ("RIMEFLAKE_STATE_DIR", "RIMEFLAKE_WORKER_ID", "RIMEFLAKE_LAYOUT", "RIMEFLAKE_BACKEND",
+       "RIMEFLAKE_NO_CONTAINER_WARNING")
+DISCORD = "clock_id=0,time=41,worker=10,sequence=12,epoch_ms=1420070400000"
+
+
+@pytest.fixture
+def env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> pytest.MonkeyPatch:
+    for name in ENV:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("RIMEFLAKE_STATE_DIR", str(tmp_path))
+    return monkeypatch
+
+
+def test_the_environment_fills_in_what_is_left_out(env: pytest.MonkeyPatch) -> None:
+    env.setenv("RIMEFLAKE_WORKER_ID", "42")
+    env.setenv("RIMEFLAKE_LAYOUT", "sonyflake")
+    with rimeflake.Generator() as g:
+        assert (g.worker_id, g.layout.name) == (42, "sonyflake")
+    with rimeflake.Generator(7, layout="twitter") as g:  # what the caller passes wins
+        assert (g.worker_id, g.layout.name) == (7, "twitter")
+    env.setenv("RIMEFLAKE_BACKEND", "memory")
+    env.delenv("RIMEFLAKE_STATE_DIR")
+    with rimeflake.Generator() as g:
+        assert g.worker_id == 42
+    env.setenv("RIMEFLAKE_LAYOUT", DISCORD)
+    with rimeflake.Generator() as g:
+        assert g.layout == rimeflake.Layout.from_spec(DISCORD)
+
+
+@pytest.mark.parametrize(("name", "value"), [
+    ("RIMEFLAKE_WORKER_ID", "abc"),
+    ("RIMEFLAKE_WORKER_ID", "-1"),
+    ("RIMEFLAKE_LAYOUT", "twiter"),
+    ("RIMEFLAKE_BACKEND", "zookeeper"),
+])
+def test_a_bad_variable_is_a_config_error_naming_it(env: pytest.MonkeyPatch, name: str, value: str) -> None:
+    env.setenv(name, value)
+    with pytest.raises(rimeflake.ConfigError, match=name):
+        if name == "RIMEFLAKE_LAYOUT":
+            rimeflake.Generator()
+        else:
+            rimeflake.Generator(layout="twitter")
+
+
+def test_backends_are_parsed_by_the_core(env: pytest.MonkeyPatch) -> None:
+    with rimeflake.Generator(1, backend="memory") as g:
+        assert not g.closed
+    with rimeflake.Generator(1, backend="local") as g:
+        assert not g.closed
+    for text in ("redis://localhost:6379", "postgresql://localhost/ids", "zookeeper"):
+        with pytest.raises(rimeflake.ConfigError, match="backend"):
+            rimeflake.Generator(1, backend=text)  # type: ignore[arg-type]
+    with pytest.raises(rimeflake.ConfigError, match="state_dir"):
+        rimeflake.Generator(1, backend="memory", state_dir="/tmp")
+
+
+def test_layout_specs_everywhere() -> None:
+    discord = rimeflake.Layout.from_spec(DISCORD)
+    assert discord.describe().startswith("clock_id=0,time=41,worker=10,sequence=12")
+    assert rimeflake.Layout.from_spec(discord.describe()) == discord
+    for name in rimeflake.PRESETS:
+        layout = rimeflake.Layout.preset(name)
+        assert rimeflake.Layout.from_spec(layout.describe()) == layout
+        assert rimeflake.Layout.from_spec(name) == layout
+    # Discord's documented example ID, through a spec string wherever a layout is taken.
+    parts = rimeflake.decode(175928847299117063, layout=DISCORD)  # type: ignore[arg-type]
+    assert (parts.timestamp_ms, parts.sequence) == (1462015105796, 7)
+    assert discord.decode(175928847299117063) == parts
+    with rimeflake.Generator(5, layout=discord, backend="memory") as g:
+        assert discord.decode(g.next_id()).worker_id == 5
+    with pytest.raises(rimeflake.ConfigError, match="time"):
+        rimeflake.Layout.from_spec("clock_id=0,time=40,worker=10,sequence=12")
+    with pytest.raises(rimeflake.ConfigError, match="colour"):
+        rimeflake.Layout.from_spec(DISCORD + ",colour=blue")
+
+
+def test_sonyflake_v2_and_the_datacenter_part() -> None:
+    v2 = rimeflake.Layout.sonyflake_v2()
+    assert v2.name == "sonyflake_v2" and v2 == rimeflake.Layout.preset("sonyflake_v2")
+    assert v2.epoch_ms == 1735689600000  # 2025-01-01T00:00:00Z
+    assert (v2.time_bits, v2.worker_bits, v2.sequence_bits, v2.unit_ms) == (39, 16, 8, 10)
+    twitter = rimeflake.Layout.twitter()
+    assert twitter.datacenter_bits == 5
+    id_ = twitter.compose(timestamp_ms=1_767_225_600_000, datacenter_id=3, worker_id=17, sequence=2)
+    parts = twitter.decode(id_)
+    assert (parts.datacenter_id, parts.worker_id) == (3, 17)
+    assert rimeflake.Layout.default().decode(1 << 40).datacenter_id is None
+    with rimeflake.Generator((3 << 5) | 17, layout="twitter", backend="memory") as g:
+        parts = g.decode(g.next_id())
+        assert (parts.datacenter_id, parts.worker_id) == (3, 17)
+
+
+def test_the_container_warning_is_a_python_warning(env: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    if not (Path("/.dockerenv").exists() or Path("/run/.containerenv").exists()):
+        pytest.skip("the container warning needs a container")
+    env.delenv("RIMEFLAKE_STATE_DIR")
+    env.setenv("XDG_STATE_HOME", str(tmp_path))
+    with pytest.warns(rimeflake.RimeflakeWarning, match="container") as caught:
+        rimeflake.Generator(1, layout="twitter").close()
+    assert len(caught) == 1
+    assert caught[0].filename == __file__  # raised at the caller's line
+    assert isinstance(caught[0].message, rimeflake.RimeflakeWarning)
+    assert caught[0].message.kind == "container"
+    # As an error (pytest's filterwarnings, -W error), the generator just made is closed:
+    # its worker ID is free for the next one.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", rimeflake.RimeflakeWarning)
+        with pytest.raises(rimeflake.RimeflakeWarning):
+            rimeflake.Generator(1, layout="twitter")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rimeflake.RimeflakeWarning)
+        rimeflake.Generator(1, layout="twitter").close()
+    env.setenv("RIMEFLAKE_NO_CONTAINER_WARNING", "1")
+    rimeflake.Generator(1, layout="twitter").close()  # silenced: no warning, so no error here
