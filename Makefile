@@ -246,6 +246,10 @@ bench-c: c-tools ## C: rimeflake_next_id / rimeflake_fill beside the core's next
 NODE ?= node
 NPM ?= npm
 NPM_CI := $(NPM) ci --no-audit --no-fund --ignore-scripts
+# bindings-node: `npm ci` (npm 11.19) refuses its lock file, reporting the other platforms'
+# optional packages of @napi-rs/cli's lzma dependency as missing although `npm install` writes
+# the same file; `npm install` installs exactly the locked versions and leaves the file as is.
+NPM_INSTALL_LOCKED := $(NPM) install --no-audit --no-fund --ignore-scripts
 NODE_RELEASE := $(CURDIR)/target/node-release
 
 .PHONY: node node-env test-node example-node example-node-deps lint-node bench-node
@@ -255,7 +259,7 @@ node: ## check that Node.js (18 or later) and npm are there
 	@$(NODE) -e 'const [a] = process.versions.node.split("."); if (+a < 18) { console.error("make: Node.js " + process.version + " is too old: 18 or later"); process.exit(1) }'
 
 node-env: rust node ## Node: npm ci in bindings-node (when the lock changed), then a debug build of the addon
-	@cd bindings-node && { [ node_modules/.package-lock.json -nt package-lock.json ] || $(NPM_CI); }
+	@cd bindings-node && { [ node_modules/.package-lock.json -nt package-lock.json ] || $(NPM_INSTALL_LOCKED); }
 	cd bindings-node && ./node_modules/.bin/napi build --platform
 
 # examples/node depends on the package as a user's project would (file:../../bindings-node).
@@ -281,7 +285,7 @@ lint-node: node-env ## Node: tsc --noEmit --strict over the TypeScript example a
 	for f in bindings-node/index.js bindings-node/test/*.js examples/node/*.js bench/node/bench.js; do $(NODE) --check "$$f"; done
 
 bench-node: rust node ## Node: release build + peers in bench/node/node_modules, then bench/node/bench.js (writes bench/RESULTS.md)
-	@cd bindings-node && { [ node_modules/.package-lock.json -nt package-lock.json ] || $(NPM_CI); }
+	@cd bindings-node && { [ node_modules/.package-lock.json -nt package-lock.json ] || $(NPM_INSTALL_LOCKED); }
 	@cd bench/node && { [ node_modules/.package-lock.json -nt package-lock.json ] || $(NPM_CI); }
 	cd bindings-node && ./node_modules/.bin/napi build --platform --release -o $(NODE_RELEASE)
 	NAPI_RS_NATIVE_LIBRARY_PATH="$(NODE_RELEASE)/$$(cd $(NODE_RELEASE) && ls rimeflake.*.node | head -1)" \
