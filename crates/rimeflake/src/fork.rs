@@ -243,10 +243,10 @@ pub fn after_fork_in_child() {
     }
 }
 
-/// Arms the child handler before the first slot is claimed. Threads racing the very first
-/// registration may each arm it: the handler is idempotent, and no registration returns before
-/// it is armed.
-fn arm() {
+/// Arms the child handler, for the registry (before the first slot is claimed) and for
+/// `tracing` (before its first ID). Threads racing the first call may each arm it: the handler
+/// is idempotent, and no caller returns before it is armed.
+pub(crate) fn arm() {
     if ARMED.load(Acquire) {
         return;
     }
@@ -254,8 +254,10 @@ fn arm() {
     {
         extern "C" fn child() {
             after_fork_in_child();
+            crate::tracing::after_fork_in_child();
         }
-        // SAFETY: registering a handler that only walks the lock-free registry.
+        // SAFETY: registering a handler that only walks the lock-free registry and stores to
+        // atomics (async-signal-safe).
         unsafe { libc::pthread_atfork(None, None, Some(child)) };
     }
     ARMED.store(true, Release);

@@ -40,7 +40,7 @@
 use crate::clock::system_now_ms;
 use crate::fork::WipeOnFork;
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering::*};
+use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering::*};
 
 /// How many IDs of one thread fit in one millisecond of the third part.
 pub const PER_MS: u64 = 10_000;
@@ -159,7 +159,7 @@ fn generation() -> u64 {
 /// Starts a generation where `seen` was found stale; `None` when another thread moved first.
 #[cold]
 fn new_generation(lineage: &Lineage, seen: u64) -> Option<u64> {
-    arm_fork_handler();
+    crate::fork::arm();
     let fresh = LAST_GENERATION.fetch_add(1, AcqRel) + 1;
     // The pid before the generation: a reader that sees the generation sees the pid.
     lineage.pid.store(std::process::id(), Relaxed);
@@ -207,7 +207,7 @@ impl ThreadState {
     /// The state for a thread's first call, or for its first call after a fork.
     #[cold]
     fn refresh(old: Option<ThreadState>, generation: u64) -> ThreadState {
-        arm_fork_handler();
+        crate::fork::arm();
         let (token, last) = match old {
             // The forking thread keeps its token and its count: with a new process part its
             // IDs are new whatever they continue from.
@@ -366,25 +366,6 @@ fn write_decimal(out: &mut [u8], mut v: u64) -> usize {
     let n = tmp.len() - i;
     out[..n].copy_from_slice(&tmp[i..]);
     n
-}
-
-/// Arms the at-fork child handler, once per process but for threads racing the first call
-/// (the handler is idempotent). An atomic flag, not a `Once`, which a fork could catch mid-call
-/// and leave blocking in the child.
-fn arm_fork_handler() {
-    static ARMED: AtomicBool = AtomicBool::new(false);
-    if ARMED.load(Acquire) {
-        return;
-    }
-    #[cfg(unix)]
-    {
-        extern "C" fn child() {
-            after_fork_in_child();
-        }
-        // SAFETY: `child` only does atomic loads and stores, which are async-signal-safe.
-        unsafe { libc::pthread_atfork(None, None, Some(child)) };
-    }
-    ARMED.store(true, Release);
 }
 
 #[cfg(test)]

@@ -81,6 +81,23 @@ pub trait Disk: Send + Sync + Debug + 'static {
     fn same_file(&self, path: &Path, file: &Self::File) -> io::Result<bool>;
 }
 
+/// Takes `flock` lock `op` (`LOCK_EX` or `LOCK_SH`) on `file` without blocking: `false` when
+/// another open file holds a conflicting lock. Retried on EINTR.
+pub(crate) fn try_flock(file: &File, op: libc::c_int) -> io::Result<bool> {
+    loop {
+        // SAFETY: a valid open descriptor.
+        if unsafe { libc::flock(file.as_raw_fd(), op | libc::LOCK_NB) } == 0 {
+            return Ok(true);
+        }
+        let e = io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::EINTR) => continue,
+            Some(libc::EWOULDBLOCK) => return Ok(false),
+            _ => return Err(e),
+        }
+    }
+}
+
 /// The operating system's file system.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RealDisk;
@@ -265,18 +282,7 @@ impl Disk for RealDisk {
     }
 
     fn try_lock(&self, file: &File) -> io::Result<bool> {
-        loop {
-            // SAFETY: a valid open descriptor.
-            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
-                return Ok(true);
-            }
-            let e = io::Error::last_os_error();
-            match e.raw_os_error() {
-                Some(libc::EINTR) => continue,
-                Some(libc::EWOULDBLOCK) => return Ok(false),
-                _ => return Err(e),
-            }
-        }
+        try_flock(file, libc::LOCK_EX)
     }
 
     fn unlock(&self, file: &File) {

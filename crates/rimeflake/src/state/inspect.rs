@@ -118,20 +118,12 @@ fn is_held(lock_path: &Path) -> io::Result<bool> {
         .custom_flags(crate::state::disk::SAFE_OPEN_FLAGS)
         .open(lock_path)?;
     crate::state::disk::require_regular(lock_path, &file)?;
-    loop {
-        // SAFETY: a valid open descriptor.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) } == 0 {
-            // SAFETY: as above; unlocking our own shared lock touches no one else's.
-            unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_UN) };
-            return Ok(false);
-        }
-        let e = io::Error::last_os_error();
-        match e.raw_os_error() {
-            Some(libc::EINTR) => continue,
-            Some(libc::EWOULDBLOCK) => return Ok(true),
-            _ => return Err(e),
-        }
+    if crate::state::disk::try_flock(&file, libc::LOCK_SH)? {
+        // SAFETY: a valid open descriptor; unlocking our own shared lock touches no one else's.
+        unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_UN) };
+        return Ok(false);
     }
+    Ok(true)
 }
 
 fn read_state(path: &Path, layout: Option<&LayoutRecord>) -> StateHealth {

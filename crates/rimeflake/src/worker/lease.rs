@@ -173,17 +173,10 @@ fn try_lock(path: &Path) -> Result<Option<File>> {
                 lease_err("cannot open lock file", path, e)
             })?;
         require_regular(path, &file).map_err(|e| lease_err("cannot use lock file", path, e))?;
-        loop {
-            // SAFETY: a valid open descriptor.
-            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
-                break;
-            }
-            let e = io::Error::last_os_error();
-            match e.raw_os_error() {
-                Some(libc::EINTR) => continue,
-                Some(libc::EWOULDBLOCK) => return Ok(None),
-                _ => return Err(lease_err("cannot lock", path, e)),
-            }
+        if !crate::state::disk::try_flock(&file, libc::LOCK_EX)
+            .map_err(|e| lease_err("cannot lock", path, e))?
+        {
+            return Ok(None);
         }
         // Locked an open file: it is the lease only if the path still names that file (someone
         // may have deleted or replaced it; then a newcomer would lock the new one).
