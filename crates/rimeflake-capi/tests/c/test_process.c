@@ -204,7 +204,8 @@ static int child_writer(const char *dir) {
   }
 }
 
-/* child-rollback DIR: run under faketime a day back: the restart must refuse, not repeat. */
+/* child-rollback DIR: run with the clock a day back (libfaketime): the restart must refuse, not
+ * repeat. */
 static int child_rollback(const char *dir) {
   rimeflake_config config;
   rimeflake_generator *gen = NULL;
@@ -225,8 +226,8 @@ static int child_rollback(const char *dir) {
   return 0;
 }
 
-/* child-bump DIR: under faketime a day back, the default layout (clock-id bits) moves to
- * another clock-id; its IDs go to stdout. */
+/* child-bump DIR: with the clock a day back (libfaketime), the default layout (clock-id bits)
+ * moves to another clock-id; its IDs go to stdout. */
 static int child_bump(const char *dir) {
   rimeflake_config config;
   rimeflake_generator *gen = NULL;
@@ -248,6 +249,46 @@ int child_mode(int argc, char **argv) {
   return -1;
 }
 
+/* libfaketime's library: $FAKETIME_LIB, else where Debian's faketime package puts it. The
+ * library is preloaded directly, not through the `faketime` wrapper: the wrapper names a POSIX
+ * semaphore after its own pid and fails when a stale one of that name is left in /dev/shm. */
+static const char *libfaketime(void) {
+  static char path[512];
+  static const char *dirs[] = {"/usr/lib/x86_64-linux-gnu/faketime",
+                               "/usr/lib/aarch64-linux-gnu/faketime", "/usr/lib/faketime",
+                               "/usr/local/lib/faketime", "/usr/lib64/faketime"};
+  static const char *names[] = {"libfaketimeMT.so.1", "libfaketime.so.1"};
+  const char *env = getenv("FAKETIME_LIB");
+  size_t d, n;
+  if (env && *env) return env;
+  for (d = 0; d < sizeof dirs / sizeof *dirs; d++) {
+    for (n = 0; n < sizeof names / sizeof *names; n++) {
+      snprintf(path, sizeof path, "%s/%s", dirs[d], names[n]);
+      if (access(path, R_OK) == 0) return path;
+    }
+  }
+  return NULL;
+}
+
+/* In a forked child: exec `self mode dir` with the wall clock a day back (the monotonic clock
+ * is left alone, as the Rust and Node process tests do). Never returns. */
+static void exec_a_day_back(const char *self, const char *mode, const char *dir) {
+  const char *lib = libfaketime();
+  if (!lib) {
+    fprintf(stderr, "libfaketime is missing: install Debian's faketime package, or set "
+                    "FAKETIME_LIB\n");
+    _exit(127);
+  }
+  setenv("LD_PRELOAD", lib, 1);
+  setenv("FAKETIME", "-86400", 1);
+  setenv("FAKETIME_DONT_FAKE_MONOTONIC", "1", 1);
+  /* libfaketime is preloaded after the sanitizer runtime: tell ASan that is fine. */
+  setenv("ASAN_OPTIONS", "verify_asan_link_order=0", 1);
+  execl(self, self, mode, dir, (char *)NULL);
+  perror(self);
+  _exit(127);
+}
+
 /* A restart with the clock a day back, on a layout with clock-id bits: it goes on, on another
  * clock-id, and none of its IDs is one issued before (all sort above them). */
 static void restart_with_clock_back(const char *self, const char *dir) {
@@ -267,9 +308,7 @@ static void restart_with_clock_back(const char *self, const char *dir) {
     dup2(fds[1], 1);
     close(fds[0]);
     close(fds[1]);
-    setenv("ASAN_OPTIONS", "verify_asan_link_order=0", 1);
-    execlp("faketime", "faketime", "-f", "-1d", self, "child-bump", dir, (char *)NULL);
-    _exit(127);
+    exec_a_day_back(self, "child-bump", dir);
   }
   close(fds[1]);
   CHECK(read_all(fds[0], after, sizeof after));
@@ -289,11 +328,7 @@ static void run_rollback_child(const char *self, const char *dir) {
   fflush(NULL);
   pid = fork();
   if (pid == 0) {
-    /* libfaketime is preloaded after the sanitizer runtime: tell ASan that is fine. */
-    setenv("ASAN_OPTIONS", "verify_asan_link_order=0", 1);
-    execlp("faketime", "faketime", "-f", "-1d", self, "child-rollback", dir, (char *)NULL);
-    perror("faketime (install Debian's faketime package)");
-    _exit(127);
+    exec_a_day_back(self, "child-rollback", dir);
   }
   CHECK(waitpid(pid, &status, 0) == pid);
   CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
