@@ -258,7 +258,7 @@ node: ## check that Node.js (18 or later) and npm are there
 	  echo "make: node/npm not found: install Node.js 18 or later (https://nodejs.org, or apt-get install nodejs npm)" >&2; exit 1; }
 	@$(NODE) -e 'const [a] = process.versions.node.split("."); if (+a < 18) { console.error("make: Node.js " + process.version + " is too old: 18 or later"); process.exit(1) }'
 
-node-env: rust node ## Node: npm ci in bindings-node (when the lock changed), then a debug build of the addon
+node-env: rust node ## Node: npm install in bindings-node (when the lock changed), then a debug build of the addon
 	@cd bindings-node && { [ node_modules/.package-lock.json -nt package-lock.json ] || $(NPM_INSTALL_LOCKED); }
 	cd bindings-node && ./node_modules/.bin/napi build --platform
 
