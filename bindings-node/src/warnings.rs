@@ -3,16 +3,23 @@
 //! `--no-warnings` work as for any other.
 //!
 //! The core gives warnings while a generator is built, on the calling thread; they are
-//! collected there and emitted when the constructor has the generator.
+//! collected there and emitted when the constructor has the generator. Each message is emitted
+//! once per thread (as Node emits its own deprecation warnings once), so a service that makes a
+//! generator per request is not flooded.
 
 use crate::env::EnvData;
 use napi::{sys, Env, Result};
 use rimeflake::Warning;
 use std::ptr;
 
-const EMIT: &str = r#"(function (message, kind) {
-  process.emitWarning(message, { type: 'RimeflakeWarning', code: 'RIMEFLAKE_' + kind.toUpperCase() })
-})"#;
+const EMIT: &str = r#"(function () {
+  const emitted = new Set()
+  return function (message, kind) {
+    if (emitted.has(message)) return
+    emitted.add(message)
+    process.emitWarning(message, { type: 'RimeflakeWarning', code: 'RIMEFLAKE_' + kind.toUpperCase() })
+  }
+})()"#;
 
 pub fn install(env: &Env, data: &mut EnvData) -> Result<()> {
     let f: napi::Unknown = env.run_script(EMIT)?;

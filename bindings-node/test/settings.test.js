@@ -59,7 +59,7 @@ test('backends are parsed by the core: ones that do not exist yet are a ConfigEr
   assert.deepEqual(r.stdout.trim().split('\n').map((l) => JSON.parse(l)), ['ERR_RIMEFLAKE_CONFIG', 'ERR_RIMEFLAKE_CONFIG', 'ERR_RIMEFLAKE_CONFIG'])
 })
 
-test("the core's warnings are process warnings (type RimeflakeWarning, code RIMEFLAKE_<KIND>)", (t) => {
+test("the core's warnings are process warnings (type RimeflakeWarning, code RIMEFLAKE_<KIND>), each message once", (t) => {
   // The one warning the core has: a container using the default state directory. Outside a
   // container there is none to see, and the test says so.
   const home = tempDir()
@@ -68,6 +68,7 @@ test("the core's warnings are process warnings (type RimeflakeWarning, code RIME
     process.on('warning', (w) => seen.push({ name: w.name, code: w.code, message: w.message }))
     const gen = new rf.Generator({ layout: 'js_safe' })
     gen.close()
+    new rf.Generator({ layout: 'js_safe' }).close() // the same warning again: emitted once
     setImmediate(() => console.log(JSON.stringify(seen)))`, { HOME: home, XDG_STATE_HOME: '' })
   assert.equal(r.status, 0, r.stderr)
   const warnings = r.json.filter((w) => w.name === 'RimeflakeWarning')
@@ -75,6 +76,7 @@ test("the core's warnings are process warnings (type RimeflakeWarning, code RIME
     t.skip('no container detected here: the core gave no warning')
     return
   }
+  assert.equal(warnings.length, 1, JSON.stringify(warnings))
   assert.equal(warnings[0].code, 'RIMEFLAKE_CONTAINER')
   assert.match(warnings[0].message, /container/)
   // And it is not printed by the core itself: only Node's own warning line is on stderr.
