@@ -23,6 +23,7 @@
 //! - **No wrap**: the time field never carries into the clock-id or sign bits.
 
 mod builder;
+mod hot;
 mod reserver;
 mod slow;
 mod start;
@@ -416,94 +417,6 @@ impl<C: Clock> std::fmt::Debug for Generator<C> {
 }
 
 impl<C: Clock> Inner<C> {
-    /// The ID of counter value `c`: the worker bits inserted where the layout puts them.
-    #[inline]
-    fn compose(&self, c: u64) -> u64 {
-        let k = &self.k;
-        ((c & !k.low_mask) << k.worker_bits) | k.worker_part | (c & k.low_mask)
-    }
-
-    /// The hot path: commits `n` consecutive counter values and returns the first, or `None`
-    /// when anything needs the slow path to decide (a large rollback, the lead or the fence
-    /// reached, the clock outside the time field, the generator closed, forked or switching
-    /// clock-ids).
-    #[inline]
-    fn reserve(&self, n: u64) -> Option<u64> {
-        let k = &self.k;
-        let hot = &*self.hot;
-        // `high` before the clock: a reading below it is then a real step back of the clock,
-        // not a reading that another thread merely published first. The counter after the
-        // clock, right before the compare-and-swap, so another thread seldom commits in between.
-        let high = hot.high.load(Acquire);
-        let since_epoch = self.clock.now_ms().wrapping_sub(k.epoch_ms);
-        if since_epoch > k.max_span_ms {
-            return None; // before the epoch (wrapped) or past the end of the time field
-        }
-        let now = if k.unit_ms == 1 {
-            since_epoch
-        } else {
-            since_epoch / k.unit_ms
-        };
-        let mut cur = hot.counter.load(Acquire);
-        let fence = hot.fence.load(Acquire);
-        let cid_base = cur & k.cid_mask;
-        if (fence ^ cur) & k.cid_mask != 0 {
-            return None; // a clock-id switch is under way, or the generator is closed
-        }
-        let now_high = (cid_base >> k.seq_bits) | now;
-        if (now_high ^ high) >> k.time_bits != 0 {
-            // `high` is of another clock-id than the counter: a switch happened around our
-            // reading, which may be from before it; the slow path re-reads and re-decides.
-            return None;
-        }
-        if now_high > high {
-            // A new highest reading. Losing this race only leaves `high` a unit low.
-            let _ = hot.high.compare_exchange(high, now_high, Relaxed, Relaxed);
-        } else if now_high < high {
-            if high - now_high > k.drift_units {
-                return None; // a large rollback: the policy decides
-            }
-            // A small rollback: keep counting from the counter, so IDs stay increasing.
-            self.note_rollback(high, now_high);
-        }
-        let base = cid_base | (now << k.seq_bits);
-        let limit = (base + k.drift_span).min(fence);
-        loop {
-            let first = (cur + 1).max(base);
-            let last = first + (n - 1);
-            if last > limit {
-                return None; // the lead past the clock, or the reservation, is used up
-            }
-            match hot
-                .counter
-                .compare_exchange_weak(cur, last, AcqRel, Acquire)
-            {
-                Ok(_) => {
-                    if first != cur + 1 {
-                        self.note_skipped(first - cur - 1); // the counter caught up with the clock
-                    } else if last >> k.seq_bits > (cur >> k.seq_bits).max(now_high) {
-                        self.note_borrowed(last >> k.seq_bits, (cur >> k.seq_bits).max(now_high));
-                    }
-                    return Some(first);
-                }
-                // Another thread won: retry with its counter, unless it switched clock-ids, in
-                // which case our reading is stale and the slow path must re-read and re-decide.
-                Err(actual) if (actual ^ cur) & k.cid_mask != 0 => return None,
-                Err(actual) => cur = actual,
-            }
-        }
-    }
-
-    #[cold]
-    fn note_skipped(&self, values: u64) {
-        Counters::add(&self.stats.skipped, values);
-    }
-
-    #[cold]
-    fn note_borrowed(&self, to: u64, from: u64) {
-        Counters::add(&self.stats.borrowed_units, to - from);
-    }
-
     fn stats(&self) -> Stats {
         let s = &self.stats;
         let unit = self.k.unit_ms;
