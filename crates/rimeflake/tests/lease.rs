@@ -496,7 +496,12 @@ fn untrusted_directories_are_refused_and_new_ones_are_private() {
         err_of(
             exact(&state, 1),
             ErrorKind::Config,
-            &["writable by", "chmod go-w", &path.display().to_string()],
+            &[
+                "writable by",
+                "another user could plant links or take worker IDs there",
+                "chmod go-w",
+                &path.display().to_string(),
+            ],
         );
         chmod(&path, 0o770);
         err_of(exact(&state, 1), ErrorKind::Config, &["its group"]);
@@ -510,7 +515,12 @@ fn untrusted_directories_are_refused_and_new_ones_are_private() {
             err_of(
                 exact(&state, 1),
                 ErrorKind::Config,
-                &["owned by uid 65534", "chown 0", &path.display().to_string()],
+                &[
+                    "owned by uid 65534",
+                    "another user could plant links or take worker IDs there",
+                    "chown 0",
+                    &path.display().to_string(),
+                ],
             );
             // SAFETY: as above.
             assert_eq!(unsafe { libc::chown(c.as_ptr(), 0, u32::MAX) }, 0);

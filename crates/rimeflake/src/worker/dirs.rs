@@ -192,7 +192,9 @@ pub fn check_dir_trusted(dir: &Path, follow: bool) -> Result<()> {
     let euid = unsafe { libc::geteuid() };
     if meta.uid() != euid && meta.uid() != 0 {
         return Err(Error::config(format!(
-            "directory {} is owned by uid {}, not by this user (uid {euid}) or root: another              user could plant links or take worker IDs there. Fix: chown {euid} {} (or use              another state directory)",
+            "directory {} is owned by uid {}, not by this user (uid {euid}) or root: another \
+             user could plant links or take worker IDs there. Fix: chown {euid} {} (or use \
+             another state directory)",
             dir.display(),
             meta.uid(),
             dir.display()
@@ -225,7 +227,8 @@ pub fn check_dir_trusted(dir: &Path, follow: bool) -> Result<()> {
     }
     if mode & 0o022 != 0 {
         return Err(Error::config(format!(
-            "directory {} is writable by {} (mode {mode:04o}): another user could plant links              or take worker IDs there. Fix: chmod go-w {}",
+            "directory {} is writable by {} (mode {mode:04o}): another user could plant links \
+             or take worker IDs there. Fix: chmod go-w {}",
             dir.display(),
             match mode & 0o022 {
                 0o020 => "its group",
