@@ -1,7 +1,7 @@
 //! # rimeflake
 //!
 //! 64-bit, time-ordered, unique IDs (the Snowflake family) that stay unique when the clock jumps
-//! back, when a process restarts or forks, and when a worker ID moves to another host.
+//! back and when a process restarts or forks.
 //!
 //! ```
 //! use rimeflake::{Generator, Layout};
