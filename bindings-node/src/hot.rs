@@ -30,16 +30,8 @@ const METHODS: [(&str, Callback); 5] = [
 pub fn install(env: sys::napi_env, this: sys::napi_value, handle: &Arc<Handle>) -> Result<()> {
     for (name, cb) in METHODS {
         let data = Arc::into_raw(handle.clone()) as *mut c_void;
-        let mut f = ptr::null_mut();
+        let f = native_function(env, name, cb, data)?;
         unsafe {
-            napi::check_status!(sys::napi_create_function(
-                env,
-                name.as_ptr().cast(),
-                name.len() as isize,
-                Some(cb),
-                data,
-                &mut f
-            ))?;
             napi::check_status!(sys::napi_add_finalizer(
                 env,
                 f,
@@ -63,6 +55,27 @@ pub fn install(env: sys::napi_env, this: sys::napi_value, handle: &Arc<Handle>) 
         napi::check_status!(unsafe { sys::napi_define_properties(env, this, 1, &prop) })?;
     }
     Ok(())
+}
+
+/// A JavaScript function named `name` that calls `cb` with `data` as its data.
+pub fn native_function(
+    env: sys::napi_env,
+    name: &str,
+    cb: Callback,
+    data: *mut c_void,
+) -> Result<sys::napi_value> {
+    let mut f = ptr::null_mut();
+    napi::check_status!(unsafe {
+        sys::napi_create_function(
+            env,
+            name.as_ptr().cast(),
+            name.len() as isize,
+            Some(cb),
+            data,
+            &mut f,
+        )
+    })?;
+    Ok(f)
 }
 
 fn name_value(env: sys::napi_env, name: &str) -> Result<sys::napi_value> {

@@ -11,17 +11,8 @@ use std::ptr;
 /// # Safety
 /// `env` and `proto` belong to the current call.
 pub unsafe fn install_prototype(env: sys::napi_env, proto: sys::napi_value) -> Result<()> {
-    let name = "_nextIdProto";
-    let mut f = ptr::null_mut();
+    let f = crate::hot::native_function(env, "_nextIdProto", next_id_proto, ptr::null_mut())?;
     unsafe {
-        napi::check_status!(sys::napi_create_function(
-            env,
-            name.as_ptr().cast(),
-            name.len() as isize,
-            Some(next_id_proto),
-            ptr::null_mut(),
-            &mut f
-        ))?;
         napi::check_status!(sys::napi_set_named_property(
             env,
             proto,
