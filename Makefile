@@ -72,7 +72,7 @@ test: test-rust test-loom test-python test-c test-node ## run every test suite (
 
 # The example runs first so that cargo test's summary lines close the output; its state goes
 # to target/, so tests write nothing outside the tree.
-test-rust: rust faketime ## Rust: the Rust example, then cargo test --workspace
+test-rust: rust faketime servers ## Rust: the Rust example, then cargo test --workspace (real Redis and PostgreSQL servers included)
 	$(call say,rust: the example (examples/rust))
 	RIMEFLAKE_STATE_DIR="$(CURDIR)/target/rimeflake-state" $(MAKE) --no-print-directory example-rust
 	$(call say,rust: cargo test --workspace)
@@ -87,6 +87,17 @@ faketime: ## install libfaketime (Debian's faketime package) when it is missing
 	@command -v faketime >/dev/null || { \
 	  sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
 	  $$sudo apt-get update && $$sudo apt-get install -y faketime; }
+
+# The Redis and PostgreSQL backend tests start real servers (crates/rimeflake/tests/servers).
+# Debian keeps PostgreSQL's programs under /usr/lib/postgresql/<version>/bin, off PATH.
+.PHONY: servers
+servers: ## install redis-server and PostgreSQL (Debian's packages) when they are missing, for the backend tests
+	@pkgs=""; \
+	command -v redis-server >/dev/null || pkgs="$$pkgs redis-server"; \
+	ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || pkgs="$$pkgs postgresql"; \
+	[ -z "$$pkgs" ] || { \
+	  sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+	  $$sudo apt-get update && $$sudo apt-get install -y $$pkgs; }
 
 SOAK_SECONDS ?= 300
 
@@ -179,12 +190,12 @@ example-python: python-env ## run the Python example (examples/python)
 
 # The example runs first so that pytest's summary closes the output. It runs here rather than
 # through example-python, so the extension is built once (python-env is a prerequisite).
-test-python: python-env ## Python: the example, then pytest bindings-python/tests (stubtest included)
+test-python: python-env servers ## Python: the example, then pytest bindings-python/tests (stubtest included; a real Redis for the backend test)
 	$(call say,python: the example (examples/python))
 	RIMEFLAKE_STATE_DIR="$(CURDIR)/target/rimeflake-state" RIMEFLAKE_NO_CONTAINER_WARNING=1 \
 	  $(VENV_PY) examples/python/quickstart.py
 	$(call say,python: pytest bindings-python/tests)
-	$(VENV_PY) -m pytest bindings-python/tests
+	scripts/with-redis $(VENV_PY) -m pytest bindings-python/tests
 
 lint-python: python-env ## Python: mypy --strict on the package (stubs included) and the example
 	$(VENV_PY) -m mypy --strict bindings-python/python/rimeflake examples/python
@@ -223,9 +234,9 @@ install: rust ## C: build librimeflake (release); install header, .so/.so.0, .a,
 
 # The tests link the installed library (target/c-prefix); the examples are copied out of the
 # tree and built against a second, fresh install, as a user's program would be.
-test-c: rust c-tools faketime ## C and C++: tests plainly and under ASan+UBSan, then the examples built outside the tree
+test-c: rust c-tools faketime servers ## C and C++: tests plainly and under ASan+UBSan (a real Redis for the backend test), then the examples built outside the tree
 	$(MAKE) --no-print-directory install PREFIX="$(C_PREFIX)"
-	crates/rimeflake-capi/tests/c/build.sh "$(C_PREFIX)" "$(CURDIR)/target/c-tests"
+	scripts/with-redis crates/rimeflake-capi/tests/c/build.sh "$(C_PREFIX)" "$(CURDIR)/target/c-tests"
 	$(MAKE) --no-print-directory example-c
 
 example-c: c-tools ## C and C++: install into a temporary prefix, build examples/c (pkg-config) and examples/cpp (CMake) there, run them
@@ -273,10 +284,10 @@ example-node: node-env example-node-deps ## run the Node examples (examples/node
 
 # The examples run first so that the test runner's summary closes the output. The restart test
 # sets the clock back with libfaketime.
-test-node: node-env faketime ## Node: the examples, then node --test bindings-node/test (tsc and npm pack included)
+test-node: node-env faketime servers ## Node: the examples, then node --test bindings-node/test (tsc and npm pack included; a real Redis for the backend test)
 	RIMEFLAKE_STATE_DIR="$(CURDIR)/target/rimeflake-state" RIMEFLAKE_NO_CONTAINER_WARNING=1 \
 	  $(MAKE) --no-print-directory example-node
-	cd bindings-node && $(NODE) --test test/
+	cd bindings-node && ../scripts/with-redis $(NODE) --test test/
 
 lint-node: node-env ## Node: tsc --noEmit --strict over the TypeScript example and the every-export check; node --check on the JavaScript
 	cd bindings-node && ./node_modules/.bin/tsc -p test/types

@@ -192,9 +192,10 @@ export interface GeneratorOptions {
   /** Where leases and durable state live (default: `RIMEFLAKE_STATE_DIR`, else the XDG state directory). */
   stateDir?: string
   /**
-   * `'local'` (the default: leases and state in the state directory) or `'memory'` (no state;
-   * not restart-safe; needs a `workerId`); parsed by the core, as in every front end (else
-   * `RIMEFLAKE_BACKEND`).
+   * `'local'` (the default: leases and state in the state directory), `'memory'` (no state;
+   * not restart-safe; needs a `workerId`), or a server that many hosts share:
+   * `'redis://[:password@]host[:port][/db]'` or `'postgresql://user[:password]@host[:port]/db'`;
+   * parsed by the core, as in every front end (else `RIMEFLAKE_BACKEND`).
    */
   backend?: string
   /** A clock that goes back by at most this much is absorbed by counting on (default 2000). */

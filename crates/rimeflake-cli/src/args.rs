@@ -59,8 +59,13 @@ pub struct StateResetArgs {
     pub layout: LayoutArgs,
     /// The state directory [default: $RIMEFLAKE_STATE_DIR, else $XDG_STATE_HOME/rimeflake or
     /// ~/.local/state/rimeflake]
-    #[arg(long, value_name = "DIR", value_parser = any_path)]
+    #[arg(long, value_name = "DIR", value_parser = any_path, conflicts_with = "backend")]
     pub state_dir: Option<PathBuf>,
+    /// A server backend whose state to reset instead: a redis:// or postgresql:// URL (a server
+    /// keeps no high-water marks: give --above-id or --reserve-until) [default:
+    /// $RIMEFLAKE_BACKEND when it names a server]
+    #[arg(long, value_name = "URL")]
+    pub backend: Option<String>,
     /// Evidence when the high-water file is lost too: an ID at least as high as every ID this
     /// worker ID issued (the highest in your logs or database).
     #[arg(long, value_name = "ID")]
@@ -76,8 +81,19 @@ pub struct StateResetArgs {
 pub struct StateShowArgs {
     /// The state directory (default: $RIMEFLAKE_STATE_DIR, else $XDG_STATE_HOME/rimeflake or
     /// ~/.local/state/rimeflake).
-    #[arg(long, value_name = "DIR", value_parser = any_path)]
+    #[arg(long, value_name = "DIR", value_parser = any_path, conflicts_with = "backend")]
     pub state_dir: Option<PathBuf>,
+    /// A server backend to read instead of the state directory: a redis:// or postgresql:// URL
+    /// [default: $RIMEFLAKE_BACKEND when it names a server]
+    #[arg(long, value_name = "URL")]
+    pub backend: Option<String>,
+    /// With a server backend: the namespace to list [default: the layout's own]
+    #[arg(long, value_name = "NS", requires = "backend")]
+    pub namespace: Option<String>,
+    /// With a server backend: the layout whose namespace to list [default: $RIMEFLAKE_LAYOUT,
+    /// else default]
+    #[command(flatten)]
+    pub layout: LayoutArgs,
 }
 
 /// The layout: a preset name or a layout spec, parsed by the core.
@@ -114,8 +130,9 @@ pub struct GeneratorArgs {
     /// one layout [default: the layout's own: default, twitter, ..., custom-<fingerprint>]
     #[arg(long, value_name = "NS")]
     pub namespace: Option<String>,
-    /// Where leases and state live: local (the state directory) or memory (no state: NOT
-    /// restart-safe, needs a worker ID) [default: $RIMEFLAKE_BACKEND, else local]
+    /// Where leases and state live: local (the state directory), memory (no state: NOT
+    /// restart-safe, needs a worker ID), or a server shared by many hosts: redis://[:PASSWORD@]HOST[:PORT][/DB]
+    /// or postgresql://USER[:PASSWORD]@HOST[:PORT]/DB [default: $RIMEFLAKE_BACKEND, else local]
     #[arg(long, value_name = "BACKEND", conflicts_with = "in_memory")]
     pub backend: Option<String>,
     /// The same as --backend memory.

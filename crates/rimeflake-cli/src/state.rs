@@ -8,6 +8,23 @@ use std::io::Write;
 
 /// Prints every lease of every namespace: holder, layout, clock-id and reservations.
 pub fn show(args: &StateShowArgs) -> Result<(), Failure> {
+    let backend = match &args.backend {
+        Some(text) => Some(rimeflake::Backend::parse(text)?),
+        None if args.state_dir.is_none() => rimeflake::settings::backend_from_env()?,
+        None => None,
+    };
+    if let Some(backend) = backend.filter(rimeflake::Backend::is_remote) {
+        let namespace = match &args.namespace {
+            Some(ns) => ns.clone(),
+            None => args.layout.layout()?.default_namespace(),
+        };
+        let workers = rimeflake::worker::remote::inspect(&backend, &namespace)?;
+        let mut out = std::io::stdout().lock();
+        out.write_all(
+            rimeflake::worker::remote::render(&backend, &namespace, &workers).as_bytes(),
+        )?;
+        return Ok(());
+    }
     let dir = state_dir(&args.state_dir)?;
     if !dir.exists() {
         return Err(Failure::runtime(format!(
@@ -24,14 +41,10 @@ pub fn show(args: &StateShowArgs) -> Result<(), Failure> {
 /// Replaces a corrupt state file (see `rimeflake::state::reset`), says what bounded the lost
 /// state, what is reserved now, and where the copy of the corrupt file is.
 pub fn reset(args: &StateResetArgs) -> Result<(), Failure> {
-    let dir = state_dir(&args.state_dir)?;
-    // A layout given (flag or $RIMEFLAKE_LAYOUT) names the namespace, as for generators;
-    // without one the namespace's own layout file says what it is.
-    let layout = rimeflake::settings::layout_if_given(args.layout.layout.as_deref())?;
-    let namespace = match (&args.namespace, &layout) {
-        (Some(ns), _) => ns.clone(),
-        (None, Some(l)) => l.default_namespace(),
-        (None, None) => rimeflake::Layout::default().default_namespace(),
+    let backend = match &args.backend {
+        Some(text) => Some(rimeflake::Backend::parse(text)?),
+        None if args.state_dir.is_none() => rimeflake::settings::backend_from_env()?,
+        None => None,
     };
     let options = rimeflake::state::ResetOptions {
         above_id: args.above_id,
@@ -40,6 +53,37 @@ pub fn reset(args: &StateResetArgs) -> Result<(), Failure> {
             .as_deref()
             .map(rimeflake::utc::parse_time)
             .transpose()?,
+    };
+    if let Some(backend) = backend.filter(rimeflake::Backend::is_remote) {
+        let layout = args.layout.layout()?;
+        let namespace = args
+            .namespace
+            .clone()
+            .unwrap_or_else(|| layout.default_namespace());
+        let report =
+            rimeflake::worker::remote::reset(&backend, &namespace, &layout, args.worker, &options)?;
+        let mut out = std::io::stdout().lock();
+        writeln!(
+            out,
+            "reset worker {} of namespace {namespace} on {backend} from {}; now on clock-id {}",
+            args.worker, report.basis, report.state.clock_id
+        )?;
+        for (cid, r) in report.state.reserved.iter().enumerate() {
+            if let Some(r) = r {
+                writeln!(out, "  clock-id {cid}: reserved to {r}")?;
+            }
+        }
+        writeln!(out, "the corrupt state was: {:?}", report.replaced)?;
+        return Ok(());
+    }
+    let dir = state_dir(&args.state_dir)?;
+    // A layout given (flag or $RIMEFLAKE_LAYOUT) names the namespace, as for generators;
+    // without one the namespace's own layout file says what it is.
+    let layout = rimeflake::settings::layout_if_given(args.layout.layout.as_deref())?;
+    let namespace = match (&args.namespace, &layout) {
+        (Some(ns), _) => ns.clone(),
+        (None, Some(l)) => l.default_namespace(),
+        (None, None) => rimeflake::Layout::default().default_namespace(),
     };
     let report = rimeflake::state::reset(&dir, &namespace, layout.as_ref(), args.worker, &options)?;
     let mut out = std::io::stdout().lock();

@@ -5,7 +5,7 @@ use crate::error::{Error, Result};
 use std::fmt;
 
 /// Where a generator keeps its worker lease and durable state.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Backend {
     /// The embedded default: file leases and state in the state directory.
@@ -13,24 +13,31 @@ pub enum Backend {
     /// No state at all: **not restart-safe**, needs a fixed worker ID (see
     /// [`Builder::in_memory`](crate::Builder::in_memory)).
     Memory,
+    /// Leases and state in Redis: a `redis://` URL (`redis://[:password@]host[:port][/db]`).
+    /// Needs the cargo feature `redis`.
+    Redis(String),
+    /// Leases and state in PostgreSQL: a `postgresql://` or `postgres://` URL. Needs the cargo
+    /// feature `postgres`.
+    Postgres(String),
 }
 
 impl Backend {
-    /// The backend a string names: `local` or `memory`. `redis://`, `rediss://`, `postgres://`
-    /// and `postgresql://` URLs are recognised and refused until those backends exist.
+    /// The backend a string names: `local`, `memory`, a `redis://` URL or a `postgresql://`
+    /// (`postgres://`) URL. A URL whose backend this build lacks is refused, naming the cargo
+    /// feature it needs.
     ///
     /// # Example
     /// ```
     /// use rimeflake::Backend;
     ///
     /// assert_eq!(Backend::parse("memory")?, Backend::Memory);
-    /// assert!(Backend::parse("redis://localhost").is_err());
+    /// assert!(Backend::parse("mysql://localhost").is_err());
     /// # Ok::<(), rimeflake::Error>(())
     /// ```
     ///
     /// # Errors
-    /// [`ErrorKind::Config`](crate::ErrorKind::Config) naming the backend: not available yet,
-    /// or unknown.
+    /// [`ErrorKind::Config`](crate::ErrorKind::Config) naming the backend: unknown, or not built
+    /// in. The message never holds the URL's password.
     pub fn parse(text: &str) -> Result<Backend> {
         let t = text.trim();
         match t {
@@ -40,35 +47,98 @@ impl Backend {
         }
         let scheme = t.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
         match scheme.as_deref() {
-            Some(s @ ("redis" | "rediss" | "postgres" | "postgresql")) => {
-                Err(Error::config(format!(
-                    "backend: {s}:// is not available yet in this version of rimeflake; use \
-                     \"local\" (the state directory) with fixed worker IDs or disjoint worker \
-                     ranges across hosts"
-                )))
+            Some("redis") if cfg!(feature = "redis") => Ok(Backend::Redis(t.to_string())),
+            Some("postgres" | "postgresql") if cfg!(feature = "postgres") => {
+                Ok(Backend::Postgres(t.to_string()))
             }
+            Some("rediss") => Err(Error::config(
+                "backend: rediss:// (Redis over TLS) is not built into rimeflake yet; use \
+                 redis:// on a trusted network, or a TLS tunnel to the server",
+            )),
+            Some(s @ ("redis" | "postgres" | "postgresql")) => Err(Error::config(format!(
+                "backend: {s}:// needs rimeflake built with the cargo feature \"{}\"",
+                if s == "redis" { "redis" } else { "postgres" }
+            ))),
             // The text may hold a password: show only its scheme.
             Some(s) => Err(Error::config(format!(
-                "backend: unknown scheme {s}://; use \"local\" or \"memory\""
+                "backend: unknown scheme {s}://; use \"local\", \"memory\", redis:// or \
+                 postgresql://"
             ))),
             None => Err(Error::config(format!(
-                "backend: unknown {t:?}; use \"local\" or \"memory\""
+                "backend: unknown {t:?}; use \"local\", \"memory\", redis:// or postgresql://"
             ))),
         }
     }
 
-    /// The backend's name, as [`Backend::parse`] reads it.
+    /// The backend's kind: `local`, `memory`, `redis` or `postgres`.
     pub fn name(&self) -> &'static str {
         match self {
             Backend::Local => "local",
             Backend::Memory => "memory",
+            Backend::Redis(_) => "redis",
+            Backend::Postgres(_) => "postgres",
+        }
+    }
+
+    /// Whether leases and state live on a server.
+    pub fn is_remote(&self) -> bool {
+        matches!(self, Backend::Redis(_) | Backend::Postgres(_))
+    }
+
+    /// The URL without its password, for messages: `redis://:***@host:6379/0`.
+    pub fn redacted(&self) -> String {
+        match self {
+            Backend::Redis(url) | Backend::Postgres(url) => redact(url),
+            other => other.name().to_string(),
+        }
+    }
+}
+
+/// `url` with the password of its user part replaced by `***`.
+pub(crate) fn redact(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    match authority.rsplit_once('@') {
+        Some((user, host)) => {
+            let user = match user.split_once(':') {
+                Some((name, _)) => format!("{name}:***"),
+                None => user.to_string(),
+            };
+            format!("{scheme}://{user}@{host}{}", redact_query(tail))
+        }
+        None => format!("{scheme}://{authority}{}", redact_query(tail)),
+    }
+}
+
+/// A query part with any `password=` value hidden.
+fn redact_query(tail: &str) -> String {
+    match tail.split_once('?') {
+        None => tail.to_string(),
+        Some((path, query)) => {
+            let q: Vec<String> = query
+                .split('&')
+                .map(|kv| match kv.split_once('=') {
+                    Some((k, _)) if k.eq_ignore_ascii_case("password") => format!("{k}=***"),
+                    _ => kv.to_string(),
+                })
+                .collect();
+            format!("{path}?{}", q.join("&"))
         }
     }
 }
 
 impl fmt::Display for Backend {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+        f.write_str(&self.redacted())
+    }
+}
+
+impl fmt::Debug for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Backend({})", self.redacted())
     }
 }
 
@@ -84,19 +154,44 @@ mod tests {
         for b in [Backend::Local, Backend::Memory] {
             assert_eq!(Backend::parse(b.name()).unwrap(), b);
         }
-        for url in [
-            "redis://h:6379/0",
-            "rediss://h",
-            "postgres://u@h/db",
-            "postgresql://h",
-        ] {
-            let e = Backend::parse(url).unwrap_err();
-            assert_eq!(e.kind(), ErrorKind::Config);
-            assert!(e.message().contains("not available yet"), "{e}");
+        for url in ["redis://h:6379/0", "postgres://u@h/db", "postgresql://h"] {
+            match Backend::parse(url) {
+                Ok(b) => {
+                    assert!(b.is_remote());
+                    assert_eq!(b.redacted(), url);
+                }
+                Err(e) => {
+                    assert_eq!(e.kind(), ErrorKind::Config);
+                    assert!(e.message().contains("cargo feature"), "{e}");
+                }
+            }
         }
+        let e = Backend::parse("rediss://:pw@h").unwrap_err();
+        assert!(
+            e.message().contains("TLS") && !e.message().contains("pw"),
+            "{e}"
+        );
         let e = Backend::parse("mysql://user:secret@h").unwrap_err();
         assert!(!e.message().contains("secret"), "{e}");
         assert!(Backend::parse("Local").is_err());
         assert!(Backend::parse("").is_err());
+    }
+
+    #[test]
+    fn passwords_never_show() {
+        for (url, shown) in [
+            ("redis://:s3cret@h:1/0", "redis://:***@h:1/0"),
+            ("redis://user:s3cret@h", "redis://user:***@h"),
+            (
+                "postgresql://u:p%40ss@h:5432/db?sslmode=disable&password=x",
+                "postgresql://u:***@h:5432/db?sslmode=disable&password=***",
+            ),
+            ("postgres://u@h/db", "postgres://u@h/db"),
+            ("redis://h", "redis://h"),
+        ] {
+            assert_eq!(redact(url), shown);
+            let b = Backend::Redis(url.into());
+            assert!(!format!("{b} {b:?}").contains("s3cret"));
+        }
     }
 }

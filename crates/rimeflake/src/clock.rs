@@ -145,6 +145,19 @@ fn read_ms(clock: libc::clockid_t) -> u64 {
     ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000
 }
 
+/// Nanoseconds on `CLOCK_BOOTTIME`, which keeps counting while the machine is suspended (the
+/// monotonic clock stops): lease deadlines are measured on it, since a server's TTL runs on
+/// through a suspend of its client.
+pub fn boottime_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec and CLOCK_BOOTTIME exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut ts) };
+    (ts.tv_sec.max(0) as u64) * 1_000_000_000 + ts.tv_nsec.max(0) as u64
+}
+
 /// Nanoseconds on the monotonic clock since the first call in this process.
 pub fn monotonic_ns() -> u64 {
     use std::sync::OnceLock;

@@ -38,7 +38,7 @@
 //! `getpid` and `close`, all async-signal-safe.
 
 use crate::sync::{AtomicU64, Ordering::*};
-use crate::worker::LocalLease;
+use crate::worker::Lease;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU32};
 
 /// One generator's entry. Entries are never freed (a few bytes each) and are reused once free,
@@ -112,7 +112,7 @@ pub(crate) fn register(fence: &AtomicU64) -> &'static Slot {
 /// A generator's lease, whose lock descriptor its fork slot knows. Dropping (or releasing) it
 /// makes the slot forget the descriptor first and only then frees the lease, which closes it.
 pub(crate) struct HeldLease {
-    lease: Option<LocalLease>,
+    lease: Option<Box<dyn Lease>>,
     slot: &'static Slot,
 }
 
@@ -127,7 +127,7 @@ impl HeldLease {
     /// number may belong to another file by now).
     pub(crate) fn forget_after_fork(mut self) {
         self.slot.abandon_if(None);
-        if let Some(mut lease) = self.lease.take() {
+        if let Some(lease) = self.lease.take() {
             lease.forget_after_fork();
         }
     }
@@ -150,7 +150,7 @@ impl Drop for HeldLease {
 impl Slot {
     /// Takes charge of the generator's lease: records its lock descriptor, for a child's
     /// handler to close, until the returned [`HeldLease`] frees it.
-    pub(crate) fn hold_lease(&'static self, lease: LocalLease) -> HeldLease {
+    pub(crate) fn hold_lease(&'static self, lease: Box<dyn Lease>) -> HeldLease {
         if let Some(fd) = lease.lock_fd() {
             self.lock_fd.store(fd, Release);
         }

@@ -94,6 +94,25 @@ pub fn state_dir(dir: Option<&std::path::Path>) -> Result<PathBuf> {
     local_dir(dir, &process_env, &|| false, &mut Vec::new())
 }
 
+/// The backend `$RIMEFLAKE_BACKEND` names, or `None` when it is unset or empty: for a tool that
+/// reads a server's state when the environment points at one.
+///
+/// # Errors
+/// As [`Backend::parse`], naming the variable.
+pub fn backend_from_env() -> Result<Option<Backend>> {
+    match process_env(BACKEND_ENV).filter(|v| !v.is_empty()) {
+        None => Ok(None),
+        Some(v) => {
+            let text = v
+                .into_string()
+                .map_err(|_| Error::config(format!("{BACKEND_ENV} is not valid UTF-8")))?;
+            Backend::parse(&text)
+                .map(Some)
+                .map_err(|e| Error::config(format!("{BACKEND_ENV}: {}", e.message())))
+        }
+    }
+}
+
 /// The directory of a local backend: `given`, else `$RIMEFLAKE_STATE_DIR`, else the XDG
 /// default, which in a container earns a warning.
 fn local_dir(
@@ -198,6 +217,12 @@ pub(crate) fn resolve(
                 "backend: a memory backend keeps no state; it cannot take a state store",
             ))
         }
+        (Some(_), b) if b.is_remote() => {
+            return Err(Error::config(format!(
+                "backend: a {} backend keeps the state on its server; it cannot take a state store",
+                b.name()
+            )))
+        }
         (Some(store), _) => Storage::Store(Arc::clone(store)),
         (None, Backend::Memory) => {
             if given.state_dir.is_some() {
@@ -206,6 +231,15 @@ pub(crate) fn resolve(
                 ));
             }
             Storage::InMemory
+        }
+        (None, b) if b.is_remote() => {
+            if given.state_dir.is_some() {
+                return Err(Error::config(format!(
+                    "state_dir: a {} backend keeps the state on its server; leave state_dir out",
+                    b.name()
+                )));
+            }
+            Storage::Remote(b)
         }
         (None, _) => Storage::Dir(local_dir(
             given.state_dir.as_deref(),

@@ -16,6 +16,9 @@ pub struct Warning {
 impl Warning {
     /// The kind of warning about a container's private default state directory.
     pub const CONTAINER: &'static str = "container";
+    /// The kind of warning about a remote backend: its server's settings, or a clock skew
+    /// between this host and the server.
+    pub const BACKEND: &'static str = "backend";
 
     pub(crate) fn new(kind: &'static str, message: impl Into<String>) -> Self {
         Warning {

@@ -302,6 +302,48 @@ static void test_global_id(void) {
   CHECK(strcmp(a, b) != 0);
 }
 
+/* A backend URL: worker IDs leased from a real Redis, whose URL scripts/with-redis puts in
+ * RIMEFLAKE_TEST_REDIS_URL (make test-c runs the tests under it). */
+static void test_backend(void) {
+  const char *url = getenv("RIMEFLAKE_TEST_REDIS_URL");
+  if (!url || !*url) {
+    fprintf(stderr, "RIMEFLAKE_TEST_REDIS_URL is not set: run `make test-c` (it starts "
+                    "redis-server) or the tests under scripts/with-redis\n");
+    check_failures++;
+    return;
+  }
+  rimeflake_config config;
+  config_for(&config, NULL, NULL, -1);
+  config.backend = url;
+  config.namespace_name = "c-many";
+  rimeflake_generator *a = NULL, *b = NULL, *c = NULL;
+  CHECK_OK(rimeflake_generator_new(&config, &a));
+  CHECK_OK(rimeflake_generator_new(&config, &b));
+  uint64_t wa = 0, wb = 0, x = 0, y = 0;
+  CHECK_OK(rimeflake_generator_worker_id(a, &wa));
+  CHECK_OK(rimeflake_generator_worker_id(b, &wb));
+  CHECK(wa != wb);
+  CHECK_OK(rimeflake_next_id(a, &x));
+  CHECK_OK(rimeflake_next_id(b, &y));
+  CHECK(x != y);
+  /* A worker ID held by another generator is a lease error. */
+  config.worker_id = (int64_t)wa;
+  CHECK_STATUS(rimeflake_generator_new(&config, &c), RIMEFLAKE_LEASE);
+  CHECK(strstr(rimeflake_last_error_message(), "held") != NULL);
+  rimeflake_generator_free(a);
+  /* Freed: the worker ID is free again, and its state went on from where it was. */
+  CHECK_OK(rimeflake_generator_new(&config, &c));
+  uint64_t z = 0;
+  CHECK_OK(rimeflake_next_id(c, &z));
+  CHECK(z > x);
+  rimeflake_generator_free(b);
+  rimeflake_generator_free(c);
+  /* A URL's password never shows in a message. */
+  config.backend = "redis://:s3cret@127.0.0.1:notaport/0";
+  CHECK_STATUS(rimeflake_generator_new(&config, &c), RIMEFLAKE_CONFIG);
+  CHECK(strstr(rimeflake_last_error_message(), "s3cret") == NULL);
+}
+
 int main(int argc, char **argv) {
   int mode = child_mode(argc, argv);
   if (mode >= 0) {
@@ -319,6 +361,7 @@ int main(int argc, char **argv) {
   test_threads();
   test_fork();
   test_restart(argv[0]);
+  test_backend();
   if (check_failures) {
     fprintf(stderr, "%d check(s) failed\n", check_failures);
     return 1;

@@ -55,6 +55,8 @@ pub(crate) enum Storage {
     Store(Arc<dyn StateStore>),
     /// Nowhere: not restart-safe; asked for explicitly.
     InMemory,
+    /// On a server, with the worker ID leased there (Redis, PostgreSQL).
+    Remote(Backend),
 }
 
 /// Configures a [`Generator`]; start with [`Generator::builder`].
@@ -83,7 +85,7 @@ pub(crate) enum Storage {
 pub struct Builder<C: Clock = SystemClock> {
     /// What the caller set; `build` resolves it into the four fields below.
     given: Given,
-    warnings: Option<WarningSink>,
+    pub(crate) warnings: Option<WarningSink>,
     pub(crate) layout: Layout,
     pub(crate) worker: Option<WorkerSource>,
     pub(crate) storage: Storage,
@@ -96,10 +98,13 @@ pub struct Builder<C: Clock = SystemClock> {
     pub(crate) reserve_ahead: Duration,
     pub(crate) refresh_every: Duration,
     pub(crate) allow_network_fs: bool,
+    pub(crate) lease_ttl: Duration,
 }
 
 /// The default `max_drift`: rollbacks up to this are absorbed by counting on (a leap second fits).
 pub const DEFAULT_MAX_DRIFT: Duration = Duration::from_secs(2);
+/// The default lease TTL of a remote backend (see [`Builder::lease_ttl`]).
+pub const DEFAULT_LEASE_TTL: Duration = Duration::from_secs(10);
 /// The default `max_wait`: the longest any call waits before it fails.
 pub const DEFAULT_MAX_WAIT: Duration = Duration::from_secs(5);
 
@@ -120,6 +125,7 @@ impl Builder<SystemClock> {
             reserve_ahead: Duration::from_secs(1),
             refresh_every: Duration::from_millis(500),
             allow_network_fs: false,
+            lease_ttl: DEFAULT_LEASE_TTL,
         }
     }
 }
@@ -187,6 +193,7 @@ impl<C: Clock> Builder<C> {
             reserve_ahead: self.reserve_ahead,
             refresh_every: self.refresh_every,
             allow_network_fs: self.allow_network_fs,
+            lease_ttl: self.lease_ttl,
         }
     }
 
@@ -243,6 +250,16 @@ impl<C: Clock> Builder<C> {
     /// other hosts out (refused by default; `RIMEFLAKE_ALLOW_NETWORK_FS=1` allows it too).
     pub fn allow_network_fs(mut self, allow: bool) -> Self {
         self.allow_network_fs = allow;
+        self
+    }
+
+    /// How long a lease on a remote backend (Redis, PostgreSQL) lasts without renewal (default
+    /// 10 s, at least 200 ms). It is renewed four times per TTL; the generator stops issuing IDs
+    /// three quarters of a TTL after the last successful renewal was sent, and each server call
+    /// may take a tenth of it (at most 2 s). A shorter TTL frees a crashed host's worker ID
+    /// sooner; a longer one rides out longer server hiccups.
+    pub fn lease_ttl(mut self, ttl: Duration) -> Self {
+        self.lease_ttl = ttl;
         self
     }
 
@@ -337,7 +354,7 @@ impl<C: Clock> Builder<C> {
     /// Whether the worker ID is leased (any free one will do), so a forked child may take
     /// another.
     pub(crate) fn takes_any_worker(&self) -> bool {
-        matches!(self.storage, Storage::Dir(_))
+        matches!(self.storage, Storage::Dir(_) | Storage::Remote(_))
             && matches!(self.worker, None | Some(WorkerSource::LocalLease { .. }))
     }
 }

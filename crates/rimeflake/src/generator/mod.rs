@@ -30,7 +30,9 @@ mod start;
 mod stats;
 
 pub(crate) use builder::Storage;
-pub use builder::{Builder, RollbackPolicy, DEFAULT_MAX_DRIFT, DEFAULT_MAX_WAIT};
+pub use builder::{
+    Builder, RollbackPolicy, DEFAULT_LEASE_TTL, DEFAULT_MAX_DRIFT, DEFAULT_MAX_WAIT,
+};
 pub use stats::Stats;
 
 use crate::clock::{Clock, SystemClock};

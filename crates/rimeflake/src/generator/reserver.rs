@@ -192,8 +192,10 @@ impl<C: Clock> Inner<C> {
     pub(super) fn extend_reservation(&self) -> bool {
         let hot = &*self.hot;
         let d = &self.durable;
-        let fence = hot.fence.load(Acquire);
-        if fence == super::CLOSED_FENCE {
+        let fence = hot.fence.load(SeqCst);
+        // A lost lease keeps the fence shut (see `shut_for_lease`): checked after the fence is
+        // read, so a fence shut after this check makes the compare-and-swap below fail.
+        if fence == super::CLOSED_FENCE || d.lease_lost.load(SeqCst) {
             return false;
         }
         let Some(store) = d.store.as_ref() else {

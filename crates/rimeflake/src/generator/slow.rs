@@ -81,6 +81,9 @@ impl<C: Clock> Inner<C> {
             if s.closed {
                 return Err(Error::new(ErrorKind::Closed, "the generator is closed"));
             }
+            if let Some(e) = self.durable.lease_error() {
+                return Err(e);
+            }
             // No switch can happen while we hold the lock: fresh readings decide.
             if let Some(first) = self.reserve(n) {
                 return Ok(first);
@@ -249,8 +252,11 @@ impl<C: Clock> Inner<C> {
         hot.fence.store(
             self.layout
                 .counter(next, reserved_until, self.layout.max_sequence()),
-            Release,
+            SeqCst,
         );
+        if self.durable.lease_lost.load(SeqCst) {
+            self.shut_for_lease(); // lost while the switch was stored: stay shut
+        }
         hot.high
             .store((next << self.layout.time_bits()) | now, Release);
         let restart = self.layout.counter_before(next, now);
@@ -382,9 +388,14 @@ impl<C: Clock> Inner<C> {
                     }
                     _ => "the reservation".to_string(),
                 };
+                let failure = self.durable.failure();
                 Error::new(
-                    ErrorKind::State,
-                    match self.durable.failure() {
+                    // A write refused because the lease is gone is a lease error.
+                    match &failure {
+                        Some(e) if e.kind() == ErrorKind::Lease => ErrorKind::Lease,
+                        _ => ErrorKind::State,
+                    },
+                    match failure {
                         Some(e) => format!("{what} could not be stored in {store} ({e}); {waited}"),
                         None => format!(
                             "{what} was not stored in {store} in time (the store does not \

@@ -12,7 +12,9 @@ use crate::fork::{self, WipeOnFork};
 use crate::layout::{mask, FieldOrder, Layout};
 use crate::state::{StateStore, WorkerState};
 use crate::sync::{AtomicU64, CachePadded, Mutex};
-use crate::worker::{self, LocalLease, WorkerSource};
+use crate::warning::{Warning, WarningSink};
+use crate::worker::remote::{keeper, RemoteLease};
+use crate::worker::{self, Lease, LocalLease, WorkerSource};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -32,6 +34,10 @@ pub(crate) struct Durable {
     /// The I/O thread; absent in memory and with `refresh_every(ZERO)`, where the call that
     /// needs a write makes it itself.
     pub(crate) io: OnceLock<Io>,
+    /// Set by a remote lease's keeper while the lease is lost (or may be): no ID is issued.
+    pub(crate) lease_lost: std::sync::atomic::AtomicBool,
+    /// Why, while `lease_lost` is set.
+    lease_error: std::sync::Mutex<Option<Error>>,
     /// How far ahead of the counter the reservation is kept, in time units.
     pub(crate) ahead_units: u64,
     pub(crate) refresh: Duration,
@@ -65,6 +71,18 @@ impl Durable {
             .clone()
     }
 
+    /// The lease error while a remote lease is lost, else `None`.
+    pub(crate) fn lease_error(&self) -> Option<Error> {
+        if !self.lease_lost.load(std::sync::atomic::Ordering::SeqCst) {
+            return None;
+        }
+        self.lease_error
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .or_else(|| Some(Error::new(ErrorKind::Lease, "the worker lease is lost")))
+    }
+
     /// Where the state lives, for messages.
     pub(crate) fn describe(&self) -> String {
         self.store.as_ref().map_or(String::new(), |s| s.describe())
@@ -78,9 +96,10 @@ impl<C: Clock> Inner<C> {
     ) -> Result<Arc<Self>> {
         let layout = r.layout.clone();
         let clock_ids = layout.max_clock_id() as usize + 1;
-        let (worker_id, store, lease) =
-            match &r.storage {
-                Storage::InMemory => match &r.worker {
+        let mut keeper = None;
+        let (worker_id, store, lease): (_, _, Option<Box<dyn Lease>>) = match &r.storage {
+            Storage::InMemory => {
+                match &r.worker {
                     Some(source) => match source.resolve(layout.max_worker_id())? {
                         worker::LeaseRequest::Exact(id) => (id, None, None),
                         worker::LeaseRequest::Any { .. } => return Err(Error::config(
@@ -93,23 +112,45 @@ impl<C: Clock> Inner<C> {
                             "worker_id: an in-memory generator needs a fixed worker ID",
                         ))
                     }
-                },
-                Storage::Dir(dir) => {
-                    let source = r
-                        .worker
-                        .clone()
-                        .unwrap_or(WorkerSource::LocalLease { range: None });
-                    let request = source.resolve(layout.max_worker_id())?;
-                    let options = worker::LeaseOptions {
-                        allow_network_fs: r.allow_network_fs,
-                    };
-                    let lease =
-                        LocalLease::acquire_with(dir, &r.namespace, &layout, request, &options)?;
-                    let store: Arc<dyn StateStore> = Arc::new(lease.state_store(clock_ids)?);
-                    (lease.worker_id(), Some(store), Some(lease))
                 }
-                Storage::Store(store) => {
-                    match r.worker.as_ref().map(|w| w.resolve(layout.max_worker_id())) {
+            }
+            Storage::Dir(dir) => {
+                let source = r
+                    .worker
+                    .clone()
+                    .unwrap_or(WorkerSource::LocalLease { range: None });
+                let request = source.resolve(layout.max_worker_id())?;
+                let options = worker::LeaseOptions {
+                    allow_network_fs: r.allow_network_fs,
+                };
+                let lease =
+                    LocalLease::acquire_with(dir, &r.namespace, &layout, request, &options)?;
+                let store: Arc<dyn StateStore> = Arc::new(lease.state_store(clock_ids)?);
+                (lease.worker_id(), Some(store), Some(Box::new(lease)))
+            }
+            Storage::Remote(backend) => {
+                if r.lease_ttl < Duration::from_millis(200) {
+                    return Err(Error::config("lease_ttl: at least 200 ms"));
+                }
+                let source = r
+                    .worker
+                    .clone()
+                    .unwrap_or(WorkerSource::LocalLease { range: None });
+                let request = source.resolve(layout.max_worker_id())?;
+                let lease =
+                    RemoteLease::acquire(backend, &r.namespace, &layout, &request, r.lease_ttl)?;
+                for w in &lease.warnings {
+                    WarningSink::emit(r.warnings.as_ref(), Warning::new(Warning::BACKEND, w));
+                }
+                keeper = Some(lease.keeper());
+                (
+                    lease.worker_id,
+                    Some(lease.state_store()),
+                    Some(Box::new(lease)),
+                )
+            }
+            Storage::Store(store) => {
+                match r.worker.as_ref().map(|w| w.resolve(layout.max_worker_id())) {
                     Some(Ok(worker::LeaseRequest::Exact(id))) => {
                         (id, Some(Arc::clone(store)), None)
                     }
@@ -118,8 +159,8 @@ impl<C: Clock> Inner<C> {
                         "worker_id: a generator with its own state store needs a fixed worker ID",
                     )),
                 }
-                }
-            };
+            }
+        };
         let k = consts(&layout, worker_id, r.max_drift);
         let ahead_units = (r.reserve_ahead.as_millis() as u64)
             .div_ceil(layout.unit_ms())
@@ -192,6 +233,8 @@ impl<C: Clock> Inner<C> {
                 need: std::sync::atomic::AtomicU64::new(0),
                 lease: std::sync::Mutex::new(None),
                 io: OnceLock::new(),
+                lease_lost: std::sync::atomic::AtomicBool::new(false),
+                lease_error: std::sync::Mutex::new(None),
                 ahead_units,
                 refresh: r.refresh_every,
             },
@@ -203,6 +246,10 @@ impl<C: Clock> Inner<C> {
             pid: fork::pid(),
             fork_slot,
         });
+        if let Some(k) = keeper {
+            let holder: std::sync::Weak<dyn keeper::Holder> = Arc::downgrade(&inner) as _;
+            keeper::spawn(k, holder)?;
+        }
         if durable && !inner.durable.refresh.is_zero() {
             reserver::spawn(&inner, lease)?;
         } else {
@@ -213,6 +260,48 @@ impl<C: Clock> Inner<C> {
                 .unwrap_or_else(|p| p.into_inner()) = lease;
         }
         Ok(inner)
+    }
+}
+
+impl<C: Clock> keeper::Holder for Inner<C> {
+    fn lease_lost(&self, why: Error) {
+        let d = &self.durable;
+        *d.lease_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(why);
+        d.lease_lost
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        self.shut_for_lease();
+    }
+
+    fn lease_back(&self) {
+        let d = &self.durable;
+        d.lease_lost
+            .store(false, std::sync::atomic::Ordering::SeqCst);
+        *d.lease_error.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        self.nudge(0); // the I/O thread stores a reservation and opens the fence again
+    }
+}
+
+impl<C: Clock> Inner<C> {
+    /// While the lease is lost: lowers the fence below every counter value of its clock-id, so
+    /// every call goes to the slow path, which answers with the lease error. (Not to
+    /// `CLOSED_FENCE`, which would stop the I/O thread for good; a closed fence stays closed.)
+    /// Called after `lease_lost` is set, and by whoever raises the fence after checking it, so
+    /// that one of the two always sees the other.
+    pub(crate) fn shut_for_lease(&self) {
+        let fence = &self.hot.fence;
+        let mut f = fence.load(std::sync::atomic::Ordering::SeqCst);
+        while f != super::CLOSED_FENCE {
+            let lowered = (f & self.k.cid_mask) | 1;
+            match fence.compare_exchange(
+                f,
+                lowered,
+                std::sync::atomic::Ordering::SeqCst,
+                std::sync::atomic::Ordering::SeqCst,
+            ) {
+                Ok(_) => return,
+                Err(actual) => f = actual,
+            }
+        }
     }
 }
 

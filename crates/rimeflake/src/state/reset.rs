@@ -172,61 +172,19 @@ pub fn reset_store<D: Disk>(
         Err(why) => why,
     };
 
-    let max_time = layout.max_time();
-    let time_at = |ms: u64| -> Result<u64> {
-        if ms >= layout.expires_at_ms() {
-            Ok(max_time)
-        } else {
-            layout.time_of(ms)
-        }
-    };
-    let now = time_at(now_ms)?;
-    let mut reserved: Vec<Option<u64>> = vec![None; clock_ids];
-    let raise = |r: &mut Option<u64>, t: u64| *r = Some(r.map_or(t, |x| x.max(t)));
-    let mut basis = Vec::new();
     let hw_now = hw::read(&disk, &state_path);
     let marks = match &hw_now {
         Ok(Some(m)) if m.len() == clock_ids => Some(m.clone()),
         _ => None,
     };
-    if let Some(marks) = &marks {
-        basis.push(format!(
-            "high-water file {}",
-            hw::path_of(&state_path).display()
-        ));
-        for (r, m) in reserved.iter_mut().zip(marks) {
-            if let Some(m) = *m {
-                raise(r, m.min(max_time).max(now));
-            }
-        }
-    }
-    if let Some(ms) = options.reserve_until_ms {
-        basis.push(format!(
-            "no ID past {} (reserve_until)",
-            crate::utc::iso8601(ms)
-        ));
-        let t = time_at(ms.max(now_ms))?;
-        reserved.iter_mut().for_each(|r| raise(r, t));
-    }
-    if let Some(id) = options.above_id {
-        let parts = layout.decode(id)?;
-        let t = time_at(parts.timestamp_ms.max(now_ms))?;
-        basis.push(format!(
-            "no ID above {id} (clock-id {}, {})",
-            parts.clock_id,
-            crate::utc::iso8601(parts.timestamp_ms)
-        ));
-        for (c, r) in reserved.iter_mut().enumerate() {
-            match (c as u64).cmp(&parts.clock_id) {
-                // A lower clock-id's IDs are all below `id` whatever their time: only the end
-                // of the time field bounds them.
-                std::cmp::Ordering::Less => raise(r, max_time),
-                std::cmp::Ordering::Equal => raise(r, t),
-                std::cmp::Ordering::Greater => {}
-            }
-        }
-    }
-    if basis.is_empty() {
+    let marks_from = hw::path_of(&state_path).display().to_string();
+    let Some((state, basis)) = bounded_state(
+        layout,
+        now_ms,
+        marks.as_deref().map(|m| (m, marks_from.as_str())),
+        options,
+    )?
+    else {
         let hw_why = match hw_now {
             Ok(None) => "does not exist".to_string(),
             Ok(Some(m)) => format!("holds {} clock-ids, not {clock_ids}", m.len()),
@@ -244,26 +202,10 @@ pub fn reset_store<D: Disk>(
                 hw::path_of(&state_path).display()
             ),
         ));
-    }
-
-    // The current clock-id: one whose reservation is lowest, preferring one above every
-    // clock-id reserved higher, so IDs keep rising across the reset where they can.
-    let key = |r: &Option<u64>| r.unwrap_or(0);
-    let low = reserved.iter().map(key).min().unwrap_or(0);
-    let above = reserved.iter().rposition(|r| key(r) > low);
-    let clock_id = (0..clock_ids)
-        .find(|&c| key(&reserved[c]) == low && above.is_none_or(|a| c > a))
-        .or_else(|| (0..clock_ids).find(|&c| key(&reserved[c]) == low))
-        .unwrap_or(0) as u64;
-    if reserved[clock_id as usize].is_none() {
-        reserved[clock_id as usize] = Some(now);
-    }
-    let state = WorkerState {
-        clock_id,
-        reserved: reserved.clone(),
-        closed_at: None,
     };
 
+    let reserved = state.reserved.clone();
+    let clock_id = state.clock_id;
     // 1. The high-water record first, so it bounds the new state before that is in place.
     let old_marks = marks.unwrap_or_else(|| vec![None; clock_ids]);
     let new_marks: Vec<Option<u64>> = old_marks
@@ -347,6 +289,88 @@ pub fn reset_store<D: Disk>(
         clock_id,
         reserved,
         reserved_ms,
-        basis: basis.join("; "),
+        basis,
     })
+}
+
+/// The state a reset stores: every clock-id reserved past what the lost state can have held,
+/// as bounded by high-water `marks` (with where they come from), `options`' evidence, and the
+/// clock (`now_ms`); with a description of what bounded it. `None` when nothing bounds it.
+///
+/// # Errors
+/// [`ErrorKind::TimeRange`] or [`ErrorKind::InvalidId`] for evidence outside the layout.
+pub(crate) fn bounded_state(
+    layout: &Layout,
+    now_ms: u64,
+    marks: Option<(&[Option<u64>], &str)>,
+    options: &ResetOptions,
+) -> Result<Option<(WorkerState, String)>> {
+    let clock_ids = layout.max_clock_id() as usize + 1;
+    let max_time = layout.max_time();
+    let time_at = |ms: u64| -> Result<u64> {
+        if ms >= layout.expires_at_ms() {
+            Ok(max_time)
+        } else {
+            layout.time_of(ms)
+        }
+    };
+    let now = time_at(now_ms)?;
+    let mut reserved: Vec<Option<u64>> = vec![None; clock_ids];
+    let raise = |r: &mut Option<u64>, t: u64| *r = Some(r.map_or(t, |x| x.max(t)));
+    let mut basis = Vec::new();
+    if let Some((marks, from)) = marks {
+        basis.push(format!("high-water file {from}"));
+        for (r, m) in reserved.iter_mut().zip(marks) {
+            if let Some(m) = *m {
+                raise(r, m.min(max_time).max(now));
+            }
+        }
+    }
+    if let Some(ms) = options.reserve_until_ms {
+        basis.push(format!(
+            "no ID past {} (reserve_until)",
+            crate::utc::iso8601(ms)
+        ));
+        let t = time_at(ms.max(now_ms))?;
+        reserved.iter_mut().for_each(|r| raise(r, t));
+    }
+    if let Some(id) = options.above_id {
+        let parts = layout.decode(id)?;
+        let t = time_at(parts.timestamp_ms.max(now_ms))?;
+        basis.push(format!(
+            "no ID above {id} (clock-id {}, {})",
+            parts.clock_id,
+            crate::utc::iso8601(parts.timestamp_ms)
+        ));
+        for (c, r) in reserved.iter_mut().enumerate() {
+            match (c as u64).cmp(&parts.clock_id) {
+                // A lower clock-id's IDs are all below `id` whatever their time: only the end
+                // of the time field bounds them.
+                std::cmp::Ordering::Less => raise(r, max_time),
+                std::cmp::Ordering::Equal => raise(r, t),
+                std::cmp::Ordering::Greater => {}
+            }
+        }
+    }
+    if basis.is_empty() {
+        return Ok(None);
+    }
+    // The current clock-id: one whose reservation is lowest, preferring one above every
+    // clock-id reserved higher, so IDs keep rising across the reset where they can.
+    let key = |r: &Option<u64>| r.unwrap_or(0);
+    let low = reserved.iter().map(key).min().unwrap_or(0);
+    let above = reserved.iter().rposition(|r| key(r) > low);
+    let clock_id = (0..clock_ids)
+        .find(|&c| key(&reserved[c]) == low && above.is_none_or(|a| c > a))
+        .or_else(|| (0..clock_ids).find(|&c| key(&reserved[c]) == low))
+        .unwrap_or(0) as u64;
+    if reserved[clock_id as usize].is_none() {
+        reserved[clock_id as usize] = Some(now);
+    }
+    let state = WorkerState {
+        clock_id,
+        reserved,
+        closed_at: None,
+    };
+    Ok(Some((state, basis.join("; "))))
 }

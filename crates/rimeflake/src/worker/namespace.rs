@@ -26,7 +26,7 @@ pub struct LayoutRecord {
 }
 
 impl LayoutRecord {
-    fn of(layout: &Layout) -> Self {
+    pub(crate) fn of(layout: &Layout) -> Self {
         LayoutRecord {
             fingerprint: layout.fingerprint(),
             description: layout.summary(),
@@ -36,7 +36,7 @@ impl LayoutRecord {
         }
     }
 
-    fn to_text(&self) -> String {
+    pub(crate) fn to_text(&self) -> String {
         format!(
             "# rimeflake namespace layout: written once; generators with another layout are \
              refused\nfingerprint {:016x}\nclock_ids {}\nunit_ms {}\nepoch_ms {}\ndescription {}\n",
@@ -44,7 +44,7 @@ impl LayoutRecord {
         )
     }
 
-    fn parse(text: &str) -> Option<Self> {
+    pub(crate) fn parse(text: &str) -> Option<Self> {
         let field = |key: &str| {
             text.lines()
                 .find_map(|l| l.strip_prefix(key)?.strip_prefix(' '))

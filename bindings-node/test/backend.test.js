@@ -1,0 +1,51 @@
+'use strict'
+// A backend URL from Node: worker IDs leased from a real Redis, started by scripts/with-redis
+// (which `make test-node` runs the tests under).
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const { spawnSync } = require('node:child_process')
+const { rf, root } = require('./support')
+
+function redisUrl() {
+  const url = process.env.RIMEFLAKE_TEST_REDIS_URL
+  assert.ok(url, 'RIMEFLAKE_TEST_REDIS_URL is not set: run `make test-node` (it starts redis-server) or `scripts/with-redis node --test test/`')
+  return url
+}
+
+test('generators lease distinct worker IDs from Redis, and the state stays there', () => {
+  const url = redisUrl()
+  const a = new rf.Generator({ backend: url, namespace: 'node-many' })
+  const b = new rf.Generator({ backend: url, namespace: 'node-many' })
+  assert.notEqual(a.workerId, b.workerId)
+  const ids = new Set()
+  let last = 0n
+  for (let i = 0; i < 1000; i++) ids.add((last = a.nextId()))
+  for (let i = 0; i < 1000; i++) ids.add(b.nextId())
+  assert.equal(ids.size, 2000)
+  const worker = a.workerId
+  a.close()
+  b.close()
+  const again = new rf.Generator({ backend: url, namespace: 'node-many', workerId: worker })
+  assert.ok(again.nextId() > last)
+  again.close()
+})
+
+test('a held worker ID and a bad URL are typed errors without the password', () => {
+  const url = redisUrl()
+  const held = new rf.Generator({ backend: url, namespace: 'node-held', workerId: 3 })
+  assert.throws(() => new rf.Generator({ backend: url, namespace: 'node-held', workerId: 3 }),
+    (e) => e instanceof rf.LeaseError && e.code === 'ERR_RIMEFLAKE_LEASE' && /worker ID 3/.test(e.message))
+  held.close()
+  assert.throws(() => new rf.Generator({ backend: 'redis://:s3cret@127.0.0.1:notaport/0' }),
+    (e) => e instanceof rf.ConfigError && !e.message.includes('s3cret'))
+})
+
+test('a worker thread or a child process takes a worker ID of its own', () => {
+  const url = redisUrl()
+  const mine = new rf.Generator({ backend: url, namespace: 'node-env' })
+  const src = `const rf = require(${JSON.stringify(root)}); const g = new rf.Generator({ namespace: 'node-env' }); console.log(g.workerId); g.close()`
+  const r = spawnSync(process.execPath, ['-e', src], { env: { ...process.env, RIMEFLAKE_BACKEND: url }, encoding: 'utf8' })
+  assert.equal(r.status, 0, r.stderr)
+  assert.notEqual(Number(r.stdout.trim()), mine.workerId)
+  mine.close()
+})

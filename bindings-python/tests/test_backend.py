@@ -1,0 +1,60 @@
+"""A backend URL from Python: worker IDs leased from a real Redis (started by
+``scripts/with-redis``, which ``make test-python`` runs pytest under)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+import rimeflake
+
+
+def redis_url() -> str:
+    url = os.environ.get("RIMEFLAKE_TEST_REDIS_URL")
+    if not url:
+        pytest.fail(
+            "RIMEFLAKE_TEST_REDIS_URL is not set: run the tests with `make test-python` (it "
+            "starts redis-server) or `scripts/with-redis python -m pytest bindings-python/tests`"
+        )
+    return url
+
+
+def test_generators_lease_distinct_worker_ids_from_redis() -> None:
+    url = redis_url()
+    with rimeflake.Generator(backend=url, namespace="py-many") as a, \
+            rimeflake.Generator(backend=url, namespace="py-many") as b:
+        assert a.worker_id != b.worker_id
+        ids = [a.next_id() for _ in range(1000)] + [b.next_id() for _ in range(1000)]
+        assert len(set(ids)) == 2000
+    # Closed: the worker IDs are free again at once, and the state stayed on the server.
+    with rimeflake.Generator(a.worker_id, backend=url, namespace="py-many") as again:
+        assert again.next_id() > max(ids[:1000])
+
+
+def test_a_held_worker_id_and_a_bad_url_are_typed_errors() -> None:
+    url = redis_url()
+    with rimeflake.Generator(3, backend=url, namespace="py-held"):
+        with pytest.raises(rimeflake.LeaseError, match="worker ID 3"):
+            rimeflake.Generator(3, backend=url, namespace="py-held")
+    with pytest.raises(rimeflake.ConfigError, match="rediss://"):
+        rimeflake.Generator(backend="rediss://:pw@localhost")
+    with pytest.raises(rimeflake.ConfigError) as e:
+        rimeflake.Generator(backend="redis://:s3cret@127.0.0.1:notaport/0")
+    assert "s3cret" not in str(e.value)
+
+
+def test_the_environment_names_the_backend_and_a_process_takes_its_own_worker_id() -> None:
+    url = redis_url()
+    code = (
+        "import rimeflake\n"
+        "with rimeflake.Generator(namespace='py-env') as g:\n"
+        "    print(g.worker_id, g.next_id())\n"
+    )
+    env = {**os.environ, "RIMEFLAKE_BACKEND": url}
+    with rimeflake.Generator(backend=url, namespace="py-env") as mine:
+        out = subprocess.run([sys.executable, "-c", code], env=env, check=True,
+                             capture_output=True, text=True).stdout.split()
+        assert int(out[0]) != mine.worker_id

@@ -1,0 +1,173 @@
+//! `rimeflake gen` and `rimeflake state show` on a server backend (real Redis and PostgreSQL,
+//! started by the harness in crates/rimeflake/tests/servers): a worker ID handed from a host
+//! whose clock is ahead (libfaketime) to one whose clock is right, and back with a small lead.
+
+#[path = "../../rimeflake/tests/servers/mod.rs"]
+mod servers;
+
+use rimeflake::Layout;
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_rimeflake");
+
+/// libfaketime's library (as in processes.rs: `FAKETIME_LIB`, else Debian's place).
+fn libfaketime() -> PathBuf {
+    if let Some(lib) = std::env::var_os("FAKETIME_LIB") {
+        return PathBuf::from(lib);
+    }
+    let mut dirs = vec![PathBuf::from("/usr/lib/faketime")];
+    if let Ok(entries) = std::fs::read_dir("/usr/lib") {
+        dirs.extend(entries.flatten().map(|e| e.path().join("faketime")));
+    }
+    dirs.iter()
+        .map(|d| d.join("libfaketimeMT.so.1"))
+        .find(|p| p.is_file())
+        .expect("libfaketime is not installed: run `make test` (apt-get install faketime)")
+}
+
+/// `rimeflake gen -n N --worker 4` on `url`, with the wall clock moved by `offset` seconds
+/// (libfaketime's syntax: "+86400", "+0.5"), or the real clock.
+fn gen(url: &str, n: usize, offset: Option<&str>) -> Output {
+    let mut cmd = Command::new(BIN);
+    cmd.args([
+        "gen",
+        "-n",
+        &n.to_string(),
+        "--worker",
+        "4",
+        "--namespace",
+        "handover",
+    ])
+    .args(["--backend", url])
+    .stdin(Stdio::null());
+    if let Some(offset) = offset {
+        cmd.env("LD_PRELOAD", libfaketime())
+            .env("FAKETIME", offset)
+            .env("FAKETIME_DONT_FAKE_MONOTONIC", "1");
+    }
+    let out = cmd.output().expect("rimeflake gen runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn ids(out: &Output) -> Vec<u64> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| l.parse().expect("an ID per line"))
+        .collect()
+}
+
+#[test]
+fn a_worker_id_handed_from_a_host_ahead_to_one_behind_never_repeats_an_id() {
+    let redis = servers::Redis::start();
+    let pg = servers::Postgres::start();
+    let layout = Layout::default();
+    let corrupt_redis = || {
+        redis.command(&["HSET", "rimeflake:{handover:4}:state", "s", "garbage"]);
+    };
+    let corrupt_pg = || {
+        pg.psql("UPDATE rimeflake_workers SET state = 'garbage' WHERE namespace = 'handover'");
+    };
+    let servers: [(String, &dyn Fn()); 2] =
+        [(redis.url(), &corrupt_redis), (pg.url(), &corrupt_pg)];
+    for (url, corrupt) in servers {
+        // A host a day ahead takes worker ID 4 and hands it on (the lease is released at exit).
+        let ahead = ids(&gen(&url, 50_000, Some("+86400")));
+        // A host with the right clock takes it next: a day behind the reservation it inherits,
+        // it continues on another clock-id, as after a restart with the clock set back.
+        let right = ids(&gen(&url, 50_000, None));
+        // A host 0.5 s ahead, then the right one again: a small lead is waited out on the same
+        // clock-id rather than spending another.
+        let slightly = ids(&gen(&url, 20_000, Some("+0.5")));
+        let again = ids(&gen(&url, 20_000, None));
+        let cid = |id: u64| layout.decode(id).unwrap().clock_id;
+        assert_ne!(cid(ahead[0]), cid(right[0]), "{url}");
+        assert_eq!(cid(right[0]), cid(slightly[0]), "{url}");
+        assert_eq!(cid(slightly[0]), cid(again[0]), "{url}");
+        assert!(again[0] > *slightly.last().unwrap(), "{url}");
+        let mut seen = HashSet::new();
+        for id in ahead.iter().chain(&right).chain(&slightly).chain(&again) {
+            assert_eq!(layout.decode(*id).unwrap().worker_id, 4);
+            assert!(seen.insert(*id), "ID {id} issued twice ({url})");
+        }
+
+        // `state show` lists the worker ID, free, with its clock-ids and reservations, and
+        // never prints a password.
+        let out = Command::new(BIN)
+            .args([
+                "state",
+                "show",
+                "--backend",
+                &url,
+                "--namespace",
+                "handover",
+            ])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(text.contains("worker     4  free"), "{text}");
+        assert!(text.contains("closed cleanly"), "{text}");
+        assert!(
+            text.contains(&format!("clock-id {}", cid(right[0]))),
+            "{text}"
+        );
+
+        // A corrupt state stops generators; a reset needs evidence, then they go on above it.
+        corrupt();
+        let run = |args: &[&str]| {
+            Command::new(BIN)
+                .args(args)
+                .args(["--backend", &url])
+                .output()
+                .unwrap()
+        };
+        let out = run(&["gen", "--worker", "4", "--namespace", "handover"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && stderr.contains("corrupt"),
+            "{stderr}"
+        );
+        let reset = ["state", "reset", "--worker", "4", "--namespace", "handover"];
+        let out = run(&reset);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && stderr.contains("--above-id"),
+            "{stderr}"
+        );
+        let highest = seen.iter().max().unwrap().to_string();
+        let out = run(&[&reset[..], &["--above-id", &highest]].concat());
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let after = ids(&gen(&url, 10_000, None));
+        assert!(after.iter().all(|id| !seen.contains(id)), "{url}");
+    }
+    // A password never reaches a message.
+    let redis_pw = servers::Redis::start_with_password("right-pw");
+    let wrong = format!("redis://:wrong-pw@127.0.0.1:{}/0", redis_pw.port());
+    for args in [
+        vec!["gen", "--backend", &wrong],
+        vec!["state", "show", "--backend", &wrong],
+    ] {
+        let out = Command::new(BIN).args(&args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success());
+        assert!(
+            stderr.contains("password") && !stderr.contains("wrong-pw"),
+            "{stderr}"
+        );
+    }
+}

@@ -1,0 +1,722 @@
+//! Remote leases: worker IDs and their state kept in Redis or PostgreSQL (cargo features `redis`
+//! and `postgres`), so generators on many hosts share one namespace (DESIGN.md, "Leases fail
+//! closed and are fenced").
+//!
+//! A server keeps, per (namespace, worker ID), a lease (an owner token with an expiry set by the
+//! server's clock) and the worker's state, which has no expiry: it outlives the lease and travels
+//! with the worker ID to its next holder. Every write of the state is conditional twice: on the
+//! holder's token, and on the state's version being the one this holder last wrote or read. So a
+//! holder that lost its lease cannot move the state, and a holder that lost and took back its
+//! worker ID cannot overwrite what another holder stored in between.
+//!
+//! [`Conn`] is what a server must do; [`RemoteLease::acquire`] and [`RemoteStore`] build the
+//! lease protocol on it, the same for every server. The [`keeper`] thread renews the lease and
+//! shuts the generator's hot path before the lease can have expired.
+
+// Without a server backend built in, nothing reaches this module but its types.
+#![cfg_attr(
+    not(any(feature = "redis", feature = "postgres")),
+    allow(dead_code, unused_variables)
+)]
+
+pub(crate) mod keeper;
+#[cfg(feature = "postgres")]
+pub(crate) mod postgres;
+#[cfg(feature = "redis")]
+pub(crate) mod redis;
+/// The real servers the integration tests start (Redis, PostgreSQL), for the tests of the
+/// connections here.
+#[cfg(test)]
+#[path = "../../../tests/servers/mod.rs"]
+pub(crate) mod servers;
+
+use crate::backend::Backend;
+use crate::error::{Error, ErrorKind, Result};
+use crate::layout::Layout;
+use crate::state::{StateStore, WorkerState};
+use crate::worker::namespace::LayoutRecord;
+use crate::worker::LeaseRequest;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// A state as a server stores it: its text ([`encode_state`]) and its version, which every
+/// write raises by one. Version 0 means "never stored".
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Versioned {
+    pub(crate) version: u64,
+    pub(crate) text: String,
+}
+
+/// The outcome of a conditional write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Saved {
+    /// Stored, durably as far as the server's settings make it.
+    Yes,
+    /// The lease is not (or no longer) the caller's: nothing was written.
+    NotHolder,
+    /// The state's version is not the one the caller expected: another holder moved it.
+    Moved,
+}
+
+/// One worker ID of a namespace as a server has it, for `state show`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RemoteWorker {
+    /// The worker ID.
+    pub worker_id: u64,
+    /// The holder's token (`host/pid/random`), while a lease is held.
+    pub holder: Option<String>,
+    /// How long the lease has left, by the server's clock.
+    pub expires_in_ms: Option<i64>,
+    /// The stored state, if any.
+    pub state: Option<WorkerState>,
+    /// Its version (how many writes it has had).
+    pub version: u64,
+}
+
+/// What a server must do for the lease protocol. Every call returns within the connection's
+/// timeout; a broken connection is reopened by the next call. Errors are
+/// [`ErrorKind::Lease`] (the server cannot be reached or refused us) or
+/// [`ErrorKind::Config`] (a wrong password, an unknown database): never a password.
+pub(crate) trait Conn: Send {
+    /// Stores the namespace's layout record if it has none; returns the record stored (ours, or
+    /// the one that was there).
+    fn settle_layout(&mut self, namespace: &str, record: &str) -> Result<String>;
+    /// Takes the lease of `worker_id` for `token` for `ttl_ms` (by the server's clock) if nobody
+    /// holds it (an expired lease is nobody's). Taking one's own lease again also succeeds.
+    fn acquire(
+        &mut self,
+        namespace: &str,
+        worker_id: u64,
+        token: &str,
+        ttl_ms: u64,
+    ) -> Result<bool>;
+    /// Extends the lease to `ttl_ms` from now if `token` holds it; `false` if it does not.
+    fn renew(&mut self, namespace: &str, worker_id: u64, token: &str, ttl_ms: u64) -> Result<bool>;
+    /// Ends the lease if `token` holds it; the state stays.
+    fn release(&mut self, namespace: &str, worker_id: u64, token: &str) -> Result<()>;
+    /// The stored state of `worker_id`.
+    fn load(&mut self, namespace: &str, worker_id: u64) -> Result<Option<Versioned>>;
+    /// Stores `next` if `token` holds the lease and the stored version is `expected` (0: none
+    /// stored); `next.version` is `expected + 1`.
+    fn save(
+        &mut self,
+        namespace: &str,
+        worker_id: u64,
+        token: &str,
+        expected: u64,
+        next: &Versioned,
+    ) -> Result<Saved>;
+    /// Stores `next` over version `expected` if nobody holds the lease (`state reset`).
+    fn reset(
+        &mut self,
+        namespace: &str,
+        worker_id: u64,
+        expected: u64,
+        next: &Versioned,
+    ) -> Result<Saved>;
+    /// The server's clock, in Unix ms.
+    fn server_time_ms(&mut self) -> Result<u64>;
+    /// Every worker ID of the namespace with a lease or a state.
+    fn workers(&mut self, namespace: &str) -> Result<Vec<RemoteWorker>>;
+    /// Warnings about the server's settings (eviction, persistence), checked at acquire.
+    fn check_settings(&mut self) -> Result<Vec<String>>;
+}
+
+/// How long each server call may take, and how long a lease lasts.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Timing {
+    pub(crate) ttl: Duration,
+}
+
+impl Timing {
+    /// The longest one server call may take: a tenth of the TTL, at most 2 s.
+    pub(crate) fn op_timeout(&self) -> Duration {
+        (self.ttl / 10).clamp(Duration::from_millis(20), Duration::from_secs(2))
+    }
+    /// How often the keeper renews: four times per TTL.
+    pub(crate) fn renew_every(&self) -> Duration {
+        self.ttl / 4
+    }
+    /// How long after a renewal was *sent* the generator stops: the TTL less a quarter (which is
+    /// more than two server calls), so it stops before the server can have let the lease go.
+    pub(crate) fn valid_for(&self) -> Duration {
+        self.ttl - self.ttl / 4
+    }
+}
+
+/// Opens a connection to the server `backend` names.
+///
+/// # Errors
+/// [`ErrorKind::Config`] for a URL that cannot be used; [`ErrorKind::Lease`] when the server
+/// cannot be reached.
+pub(crate) fn connect(backend: &Backend, timing: Timing) -> Result<Box<dyn Conn>> {
+    match backend {
+        #[cfg(feature = "redis")]
+        Backend::Redis(url) => Ok(Box::new(redis::RedisConn::open(url, timing.op_timeout())?)),
+        #[cfg(feature = "postgres")]
+        Backend::Postgres(url) => Ok(Box::new(postgres::PgConn::open(url, timing.op_timeout())?)),
+        other => Err(Error::config(format!(
+            "backend {other} keeps no remote leases"
+        ))),
+    }
+}
+
+/// The text of a state as servers store it: `clock_id;r0,r1,...;closed_at`, with `-` for a
+/// clock-id never reserved and for no `closed_at`. Integers in decimal: servers compare and copy
+/// it, and never compute with it (Lua's numbers would round above 2^53).
+pub(crate) fn encode_state(state: &WorkerState) -> String {
+    let opt = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
+    let reserved: Vec<String> = state.reserved.iter().map(|r| opt(*r)).collect();
+    format!(
+        "{};{};{}",
+        state.clock_id,
+        reserved.join(","),
+        opt(state.closed_at)
+    )
+}
+
+/// What separates a stored state from the token of the holder that wrote it.
+const WRITER: char = '#';
+
+/// The state [`encode_state`] wrote (followed by `#` and its writer's token, which is ignored
+/// here); `None` if `text` is not one.
+pub(crate) fn decode_state(text: &str) -> Option<WorkerState> {
+    let text = text.split_once(WRITER).map_or(text, |(state, _)| state);
+    let opt = |t: &str| -> Option<Option<u64>> {
+        if t == "-" {
+            Some(None)
+        } else {
+            t.parse().ok().map(Some)
+        }
+    };
+    let mut parts = text.split(';');
+    let clock_id = parts.next()?.parse().ok()?;
+    let reserved = parts
+        .next()?
+        .split(',')
+        .map(opt)
+        .collect::<Option<Vec<_>>>()?;
+    let closed_at = opt(parts.next()?)?;
+    if parts.next().is_some() || clock_id as usize >= reserved.len() {
+        return None;
+    }
+    Some(WorkerState {
+        clock_id,
+        reserved,
+        closed_at,
+    })
+}
+
+/// A fresh owner token: `host/pid/random`, unique across hosts, processes and restarts.
+pub(crate) fn new_token() -> String {
+    let mut bytes = [0u8; 12];
+    // SAFETY: the buffer is valid for its length; getrandom writes at most that.
+    let n = unsafe { libc::getrandom(bytes.as_mut_ptr().cast(), bytes.len(), 0) };
+    if n != bytes.len() as isize {
+        // No entropy call: the clock and the address of a local still tell processes apart.
+        let t = crate::clock::monotonic_ns() ^ (&bytes as *const _ as u64);
+        bytes[..8].copy_from_slice(&t.to_le_bytes());
+    }
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!(
+        "{}/{}/{hex}",
+        crate::worker::lease::hostname().unwrap_or_else(|| "unknown-host".into()),
+        std::process::id()
+    )
+}
+
+/// A worker ID leased from a server: the token that holds it and what the keeper needs.
+pub(crate) struct RemoteLease {
+    pub(crate) worker_id: u64,
+    pub(crate) namespace: String,
+    pub(crate) token: String,
+    pub(crate) backend: Backend,
+    pub(crate) timing: Timing,
+    /// Warnings found at acquire (server settings, clock skew), for the generator to emit.
+    pub(crate) warnings: Vec<String>,
+    /// On `CLOCK_BOOTTIME` (which counts through suspend): when the acquiring call was sent.
+    pub(crate) sent_boottime_ns: u64,
+    /// The state store: its connection also releases the lease.
+    pub(crate) store: Arc<RemoteStore>,
+    /// Stops the keeper thread.
+    pub(crate) keeper: Arc<keeper::Shared>,
+    /// The process that took the lease: no other (a forked child) renews or releases it.
+    pid: u32,
+}
+
+impl std::fmt::Debug for RemoteLease {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RemoteLease")
+            .field("worker_id", &self.worker_id)
+            .field("namespace", &self.namespace)
+            .field("backend", &self.backend.name())
+            .finish_non_exhaustive()
+    }
+}
+
+impl RemoteLease {
+    /// Takes a worker ID of `request` in `namespace` on the server `backend` names, and loads its
+    /// state. Worker IDs are tried from a random start, so hosts starting together seldom race
+    /// for the same one.
+    ///
+    /// # Errors
+    /// [`ErrorKind::NoFreeWorker`] when every worker ID of the request is held; a config error
+    /// for a namespace of another layout; lease errors when the server cannot be used.
+    pub(crate) fn acquire(
+        backend: &Backend,
+        namespace: &str,
+        layout: &Layout,
+        request: &LeaseRequest,
+        ttl: Duration,
+    ) -> Result<RemoteLease> {
+        let timing = Timing { ttl };
+        let mut conn = connect(backend, timing)?;
+        let ours = LayoutRecord::of(layout);
+        let theirs = conn.settle_layout(namespace, &ours.to_text())?;
+        match LayoutRecord::parse(&theirs) {
+            Some(t) if t.fingerprint == ours.fingerprint => {}
+            Some(t) => {
+                return Err(Error::config(format!(
+                    "namespace {namespace} on {backend} was created with layout {} (fingerprint \
+                     {:016x}); this generator uses {} (fingerprint {:016x}): use that layout, or \
+                     another namespace",
+                    t.description, t.fingerprint, ours.description, ours.fingerprint
+                )))
+            }
+            None => {
+                return Err(Error::new(
+                    ErrorKind::State,
+                    format!("namespace {namespace} on {backend}: its layout record is corrupt"),
+                ))
+            }
+        }
+        let mut warnings = conn.check_settings()?;
+        let token = new_token();
+        let ttl_ms = ttl.as_millis() as u64;
+        let ids: Vec<u64> = match request {
+            LeaseRequest::Exact(id) => vec![*id],
+            LeaseRequest::Any { range } => {
+                let (lo, hi) = (*range.start(), *range.end());
+                let n = hi - lo + 1;
+                let start = random_u64() % n;
+                (0..n).map(|i| lo + (start + i) % n).collect()
+            }
+        };
+        let mut taken = None;
+        let mut sent_ns = 0;
+        for &id in &ids {
+            sent_ns = crate::clock::boottime_ns();
+            if conn.acquire(namespace, id, &token, ttl_ms)? {
+                taken = Some(id);
+                break;
+            }
+        }
+        let Some(worker_id) = taken else {
+            return Err(match request {
+                LeaseRequest::Exact(id) => Error::new(
+                    ErrorKind::Lease,
+                    format!(
+                        "worker ID {id} of namespace {namespace} on {backend} is held by another \
+                         process"
+                    ),
+                ),
+                LeaseRequest::Any { range } => Error::new(
+                    ErrorKind::NoFreeWorker,
+                    format!(
+                        "every worker ID from {} to {} of namespace {namespace} on {backend} is \
+                         held",
+                        range.start(),
+                        range.end()
+                    ),
+                ),
+            });
+        };
+        let host_ms = crate::clock::Clock::now_ms(&crate::clock::SystemClock);
+        let skew_ms = conn.server_time_ms()? as i64 - host_ms as i64;
+        if skew_ms.unsigned_abs() > SKEW_WARN_MS {
+            warnings.push(format!(
+                "this host's clock is {} ms {} the clock of {backend}: IDs follow this host's \
+                 clock; check its time synchronisation",
+                skew_ms.unsigned_abs(),
+                if skew_ms > 0 { "behind" } else { "ahead of" }
+            ));
+        }
+        let store = Arc::new(RemoteStore {
+            conn: Mutex::new(conn),
+            namespace: namespace.to_string(),
+            worker_id,
+            token: token.clone(),
+            backend: backend.clone(),
+            version: Mutex::new(0),
+            pid: crate::fork::pid(),
+        });
+        Ok(RemoteLease {
+            worker_id,
+            namespace: namespace.to_string(),
+            token,
+            backend: backend.clone(),
+            timing,
+            warnings,
+            sent_boottime_ns: sent_ns,
+            store,
+            keeper: Arc::default(),
+            pid: crate::fork::pid(),
+        })
+    }
+
+    /// The store of the leased worker ID's state.
+    pub(crate) fn state_store(&self) -> Arc<dyn StateStore> {
+        Arc::clone(&self.store) as Arc<dyn StateStore>
+    }
+}
+
+impl crate::worker::Lease for RemoteLease {
+    fn release(self: Box<Self>) {
+        drop(self)
+    }
+
+    /// Nothing goes through the parent's connection: it is leaked, not closed (closing would
+    /// only drop the child's copy of the socket, but a client library may say goodbye first).
+    fn forget_after_fork(self: Box<Self>) {
+        std::mem::forget(self);
+    }
+}
+
+impl Drop for RemoteLease {
+    /// Stops the keeper, then ends the lease (the state stays on the server), in the process
+    /// that took it only. A failure is ignored: the lease then expires after its TTL.
+    fn drop(&mut self) {
+        if self.pid != crate::fork::pid() {
+            return;
+        }
+        self.keeper.stop();
+        let mut conn = self.store.conn.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = conn.release(&self.namespace, self.worker_id, &self.token);
+    }
+}
+
+/// A clock skew above this is reported at acquire.
+const SKEW_WARN_MS: u64 = 1_000;
+
+fn random_u64() -> u64 {
+    let mut b = [0u8; 8];
+    // SAFETY: the buffer is valid for its length.
+    let n = unsafe { libc::getrandom(b.as_mut_ptr().cast(), b.len(), 0) };
+    if n != 8 {
+        return crate::clock::monotonic_ns() ^ u64::from(std::process::id());
+    }
+    u64::from_le_bytes(b)
+}
+
+/// The state of a leased worker ID on its server: every save is conditional on the lease's
+/// token and on the version this store last read or wrote.
+pub(crate) struct RemoteStore {
+    conn: Mutex<Box<dyn Conn>>,
+    namespace: String,
+    worker_id: u64,
+    token: String,
+    backend: Backend,
+    /// The version last read or written by this store.
+    version: Mutex<u64>,
+    /// The process that took the lease: a forked child never writes through it.
+    pid: u32,
+}
+
+impl std::fmt::Debug for RemoteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.describe())
+    }
+}
+
+impl RemoteStore {
+    fn lost(&self, why: &str) -> Error {
+        Error::new(
+            ErrorKind::Lease,
+            format!(
+                "worker ID {} of namespace {} on {}: {why}; this generator issues no more IDs \
+                 under it",
+                self.worker_id, self.namespace, self.backend
+            ),
+        )
+    }
+}
+
+impl StateStore for RemoteStore {
+    fn load(&self) -> Result<Option<WorkerState>> {
+        let found = self
+            .conn
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .load(&self.namespace, self.worker_id)?;
+        let mut version = self.version.lock().unwrap_or_else(|p| p.into_inner());
+        match found {
+            None => {
+                *version = 0;
+                Ok(None)
+            }
+            Some(v) => {
+                let state = decode_state(&v.text).ok_or_else(|| {
+                    Error::new(
+                        ErrorKind::State,
+                        format!(
+                            "{} holds a corrupt state ({:?}): nothing is reset silently; see \
+                             `rimeflake state reset --backend`",
+                            self.describe(),
+                            v.text.chars().take(80).collect::<String>()
+                        ),
+                    )
+                })?;
+                *version = v.version;
+                Ok(Some(state))
+            }
+        }
+    }
+
+    fn save(&self, state: &WorkerState) -> Result<()> {
+        if self.pid != crate::fork::pid() {
+            return Err(self.lost("this process is a fork of the one that holds the lease"));
+        }
+        let mut version = self.version.lock().unwrap_or_else(|p| p.into_inner());
+        let mut conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        // The writer's token goes with the state: a write whose answer was lost (the call timed
+        // out, the server ran it later) is then recognised as ours, not another holder's.
+        let text = format!("{}{WRITER}{}", encode_state(state), self.token);
+        let mut outcome = Saved::Moved;
+        for _ in 0..2 {
+            let next = Versioned {
+                version: *version + 1,
+                text: text.clone(),
+            };
+            outcome = conn.save(
+                &self.namespace,
+                self.worker_id,
+                &self.token,
+                *version,
+                &next,
+            )?;
+            match outcome {
+                Saved::Yes => {
+                    *version = next.version;
+                    return Ok(());
+                }
+                Saved::Moved => match conn.load(&self.namespace, self.worker_id)? {
+                    // Our own earlier write landed after all: go on from its version (nobody
+                    // else wrote since, or the state would carry their token).
+                    Some(v)
+                        if v.text
+                            .rsplit_once(WRITER)
+                            .is_some_and(|(_, t)| t == self.token) =>
+                    {
+                        *version = v.version
+                    }
+                    _ => break,
+                },
+                Saved::NotHolder => break,
+            }
+        }
+        match outcome {
+            Saved::Yes => Ok(()),
+            Saved::NotHolder => Err(self.lost(
+                "the lease was lost (it expired, and may have been taken by another process)",
+            )),
+            Saved::Moved => Err(self.lost(
+                "another process stored its state meanwhile (it held the worker ID while this \
+                 one had lost the lease)",
+            )),
+        }
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "worker ID {} of namespace {} on {}",
+            self.worker_id, self.namespace, self.backend
+        )
+    }
+}
+
+/// Every worker ID of `namespace` on the server `backend` names: holders, expiry, clock-ids and
+/// reservations (`rimeflake state show --backend`). Reads only.
+///
+/// # Errors
+/// As connecting: a config error for a URL that cannot be used, a lease error when the server
+/// cannot be reached.
+pub fn inspect(backend: &Backend, namespace: &str) -> Result<Vec<RemoteWorker>> {
+    crate::worker::lease::validate_namespace(namespace)?;
+    let timing = Timing {
+        ttl: crate::generator::DEFAULT_LEASE_TTL,
+    };
+    connect(backend, timing)?.workers(namespace)
+}
+
+/// What [`inspect`] found, as `rimeflake state show --backend` prints it.
+pub fn render(backend: &Backend, namespace: &str, workers: &[RemoteWorker]) -> String {
+    let mut out = format!("{backend}\n  namespace {namespace}\n");
+    if workers.is_empty() {
+        out.push_str("    no worker ID has been leased here\n");
+    }
+    for w in workers {
+        let holder = match (&w.holder, w.expires_in_ms) {
+            (Some(h), Some(ms)) => format!("held by {h}, expires in {ms} ms"),
+            (Some(h), None) => format!("held by {h}"),
+            (None, _) => "free".to_string(),
+        };
+        out.push_str(&format!("    worker {:5}  {holder}\n", w.worker_id));
+        match &w.state {
+            None if w.version > 0 => out.push_str(&format!(
+                "      state version {}: CORRUPT (see `rimeflake state reset --backend`)\n",
+                w.version
+            )),
+            None => out.push_str("      no state stored\n"),
+            Some(s) => {
+                let reserved: Vec<String> = s
+                    .reserved
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(c, r)| r.map(|r| format!("clock-id {c}: {r}")))
+                    .collect();
+                out.push_str(&format!(
+                    "      state version {}: clock-id {}; reserved (time units) {}{}\n",
+                    w.version,
+                    s.clock_id,
+                    if reserved.is_empty() {
+                        "none".to_string()
+                    } else {
+                        reserved.join(", ")
+                    },
+                    match s.closed_at {
+                        Some(_) => "; closed cleanly",
+                        None => "",
+                    }
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// What [`reset`] stored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RemoteReset {
+    /// The new state.
+    pub state: WorkerState,
+    /// What bounded the lost state (the evidence given).
+    pub basis: String,
+    /// The corrupt text it replaced (at most 200 characters), to keep in the operator's notes.
+    pub replaced: String,
+}
+
+/// Replaces the CORRUPT state of `worker_id` in `namespace` on the server `backend` names
+/// (`rimeflake state reset --backend`) with one reserved past anything the lost state can have
+/// held, as `options`' evidence bounds it (a server keeps no high-water marks: evidence is
+/// required). Refused while a process holds the worker ID, and when the state is readable.
+///
+/// # Errors
+/// [`ErrorKind::State`] when there is no state or no evidence; [`ErrorKind::Config`] for a
+/// readable state or a layout that is not the namespace's; [`ErrorKind::Lease`] while the worker
+/// ID is held, or when the server cannot be reached.
+pub fn reset(
+    backend: &Backend,
+    namespace: &str,
+    layout: &Layout,
+    worker_id: u64,
+    options: &crate::state::ResetOptions,
+) -> Result<RemoteReset> {
+    crate::worker::lease::validate_namespace(namespace)?;
+    let timing = Timing {
+        ttl: crate::generator::DEFAULT_LEASE_TTL,
+    };
+    let mut conn = connect(backend, timing)?;
+    let what = format!("worker ID {worker_id} of namespace {namespace} on {backend}");
+    let found = conn.load(namespace, worker_id)?.ok_or_else(|| {
+        Error::new(
+            ErrorKind::State,
+            format!("{what} has no state: nothing to reset (check --worker and --namespace)"),
+        )
+    })?;
+    let clock_ids = layout.max_clock_id() as usize + 1;
+    if let Some(s) = decode_state(&found.text) {
+        return Err(Error::config(if s.reserved.len() == clock_ids {
+            format!(
+                "{what} holds a valid state (clock-id {}): there is nothing to reset",
+                s.clock_id
+            )
+        } else {
+            format!(
+                "{what} holds a valid state of a layout with {} clock-ids, not this layout's                  {clock_ids}: use the namespace's own layout",
+                s.reserved.len()
+            )
+        }));
+    }
+    let ours = LayoutRecord::of(layout);
+    match LayoutRecord::parse(&conn.settle_layout(namespace, &ours.to_text())?) {
+        Some(t) if t.fingerprint == ours.fingerprint => {}
+        _ => {
+            return Err(Error::config(format!(
+                "namespace {namespace} on {backend} has another layout than {}: give its layout",
+                ours.description
+            )))
+        }
+    }
+    let now_ms = crate::clock::Clock::now_ms(&crate::clock::SystemClock);
+    let (state, basis) = crate::state::reset::bounded_state(layout, now_ms, None, options)?
+        .ok_or_else(|| {
+            Error::new(
+                ErrorKind::State,
+                format!(
+                    "cannot reset {what} safely: its state is corrupt and a server keeps no                      high-water marks, so nothing bounds the reservations it held. Give                      evidence: the highest ID this worker ID is known to have issued                      (`--above-id ID`), or a time no ID of it has reached on any clock-id                      (`--reserve-until 2030-01-01T00:00:00Z`)"
+                ),
+            )
+        })?;
+    let next = Versioned {
+        version: found.version + 1,
+        text: encode_state(&state),
+    };
+    match conn.reset(namespace, worker_id, found.version, &next)? {
+        Saved::Yes => Ok(RemoteReset {
+            state,
+            basis,
+            replaced: found.text.chars().take(200).collect(),
+        }),
+        Saved::NotHolder => Err(Error::new(
+            ErrorKind::Lease,
+            format!("{what} is held by a running process: stop it, then reset"),
+        )),
+        Saved::Moved => Err(Error::new(
+            ErrorKind::State,
+            format!("the state of {what} changed while it was being reset: run the reset again"),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn states_round_trip_through_their_text() {
+        let mut s = WorkerState::fresh(4);
+        assert_eq!(decode_state(&encode_state(&s)), Some(s.clone()));
+        s.raise(2, u64::MAX - 1);
+        s.clock_id = 2;
+        s.closed_at = Some(1 << 62);
+        let text = encode_state(&s);
+        assert_eq!(text, format!("2;-,-,{},-;{}", u64::MAX - 1, 1u64 << 62));
+        assert_eq!(decode_state(&text), Some(s));
+        assert_eq!(
+            decode_state(&format!("{text}#host/1/ab")),
+            decode_state(&text)
+        );
+        for bad in ["", "0", "0;-", "5;-,-;-", "0;x;-", "0;-;-;-", "0;1,,2;-"] {
+            assert_eq!(decode_state(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn tokens_differ_and_name_the_host_and_pid() {
+        let (a, b) = (new_token(), new_token());
+        assert_ne!(a, b);
+        assert!(a.contains(&format!("/{}/", std::process::id())), "{a}");
+    }
+}

@@ -1,0 +1,1158 @@
+//! Remote leases in PostgreSQL (cargo feature `postgres`): a [`Conn`] over `tokio-postgres`,
+//! driven by a small runtime of its own so that callers stay synchronous.
+//!
+//! Every lease time comes from the server's clock (`now()`, `clock_timestamp()`), never from
+//! this host's. Every call, connecting included, ends within the connection's timeout: a server
+//! that hangs (paused, or a host that vanished) gives a lease error instead of a hang, and the
+//! connection is dropped and opened again by the next call.
+
+use super::{decode_state, Conn, RemoteWorker, Saved, Versioned};
+use crate::backend::redact;
+use crate::error::{Error, ErrorKind, Result};
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+use tokio::runtime::Runtime;
+use tokio::task::JoinHandle;
+use tokio_postgres::error::SqlState;
+use tokio_postgres::types::{FromSql, ToSql};
+use tokio_postgres::{Client, Config, NoTls, Row, Statement};
+
+/// The tables rimeflake keeps in PostgreSQL. They are created on the first connection when
+/// missing; a role without the right to create tables can use tables made beforehand with this
+/// SQL.
+///
+/// - `rimeflake_namespaces`: one row per namespace, with the layout record every generator of
+///   the namespace must match.
+/// - `rimeflake_workers`: one row per worker ID of a namespace: the lease (`owner`, a token, and
+///   `lease_expires`, by the server's clock; both NULL when nobody holds it) and the worker's
+///   state (`state`, as text) with its `version`, raised by one on every write.
+pub(crate) const SCHEMA: &str = "\
+CREATE TABLE IF NOT EXISTS rimeflake_namespaces (
+    namespace text PRIMARY KEY,
+    layout    text NOT NULL
+);
+CREATE TABLE IF NOT EXISTS rimeflake_workers (
+    namespace     text        NOT NULL,
+    worker_id     bigint      NOT NULL,
+    owner         text,
+    lease_expires timestamptz,
+    state         text,
+    version       bigint      NOT NULL DEFAULT 0,
+    PRIMARY KEY (namespace, worker_id)
+);
+";
+
+// ---- statements ---------------------------------------------------------------------------------
+// Parameters carry explicit casts, so that each one is prepared with the type Rust sends
+// (bigint is i64, text is &str).
+
+const TABLES_EXIST: &str = "SELECT to_regclass('rimeflake_namespaces') IS NOT NULL \
+     AND to_regclass('rimeflake_workers') IS NOT NULL";
+
+const INSERT_LAYOUT: &str = "INSERT INTO rimeflake_namespaces (namespace, layout) \
+     VALUES ($1::text, $2::text) ON CONFLICT (namespace) DO NOTHING";
+
+const SELECT_LAYOUT: &str = "SELECT layout FROM rimeflake_namespaces WHERE namespace = $1::text";
+
+// An expired lease is nobody's: it may be taken over in the same statement, by the server's clock.
+const ACQUIRE: &str = "INSERT INTO rimeflake_workers (namespace, worker_id, owner, lease_expires) \
+     VALUES ($1::text, $2::bigint, $3::text, now() + $4::bigint * interval '1 millisecond') \
+     ON CONFLICT (namespace, worker_id) DO UPDATE \
+     SET owner = EXCLUDED.owner, lease_expires = EXCLUDED.lease_expires \
+     WHERE rimeflake_workers.owner IS NULL \
+        OR rimeflake_workers.owner = EXCLUDED.owner \
+        OR rimeflake_workers.lease_expires <= now() \
+     RETURNING worker_id";
+
+const RENEW: &str = "UPDATE rimeflake_workers \
+     SET lease_expires = now() + $4::bigint * interval '1 millisecond' \
+     WHERE namespace = $1::text AND worker_id = $2::bigint AND owner = $3::text";
+
+const RELEASE: &str = "UPDATE rimeflake_workers SET owner = NULL, lease_expires = NULL \
+     WHERE namespace = $1::text AND worker_id = $2::bigint AND owner = $3::text";
+
+const LOAD: &str = "SELECT state, version FROM rimeflake_workers \
+     WHERE namespace = $1::text AND worker_id = $2::bigint";
+
+// The lease's expiry is not checked: while the owner is still this token nobody else has taken
+// the worker ID, and the generator stops before the expiry by its own clock.
+const SAVE: &str = "UPDATE rimeflake_workers SET state = $5::text, version = $6::bigint \
+     WHERE namespace = $1::text AND worker_id = $2::bigint AND owner = $3::text \
+       AND version = $4::bigint";
+
+// Why a conditional write failed: who holds the lease, and whether it is still live.
+const LOOK: &str = "SELECT owner, owner IS NOT NULL AND lease_expires > now() \
+     FROM rimeflake_workers WHERE namespace = $1::text AND worker_id = $2::bigint";
+
+// `state reset` of a worker ID that may have no row yet (expected version 0).
+const RESET_NEW: &str = "INSERT INTO rimeflake_workers (namespace, worker_id, state, version) \
+     VALUES ($1::text, $2::bigint, $3::text, $4::bigint) \
+     ON CONFLICT (namespace, worker_id) DO UPDATE \
+     SET state = EXCLUDED.state, version = EXCLUDED.version \
+     WHERE (rimeflake_workers.owner IS NULL OR rimeflake_workers.lease_expires <= now()) \
+       AND rimeflake_workers.version = 0 \
+     RETURNING worker_id";
+
+// `state reset` over a stored version: only when no live lease holds the worker ID.
+const RESET: &str = "UPDATE rimeflake_workers SET state = $3::text, version = $4::bigint \
+     WHERE namespace = $1::text AND worker_id = $2::bigint \
+       AND (owner IS NULL OR lease_expires <= now()) AND version = $5::bigint";
+
+// clock_timestamp(), not now(): now() is when the transaction began.
+const SERVER_TIME: &str = "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint";
+
+// One reading of the server's clock for every row, so a holder always has a time left.
+const WORKERS: &str = "SELECT w.worker_id, \
+       CASE WHEN w.owner IS NOT NULL AND w.lease_expires > c.at THEN w.owner END, \
+       CASE WHEN w.owner IS NOT NULL AND w.lease_expires > c.at \
+            THEN (extract(epoch FROM w.lease_expires - c.at) * 1000)::bigint END, \
+       w.state, w.version \
+     FROM rimeflake_workers w, (SELECT clock_timestamp() AS at) c \
+     WHERE w.namespace = $1::text ORDER BY w.worker_id";
+
+const SETTINGS: &str = "SELECT current_setting('fsync'), current_setting('synchronous_commit')";
+
+// ---- the connection -----------------------------------------------------------------------------
+
+/// A connection to PostgreSQL for the lease protocol. It owns a current-thread runtime that runs
+/// only inside its calls; the connection task is driven there while a query waits.
+pub(crate) struct PgConn {
+    /// The open session; `None` after an error, until the next call opens a new one.
+    session: Option<Session>,
+    /// `None` only while dropping (see the `Drop` impl).
+    rt: Option<Runtime>,
+    config: Config,
+    /// The URL without its password, for messages.
+    shown: String,
+    op_timeout: Duration,
+}
+
+/// One open connection: the client, the task that drives its socket, and the statements
+/// prepared on it (which die with it).
+struct Session {
+    client: Client,
+    driver: JoinHandle<()>,
+    statements: HashMap<&'static str, Statement>,
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        // A dropped client would let the task say goodbye to the server, but a hung server
+        // never reads it: end the task (and close its socket) instead.
+        self.driver.abort();
+    }
+}
+
+/// Why a call failed, before it is told in rimeflake's terms.
+enum Fail {
+    /// From the server or the driver.
+    Pg(tokio_postgres::Error),
+    /// Already told: a value the server sent that makes no sense.
+    Ours(Error),
+}
+
+impl From<tokio_postgres::Error> for Fail {
+    fn from(e: tokio_postgres::Error) -> Self {
+        Fail::Pg(e)
+    }
+}
+
+type Done<T> = std::result::Result<T, Fail>;
+
+impl Drop for PgConn {
+    fn drop(&mut self) {
+        self.session = None;
+        // A plain drop of the runtime waits for its blocking threads, and a host-name lookup
+        // (getaddrinfo, run on one) cannot be cancelled: let a hung lookup end on its own.
+        if let Some(rt) = self.rt.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
+impl std::fmt::Debug for PgConn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgConn")
+            .field("url", &self.shown)
+            .field("connected", &self.session.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl PgConn {
+    /// Connects to the server `url` names (`postgresql://user:password@host:port/database`) and
+    /// creates the tables of [`SCHEMA`] if they are missing. Every later call, and this one, ends
+    /// within `op_timeout`.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Config`] for a URL that cannot be parsed, a wrong password or an unknown
+    /// database; [`ErrorKind::Lease`] when the server cannot be reached in time. The messages
+    /// show the URL without its password.
+    pub(crate) fn open(url: &str, op_timeout: Duration) -> Result<PgConn> {
+        let shown = redact(url);
+        // A zero timeout would fail every call at once.
+        let op_timeout = op_timeout.max(Duration::from_millis(1));
+        let mut config: Config = url.parse().map_err(|e: tokio_postgres::Error| {
+            Error::config(format!(
+                "backend {shown}: not a usable PostgreSQL URL ({}); the form is \
+                 postgresql://user:password@host:port/database",
+                chain(&e)
+            ))
+        })?;
+        // The URL may ask for a shorter one; never a longer one than a call may take.
+        if config.get_connect_timeout().is_none_or(|t| *t > op_timeout) {
+            config.connect_timeout(op_timeout);
+        }
+        if config.get_application_name().is_none() {
+            config.application_name("rimeflake");
+        }
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_io()
+            .enable_time()
+            .build()
+            .map_err(|e| {
+                Error::new(
+                    ErrorKind::Lease,
+                    format!("cannot start the I/O runtime for {shown}: {e}"),
+                )
+            })?;
+        let mut conn = PgConn {
+            session: None,
+            rt: Some(rt),
+            config,
+            shown,
+            op_timeout,
+        };
+        // Connect now, so a wrong URL or password shows at once rather than at the first use.
+        conn.call("connect", |s| async move { (s, Ok(())) })?;
+        Ok(conn)
+    }
+
+    /// Runs `op` on an open session (opening one first if there is none), all within the
+    /// timeout. The session comes back with the outcome; after any failure it is dropped, so
+    /// the next call starts on a fresh connection.
+    fn call<T, F, Fut>(&mut self, mut what: &str, op: F) -> Result<T>
+    where
+        F: FnOnce(Session) -> Fut + Send,
+        Fut: Future<Output = (Session, Done<T>)> + Send,
+        T: Send,
+    {
+        self.drop_if_closed();
+        let Some(rt) = &self.rt else {
+            return Err(Error::new(ErrorKind::Lease, "the connection is closed"));
+        };
+        let held = self.session.take();
+        // How far the call got, for its message: a failure once connected is the server's
+        // answer (or silence), not a failure to reach it; before `op`, it was about the tables.
+        let connected = AtomicBool::new(held.is_some());
+        let ready = AtomicBool::new(held.is_some());
+        let config = &self.config;
+        let work = async {
+            let session = match held {
+                Some(s) => s,
+                None => {
+                    let s = Session::open(config).await?;
+                    connected.store(true, Ordering::Relaxed);
+                    s.create_tables().await?;
+                    s
+                }
+            };
+            ready.store(true, Ordering::Relaxed);
+            let (session, out) = op(session).await;
+            out.map(|v| (session, v))
+        };
+        // The timer is made inside the runtime: tokio::time panics outside one.
+        let limit = self.op_timeout;
+        let outcome = block_on(rt, async { tokio::time::timeout(limit, work).await })?;
+        let connected = connected.load(Ordering::Relaxed);
+        if !ready.load(Ordering::Relaxed) {
+            what = "look for or create its tables";
+        }
+        match outcome {
+            Ok(Ok((session, v))) => {
+                self.session = Some(session);
+                Ok(v)
+            }
+            Ok(Err(fail)) => Err(self.explain(fail, what, connected)),
+            Err(_elapsed) => {
+                let ms = self.op_timeout.as_millis();
+                let url = &self.shown;
+                Err(Error::new(
+                    ErrorKind::Lease,
+                    if connected {
+                        format!("PostgreSQL at {url} did not answer ({what}) within {ms} ms")
+                    } else {
+                        format!("PostgreSQL at {url} could not be reached within {ms} ms")
+                    },
+                ))
+            }
+        }
+    }
+
+    /// Drops a session whose server has closed it while it was idle (a restart, an idle
+    /// timeout), so this call opens a new one instead of failing on the old one. Best effort:
+    /// the connection task only sees the server's goodbye once it has run, and when it has not,
+    /// the call fails and the next one reconnects.
+    fn drop_if_closed(&mut self) {
+        let (Some(session), Some(rt)) = (&self.session, &self.rt) else {
+            return;
+        };
+        // Each yield lets the runtime poll its sockets and run the tasks they woke.
+        let settled = block_on(rt, async {
+            for _ in 0..3 {
+                tokio::task::yield_now().await;
+            }
+        });
+        if settled.is_err() || session.client.is_closed() {
+            self.session = None;
+        }
+    }
+
+    /// A failure told in rimeflake's terms: the kind says whether a person must fix something
+    /// (config) or the server is unavailable (lease). Never holds the password.
+    fn explain(&self, fail: Fail, what: &str, connected: bool) -> Error {
+        let e = match fail {
+            Fail::Ours(e) => return e,
+            Fail::Pg(e) => e,
+        };
+        let url = &self.shown;
+        let text = self.scrub(chain(&e));
+        let code = e.code();
+        let is = |state: &SqlState| code == Some(state);
+        if is(&SqlState::INVALID_PASSWORD) {
+            Error::config(format!(
+                "PostgreSQL at {url} refused the login: wrong password ({text})"
+            ))
+        } else if is(&SqlState::INVALID_AUTHORIZATION_SPECIFICATION) {
+            Error::config(format!(
+                "PostgreSQL at {url} refused the login: unknown user, or no pg_hba.conf entry \
+                 lets it in ({text})"
+            ))
+        } else if is(&SqlState::INVALID_CATALOG_NAME) {
+            Error::config(format!(
+                "PostgreSQL at {url}: unknown database ({text}); create it, or name another in \
+                 the URL"
+            ))
+        } else if is(&SqlState::INSUFFICIENT_PRIVILEGE) {
+            Error::config(format!(
+                "PostgreSQL at {url}: permission denied ({what}: {text}); grant the user the \
+                 rights it lacks, or create rimeflake's tables beforehand (see the schema in \
+                 the docs)"
+            ))
+        } else if code.is_none()
+            && (text.starts_with("invalid configuration")
+                || text.starts_with("authentication error"))
+        {
+            // tokio-postgres names these kinds only in its messages: a password the server
+            // wants and the URL lacks, TLS the URL requires, an authentication it cannot do.
+            Error::config(format!("PostgreSQL at {url}: {text}"))
+        } else if connected {
+            Error::new(
+                ErrorKind::Lease,
+                format!("PostgreSQL at {url} failed ({what}): {text}"),
+            )
+        } else {
+            Error::new(
+                ErrorKind::Lease,
+                format!("cannot connect to PostgreSQL at {url}: {text}"),
+            )
+        }
+    }
+
+    /// `text` with the password replaced, in case a driver or server message ever repeats it.
+    fn scrub(&self, text: String) -> String {
+        match self.config.get_password().map(String::from_utf8_lossy) {
+            Some(pw) if !pw.is_empty() && text.contains(pw.as_ref()) => {
+                text.replace(pw.as_ref(), "***")
+            }
+            _ => text,
+        }
+    }
+}
+
+/// Runs `f` to its end on `rt`. Called from inside another tokio runtime (an async caller),
+/// `block_on` would panic; there a helper thread blocks instead.
+fn block_on<F>(rt: &Runtime, f: F) -> Result<F::Output>
+where
+    F: Future + Send,
+    F::Output: Send,
+{
+    if tokio::runtime::Handle::try_current().is_err() {
+        return Ok(rt.block_on(f));
+    }
+    std::thread::scope(|scope| {
+        let helper = std::thread::Builder::new()
+            .name("rimeflake-postgres".into())
+            .spawn_scoped(scope, || rt.block_on(f))
+            .map_err(|e| {
+                Error::new(
+                    ErrorKind::Lease,
+                    format!("cannot start a thread to wait for PostgreSQL: {e}"),
+                )
+            })?;
+        // A panic in there is a bug of ours: let it go on up.
+        Ok(helper
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p)))
+    })
+}
+
+/// An error with its causes, which tokio-postgres keeps apart ("db error" alone says little).
+fn chain(e: &tokio_postgres::Error) -> String {
+    if let Some(db) = e.as_db_error() {
+        return db.to_string().replace('\n', "; ");
+    }
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
+impl Session {
+    /// Connects and starts the task that drives the socket.
+    async fn open(config: &Config) -> Done<Session> {
+        let (client, connection) = config.connect(NoTls).await?;
+        let driver = tokio::spawn(async move {
+            // Its error reaches the client as a closed connection.
+            let _ = connection.await;
+        });
+        Ok(Session {
+            client,
+            driver,
+            statements: HashMap::new(),
+        })
+    }
+
+    /// Creates the tables when missing. They are looked for first, so a user allowed to use
+    /// them but not to create tables can still connect.
+    async fn create_tables(&self) -> Done<()> {
+        let row = self.client.query_one(TABLES_EXIST, &[]).await?;
+        if row.try_get::<_, Option<bool>>(0)? == Some(true) {
+            return Ok(());
+        }
+        for attempt in 0..2 {
+            match self.client.batch_execute(SCHEMA).await {
+                Ok(()) => return Ok(()),
+                // Two first connections raced to create them: the other one did; try once
+                // more, which finds them.
+                Err(e) if attempt == 0 && is_creation_race(&e) => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(())
+    }
+
+    /// The statement for `sql`, prepared once per connection.
+    async fn prepared(&mut self, sql: &'static str) -> Done<Statement> {
+        if let Some(s) = self.statements.get(sql) {
+            return Ok(s.clone());
+        }
+        let s = self.client.prepare(sql).await?;
+        self.statements.insert(sql, s.clone());
+        Ok(s)
+    }
+
+    async fn query(&mut self, sql: &'static str, params: &[&(dyn ToSql + Sync)]) -> Done<Vec<Row>> {
+        let s = self.prepared(sql).await?;
+        Ok(self.client.query(&s, params).await?)
+    }
+
+    async fn execute(&mut self, sql: &'static str, params: &[&(dyn ToSql + Sync)]) -> Done<u64> {
+        let s = self.prepared(sql).await?;
+        Ok(self.client.execute(&s, params).await?)
+    }
+
+    /// Why a conditional write of `(namespace, worker_id)` changed nothing.
+    async fn why_not(
+        &mut self,
+        namespace: &str,
+        worker_id: i64,
+        token: Option<&str>,
+    ) -> Done<Saved> {
+        let rows = self.query(LOOK, &[&namespace, &worker_id]).await?;
+        let Some(row) = rows.first() else {
+            // No row: no lease to hold, and no stored version to match.
+            return Ok(if token.is_some() {
+                Saved::NotHolder
+            } else {
+                Saved::Moved
+            });
+        };
+        let owner: Option<String> = col(row, 0)?;
+        let live: Option<bool> = col(row, 1)?;
+        match token {
+            // save: the lease must be this token's (expired or not: see SAVE).
+            Some(t) if owner.as_deref() != Some(t) => Ok(Saved::NotHolder),
+            // reset: nobody may hold a live lease.
+            None if live == Some(true) => Ok(Saved::NotHolder),
+            // The lease allowed the write, so the version did not match (or moved on between
+            // the write and this look, which is the same story).
+            _ => Ok(Saved::Moved),
+        }
+    }
+}
+
+/// A unique or duplicate-object error from concurrent `CREATE TABLE IF NOT EXISTS`: the catalog
+/// row of the other creator's table collided with ours.
+fn is_creation_race(e: &tokio_postgres::Error) -> bool {
+    [
+        SqlState::UNIQUE_VIOLATION,
+        SqlState::DUPLICATE_TABLE,
+        SqlState::DUPLICATE_OBJECT,
+    ]
+    .iter()
+    .any(|s| e.code() == Some(s))
+}
+
+/// Column `i` of `row`, as `T`; a type the server should not have sent is an error, not a panic.
+fn col<'a, T: FromSql<'a>>(row: &'a Row, i: usize) -> Done<T> {
+    Ok(row.try_get(i)?)
+}
+
+/// A number the server stores as bigint.
+fn to_i64(value: u64, what: &str) -> Result<i64> {
+    i64::try_from(value)
+        .map_err(|_| Error::config(format!("{what} {value} is too large for PostgreSQL")))
+}
+
+/// A bigint the server sent that must not be negative.
+fn to_u64(value: i64, what: &str) -> Done<u64> {
+    u64::try_from(value).map_err(|_| {
+        Fail::Ours(Error::new(
+            ErrorKind::State,
+            format!("PostgreSQL sent a negative {what} ({value}); rimeflake writes none"),
+        ))
+    })
+}
+
+impl Conn for PgConn {
+    fn settle_layout(&mut self, namespace: &str, record: &str) -> Result<String> {
+        self.call("store the layout", |mut s| async move {
+            let out = async {
+                s.execute(INSERT_LAYOUT, &[&namespace, &record]).await?;
+                let rows = s.query(SELECT_LAYOUT, &[&namespace]).await?;
+                match rows.first() {
+                    Some(row) => col::<String>(row, 0),
+                    None => Err(Fail::Ours(Error::new(
+                        ErrorKind::Lease,
+                        format!("the layout of namespace {namespace} vanished as it was stored"),
+                    ))),
+                }
+            }
+            .await;
+            (s, out)
+        })
+    }
+
+    fn acquire(
+        &mut self,
+        namespace: &str,
+        worker_id: u64,
+        token: &str,
+        ttl_ms: u64,
+    ) -> Result<bool> {
+        let id = to_i64(worker_id, "worker ID")?;
+        let ttl = to_i64(ttl_ms, "lease TTL (ms)")?;
+        self.call("acquire", |mut s| async move {
+            let out = s.query(ACQUIRE, &[&namespace, &id, &token, &ttl]).await;
+            (s, out.map(|rows| !rows.is_empty()))
+        })
+    }
+
+    fn renew(&mut self, namespace: &str, worker_id: u64, token: &str, ttl_ms: u64) -> Result<bool> {
+        let id = to_i64(worker_id, "worker ID")?;
+        let ttl = to_i64(ttl_ms, "lease TTL (ms)")?;
+        self.call("renew", |mut s| async move {
+            let out = s.execute(RENEW, &[&namespace, &id, &token, &ttl]).await;
+            (s, out.map(|n| n == 1))
+        })
+    }
+
+    fn release(&mut self, namespace: &str, worker_id: u64, token: &str) -> Result<()> {
+        let id = to_i64(worker_id, "worker ID")?;
+        self.call("release", |mut s| async move {
+            let out = s.execute(RELEASE, &[&namespace, &id, &token]).await;
+            (s, out.map(|_| ()))
+        })
+    }
+
+    fn load(&mut self, namespace: &str, worker_id: u64) -> Result<Option<Versioned>> {
+        let id = to_i64(worker_id, "worker ID")?;
+        self.call("load", |mut s| async move {
+            let out = async {
+                let rows = s.query(LOAD, &[&namespace, &id]).await?;
+                let Some(row) = rows.first() else {
+                    return Ok(None);
+                };
+                let text: Option<String> = col(row, 0)?;
+                let version = to_u64(col(row, 1)?, "state version")?;
+                Ok(text.map(|text| Versioned { version, text }))
+            }
+            .await;
+            (s, out)
+        })
+    }
+
+    fn save(
+        &mut self,
+        namespace: &str,
+        worker_id: u64,
+        token: &str,
+        expected: u64,
+        next: &Versioned,
+    ) -> Result<Saved> {
+        let id = to_i64(worker_id, "worker ID")?;
+        let expected = to_i64(expected, "state version")?;
+        let version = to_i64(next.version, "state version")?;
+        let text = next.text.as_str();
+        self.call("save", |mut s| async move {
+            let out = async {
+                let params: [&(dyn ToSql + Sync); 6] =
+                    [&namespace, &id, &token, &expected, &text, &version];
+                if s.execute(SAVE, &params).await? == 1 {
+                    return Ok(Saved::Yes);
+                }
+                s.why_not(namespace, id, Some(token)).await
+            }
+            .await;
+            (s, out)
+        })
+    }
+
+    fn reset(
+        &mut self,
+        namespace: &str,
+        worker_id: u64,
+        expected: u64,
+        next: &Versioned,
+    ) -> Result<Saved> {
+        let id = to_i64(worker_id, "worker ID")?;
+        let expected = to_i64(expected, "state version")?;
+        let version = to_i64(next.version, "state version")?;
+        let text = next.text.as_str();
+        self.call("reset", |mut s| async move {
+            let out = async {
+                let written = if expected == 0 {
+                    let rows = s
+                        .query(RESET_NEW, &[&namespace, &id, &text, &version])
+                        .await?;
+                    !rows.is_empty()
+                } else {
+                    let params: [&(dyn ToSql + Sync); 5] =
+                        [&namespace, &id, &text, &version, &expected];
+                    s.execute(RESET, &params).await? == 1
+                };
+                if written {
+                    return Ok(Saved::Yes);
+                }
+                s.why_not(namespace, id, None).await
+            }
+            .await;
+            (s, out)
+        })
+    }
+
+    fn server_time_ms(&mut self) -> Result<u64> {
+        self.call("read the clock", |mut s| async move {
+            let out = async {
+                let rows = s.query(SERVER_TIME, &[]).await?;
+                match rows.first() {
+                    Some(row) => to_u64(col(row, 0)?, "clock reading"),
+                    None => Err(Fail::Ours(Error::new(
+                        ErrorKind::Lease,
+                        "PostgreSQL sent no clock reading",
+                    ))),
+                }
+            }
+            .await;
+            (s, out)
+        })
+    }
+
+    fn workers(&mut self, namespace: &str) -> Result<Vec<RemoteWorker>> {
+        self.call("list the worker IDs", |mut s| async move {
+            let out = async {
+                let rows = s.query(WORKERS, &[&namespace]).await?;
+                let mut workers = Vec::with_capacity(rows.len());
+                for row in &rows {
+                    let state: Option<String> = col(row, 3)?;
+                    workers.push(RemoteWorker {
+                        worker_id: to_u64(col(row, 0)?, "worker ID")?,
+                        holder: col(row, 1)?,
+                        expires_in_ms: col(row, 2)?,
+                        // An undecodable state shows as none; its version still tells it apart.
+                        state: state.as_deref().and_then(decode_state),
+                        version: to_u64(col(row, 4)?, "state version")?,
+                    });
+                }
+                Ok(workers)
+            }
+            .await;
+            (s, out)
+        })
+    }
+
+    fn check_settings(&mut self) -> Result<Vec<String>> {
+        let url = self.shown.clone();
+        self.call("read its settings", |mut s| async move {
+            let out = async {
+                let rows = s.query(SETTINGS, &[]).await?;
+                let mut warnings = Vec::new();
+                if let Some(row) = rows.first() {
+                    for (i, name) in ["fsync", "synchronous_commit"].into_iter().enumerate() {
+                        let value: Option<String> = col(row, i)?;
+                        if value.as_deref() == Some("off") {
+                            warnings.push(format!(
+                                "PostgreSQL at {url} runs with {name} = off: a state it \
+                                 acknowledged may be lost in a crash, and IDs issued after it \
+                                 may repeat; turn {name} on"
+                            ));
+                        }
+                    }
+                }
+                Ok(warnings)
+            }
+            .await;
+            (s, out)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::monotonic_ns;
+    use crate::state::WorkerState;
+    use crate::worker::remote::servers::{Postgres, PG_PASSWORD};
+    use std::sync::{Arc, Barrier};
+
+    const NS: &str = "test-ns";
+    const OP: Duration = Duration::from_millis(500);
+
+    fn open(pg: &Postgres) -> PgConn {
+        PgConn::open(&pg.url(), OP).unwrap_or_else(|e| panic!("open {}: {e}", pg.url()))
+    }
+
+    fn state_text(clock_id: u64) -> String {
+        let mut s = WorkerState::fresh(4);
+        s.clock_id = clock_id;
+        super::super::encode_state(&s)
+    }
+
+    fn v(version: u64, text: &str) -> Versioned {
+        Versioned {
+            version,
+            text: text.to_string(),
+        }
+    }
+
+    /// Runs `f` and returns its result and how long it took.
+    fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
+        let start = monotonic_ns();
+        let out = f();
+        (out, Duration::from_nanos(monotonic_ns() - start))
+    }
+
+    #[test]
+    fn leases_and_states_round_trip() {
+        let pg = Postgres::start();
+        let mut c = open(&pg);
+
+        // The first layout record stays; a later, different one gets the stored one back.
+        assert_eq!(c.settle_layout(NS, "layout-a").unwrap(), "layout-a");
+        assert_eq!(c.settle_layout(NS, "layout-b").unwrap(), "layout-a");
+        assert_eq!(c.settle_layout("other", "layout-b").unwrap(), "layout-b");
+
+        assert!(c.acquire(NS, 7, "tok-a", 10_000).unwrap());
+        // Taking one's own lease again succeeds; another token does not get it.
+        assert!(c.acquire(NS, 7, "tok-a", 10_000).unwrap());
+        assert!(!c.acquire(NS, 7, "tok-b", 10_000).unwrap());
+        assert_eq!(c.load(NS, 7).unwrap(), None);
+
+        let one = v(1, &state_text(1));
+        assert_eq!(c.save(NS, 7, "tok-a", 0, &one).unwrap(), Saved::Yes);
+        assert_eq!(c.load(NS, 7).unwrap(), Some(one.clone()));
+        let two = v(2, &state_text(2));
+        assert_eq!(c.save(NS, 7, "tok-a", 1, &two).unwrap(), Saved::Yes);
+        assert_eq!(c.load(NS, 7).unwrap(), Some(two.clone()));
+
+        assert!(c.renew(NS, 7, "tok-a", 10_000).unwrap());
+        assert!(!c.renew(NS, 7, "tok-b", 10_000).unwrap());
+
+        let workers = c.workers(NS).unwrap();
+        assert_eq!(workers.len(), 1);
+        let w = &workers[0];
+        assert_eq!(
+            (w.worker_id, w.holder.as_deref(), w.version),
+            (7, Some("tok-a"), 2)
+        );
+        assert_eq!(w.state, decode_state(&two.text));
+        let left = w.expires_in_ms.unwrap();
+        assert!(left > 0 && left <= 10_000, "{left}");
+
+        // A release from another token does nothing; the holder's frees the ID, the state stays.
+        c.release(NS, 7, "tok-b").unwrap();
+        assert!(!c.acquire(NS, 7, "tok-b", 10_000).unwrap());
+        c.release(NS, 7, "tok-a").unwrap();
+        assert_eq!(c.load(NS, 7).unwrap(), Some(two.clone()));
+        let w = &c.workers(NS).unwrap()[0];
+        assert_eq!((w.holder.as_deref(), w.expires_in_ms), (None, None));
+        assert!(!c.renew(NS, 7, "tok-a", 10_000).unwrap());
+
+        // The next holder continues from the stored version.
+        assert!(c.acquire(NS, 7, "tok-b", 10_000).unwrap());
+        assert_eq!(c.save(NS, 7, "tok-b", 2, &v(3, "x")).unwrap(), Saved::Yes);
+        assert!(c.workers("nobody-here").unwrap().is_empty());
+
+        // The server's clock, in Unix ms (this host's and the server's are the same one here).
+        let host = crate::clock::system_now_ms();
+        let server = c.server_time_ms().unwrap();
+        assert!(server.abs_diff(host) < 5_000, "{server} vs {host}");
+        assert_eq!(c.check_settings().unwrap(), Vec::<String>::new());
+    }
+
+    #[test]
+    fn the_tables_match_the_schema_and_first_connections_may_race() {
+        let pg = Postgres::start();
+        let barrier = Arc::new(Barrier::new(8));
+        let threads: Vec<_> = (0..8)
+            .map(|_| {
+                let (url, barrier) = (pg.url(), barrier.clone());
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    PgConn::open(&url, Duration::from_secs(10)).map(|_| ())
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap().unwrap();
+        }
+        let columns = pg.psql(
+            "SELECT table_name || '.' || column_name || ':' || data_type FROM \
+             information_schema.columns WHERE table_name LIKE 'rimeflake_%' \
+             ORDER BY table_name, ordinal_position",
+        );
+        assert_eq!(
+            columns.lines().collect::<Vec<_>>(),
+            [
+                "rimeflake_namespaces.namespace:text",
+                "rimeflake_namespaces.layout:text",
+                "rimeflake_workers.namespace:text",
+                "rimeflake_workers.worker_id:bigint",
+                "rimeflake_workers.owner:text",
+                "rimeflake_workers.lease_expires:timestamp with time zone",
+                "rimeflake_workers.state:text",
+                "rimeflake_workers.version:bigint",
+            ]
+        );
+    }
+
+    #[test]
+    fn two_tokens_racing_for_one_worker_id_one_wins() {
+        let pg = Postgres::start();
+        drop(open(&pg)); // the tables, so the racers race only for the lease
+        for id in 0..20u64 {
+            let barrier = Arc::new(Barrier::new(2));
+            let racers: Vec<_> = ["tok-a", "tok-b"]
+                .into_iter()
+                .map(|token| {
+                    let (url, barrier) = (pg.url(), barrier.clone());
+                    std::thread::spawn(move || {
+                        let mut c = PgConn::open(&url, Duration::from_secs(10)).unwrap();
+                        barrier.wait();
+                        c.acquire(NS, id, token, 10_000).unwrap()
+                    })
+                })
+                .collect();
+            let won: Vec<bool> = racers.into_iter().map(|t| t.join().unwrap()).collect();
+            assert_eq!(
+                won.iter().filter(|w| **w).count(),
+                1,
+                "worker ID {id}: {won:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn saves_need_the_token_and_the_version() {
+        let pg = Postgres::start();
+        let mut c = open(&pg);
+        assert!(c.acquire(NS, 1, "tok-a", 10_000).unwrap());
+        assert_eq!(
+            c.save(NS, 1, "tok-b", 0, &v(1, "b")).unwrap(),
+            Saved::NotHolder
+        );
+        // No row at all: nobody holds it.
+        assert_eq!(
+            c.save(NS, 2, "tok-a", 0, &v(1, "a")).unwrap(),
+            Saved::NotHolder
+        );
+        assert_eq!(c.save(NS, 1, "tok-a", 0, &v(1, "a1")).unwrap(), Saved::Yes);
+        assert_eq!(
+            c.save(NS, 1, "tok-a", 0, &v(1, "a1")).unwrap(),
+            Saved::Moved
+        );
+        assert_eq!(
+            c.save(NS, 1, "tok-a", 5, &v(6, "a6")).unwrap(),
+            Saved::Moved
+        );
+        assert_eq!(c.load(NS, 1).unwrap(), Some(v(1, "a1")));
+        // A released lease is nobody's.
+        c.release(NS, 1, "tok-a").unwrap();
+        assert_eq!(
+            c.save(NS, 1, "tok-a", 1, &v(2, "a2")).unwrap(),
+            Saved::NotHolder
+        );
+        assert_eq!(c.load(NS, 1).unwrap(), Some(v(1, "a1")));
+    }
+
+    #[test]
+    fn an_expired_lease_is_taken_and_fences_its_old_holder() {
+        let pg = Postgres::start();
+        let mut a = open(&pg);
+        let mut b = open(&pg);
+        assert!(a.acquire(NS, 3, "tok-a", 50).unwrap());
+        assert_eq!(a.save(NS, 3, "tok-a", 0, &v(1, "a1")).unwrap(), Saved::Yes);
+        assert!(!b.acquire(NS, 3, "tok-b", 10_000).unwrap());
+        std::thread::sleep(Duration::from_millis(100));
+        // Expired by the server's clock, but nobody took it yet: the holder may still write.
+        assert_eq!(a.save(NS, 3, "tok-a", 1, &v(2, "a2")).unwrap(), Saved::Yes);
+        assert!(b.workers(NS).unwrap()[0].holder.is_none());
+
+        assert!(b.acquire(NS, 3, "tok-b", 10_000).unwrap());
+        assert_eq!(b.load(NS, 3).unwrap(), Some(v(2, "a2")));
+        assert_eq!(
+            a.save(NS, 3, "tok-a", 2, &v(3, "a3")).unwrap(),
+            Saved::NotHolder
+        );
+        assert!(!a.renew(NS, 3, "tok-a", 10_000).unwrap());
+        // Its release does not free the new holder's lease.
+        a.release(NS, 3, "tok-a").unwrap();
+        assert!(!a.acquire(NS, 3, "tok-a", 10_000).unwrap());
+        assert_eq!(b.save(NS, 3, "tok-b", 2, &v(3, "b3")).unwrap(), Saved::Yes);
+    }
+
+    #[test]
+    fn reset_waits_for_no_live_lease_and_the_expected_version() {
+        let pg = Postgres::start();
+        let mut c = open(&pg);
+        // A worker ID never seen: reset over version 0 creates its row, over any other is moved.
+        assert_eq!(c.reset(NS, 9, 4, &v(5, "r")).unwrap(), Saved::Moved);
+        assert_eq!(c.reset(NS, 9, 0, &v(1, "r1")).unwrap(), Saved::Yes);
+        assert_eq!(c.load(NS, 9).unwrap(), Some(v(1, "r1")));
+        assert_eq!(c.reset(NS, 9, 0, &v(1, "again")).unwrap(), Saved::Moved);
+
+        assert!(c.acquire(NS, 9, "tok-a", 10_000).unwrap());
+        assert_eq!(c.reset(NS, 9, 1, &v(2, "r2")).unwrap(), Saved::NotHolder);
+        // A held worker ID that never stored a state: reset over 0 is refused too.
+        assert!(c.acquire(NS, 10, "tok-a", 10_000).unwrap());
+        assert_eq!(c.reset(NS, 10, 0, &v(1, "r1")).unwrap(), Saved::NotHolder);
+        assert_eq!(c.load(NS, 10).unwrap(), None);
+
+        c.release(NS, 9, "tok-a").unwrap();
+        assert_eq!(c.reset(NS, 9, 7, &v(8, "r8")).unwrap(), Saved::Moved);
+        assert_eq!(c.reset(NS, 9, 1, &v(2, "r2")).unwrap(), Saved::Yes);
+        assert_eq!(c.load(NS, 9).unwrap(), Some(v(2, "r2")));
+
+        // An expired lease does not hold a reset back; its old holder's save is then moved.
+        assert!(c.acquire(NS, 9, "tok-b", 50).unwrap());
+        std::thread::sleep(Duration::from_millis(100));
+        assert_eq!(c.reset(NS, 9, 2, &v(3, "r3")).unwrap(), Saved::Yes);
+        assert_eq!(
+            c.save(NS, 9, "tok-b", 2, &v(3, "b3")).unwrap(),
+            Saved::Moved
+        );
+    }
+
+    #[test]
+    fn workers_lists_an_undecodable_state_as_none() {
+        let pg = Postgres::start();
+        let mut c = open(&pg);
+        assert!(c.acquire(NS, 4, "tok", 10_000).unwrap());
+        let good = state_text(0);
+        assert_eq!(c.save(NS, 4, "tok", 0, &v(1, &good)).unwrap(), Saved::Yes);
+        assert_eq!(c.reset(NS, 5, 0, &v(1, "garbage;;")).unwrap(), Saved::Yes);
+        pg.psql("UPDATE rimeflake_workers SET version = 6 WHERE worker_id = 5");
+        let w = c.workers(NS).unwrap();
+        assert_eq!(w.iter().map(|w| w.worker_id).collect::<Vec<_>>(), [4, 5]);
+        assert_eq!(w[0].state, decode_state(&good));
+        assert!(w[0].state.is_some());
+        assert_eq!(
+            (w[1].state.clone(), w[1].version, w[1].holder.clone()),
+            (None, 6, None)
+        );
+        // A value no generator writes (a negative version) is an error, not a panic.
+        pg.psql("UPDATE rimeflake_workers SET version = -1 WHERE worker_id = 5");
+        let e = c.workers(NS).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::State, "{e}");
+        assert_eq!(c.load(NS, 5).unwrap_err().kind(), ErrorKind::State);
+        assert!(c.load(NS, 4).unwrap().is_some());
+    }
+
+    #[test]
+    fn settings_that_lose_writes_are_warned_about() {
+        let pg = Postgres::start();
+        pg.psql("ALTER DATABASE rimeflake SET synchronous_commit = off");
+        let warnings = open(&pg).check_settings().unwrap();
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings[0].contains("synchronous_commit = off"),
+            "{warnings:?}"
+        );
+    }
+
+    #[test]
+    fn a_paused_server_fails_calls_within_the_timeout() {
+        let pg = Postgres::start();
+        let mut c = open(&pg);
+        assert!(c.acquire(NS, 1, "tok", 60_000).unwrap());
+        pg.pause();
+        // On the open connection: the query gets no answer.
+        let (out, took) = timed(|| c.renew(NS, 1, "tok", 60_000));
+        let e = out.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Lease, "{e}");
+        assert!(e.message().contains("within 500 ms"), "{e}");
+        assert!(took < OP * 5, "{took:?}");
+        // On a new connection: the kernel accepts it, the server never answers.
+        let (out, took) = timed(|| c.load(NS, 1));
+        let e = out.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Lease, "{e}");
+        assert!(
+            e.message().contains("could not be reached within 500 ms"),
+            "{e}"
+        );
+        assert!(took < OP * 5, "{took:?}");
+        let (out, took) = timed(|| PgConn::open(&pg.url(), OP));
+        assert_eq!(out.unwrap_err().kind(), ErrorKind::Lease);
+        assert!(took < OP * 5, "{took:?}");
+
+        pg.resume();
+        assert!(c.renew(NS, 1, "tok", 60_000).unwrap());
+        assert!(c.load(NS, 1).unwrap().is_none());
+    }
+
+    #[test]
+    fn a_restarted_server_is_reconnected_to() {
+        let mut pg = Postgres::start();
+        let mut c = open(&pg);
+        assert!(c.acquire(NS, 1, "tok", 60_000).unwrap());
+        assert_eq!(c.save(NS, 1, "tok", 0, &v(1, "s1")).unwrap(), Saved::Yes);
+
+        pg.stop();
+        for _ in 0..2 {
+            let (out, took) = timed(|| c.renew(NS, 1, "tok", 60_000));
+            let e = out.unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::Lease, "{e}");
+            assert!(took < OP * 5, "{took:?}");
+        }
+        pg.restart();
+        assert!(c.renew(NS, 1, "tok", 60_000).unwrap());
+        assert_eq!(c.load(NS, 1).unwrap(), Some(v(1, "s1")));
+
+        // Restarted with no call in between: the server closed the idle connection, and the
+        // next call opens a new one rather than failing on the old one.
+        pg.restart();
+        assert_eq!(c.save(NS, 1, "tok", 1, &v(2, "s2")).unwrap(), Saved::Yes);
+    }
+
+    #[test]
+    fn a_wrong_password_is_a_config_error_that_hides_it() {
+        let pg = Postgres::start();
+        let mut c = PgConn::open(&pg.url_with_password(PG_PASSWORD), OP).unwrap();
+        assert!(c.acquire(NS, 1, "tok", 10_000).unwrap());
+
+        let wrong = "hunter2-wrong";
+        let e = PgConn::open(&pg.url_with_password(wrong), OP).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Config, "{e}");
+        assert!(e.message().contains("wrong password"), "{e}");
+        assert!(e.message().contains("rimeflake_pw:***@127.0.0.1"), "{e}");
+        assert!(
+            !e.message().contains(wrong) && !format!("{e:?}").contains(wrong),
+            "{e:?}"
+        );
+
+        // The server asks for a password and the URL has none.
+        let url = pg.url().replace("postgres@", "rimeflake_pw@");
+        let e = PgConn::open(&url, OP).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Config, "{e}");
+    }
+
+    #[test]
+    fn a_user_that_may_not_create_tables_uses_tables_made_beforehand() {
+        let pg = Postgres::start();
+        pg.psql("REVOKE CREATE ON SCHEMA public FROM rimeflake_pw");
+        let url = pg.url_with_password(PG_PASSWORD);
+        let e = PgConn::open(&url, OP).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Config, "{e}");
+        assert!(e.message().contains("permission denied"), "{e}");
+        assert!(e.message().contains("tables"), "{e}");
+
+        pg.psql(SCHEMA);
+        pg.psql("GRANT SELECT, INSERT, UPDATE ON rimeflake_namespaces, rimeflake_workers TO rimeflake_pw");
+        let mut c = PgConn::open(&url, OP).unwrap();
+        assert_eq!(c.settle_layout(NS, "l").unwrap(), "l");
+        assert!(c.acquire(NS, 1, "tok", 10_000).unwrap());
+    }
+
+    #[test]
+    fn an_unknown_database_is_a_config_error() {
+        let pg = Postgres::start();
+        let url = pg.url().replace("/rimeflake", "/no_such_db");
+        let e = PgConn::open(&url, OP).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Config, "{e}");
+        assert!(e.message().contains("unknown database"), "{e}");
+    }
+
+    #[test]
+    fn an_unreachable_server_is_a_lease_error_within_the_timeout() {
+        // A port nobody listens on: bound, then freed.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .unwrap()
+            .port();
+        let url = format!("postgresql://postgres:pw-xyz@127.0.0.1:{port}/rimeflake");
+        let (out, took) = timed(|| PgConn::open(&url, OP));
+        let e = out.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Lease, "{e}");
+        assert!(e.message().contains(&format!("127.0.0.1:{port}")), "{e}");
+        assert!(!e.message().contains("pw-xyz"), "{e}");
+        assert!(took < OP * 5, "{took:?}");
+    }
+
+    #[test]
+    fn calls_from_inside_an_async_runtime_work() {
+        let pg = Postgres::start();
+        let theirs = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        // An application that builds its generator in async code: our runtime must not nest
+        // in theirs (tokio panics on that).
+        let mut c = theirs.block_on(async { open(&pg) });
+        theirs.block_on(async {
+            assert!(c.acquire(NS, 1, "tok", 10_000).unwrap());
+            assert_eq!(c.save(NS, 1, "tok", 0, &v(1, "s")).unwrap(), Saved::Yes);
+        });
+        assert_eq!(c.load(NS, 1).unwrap(), Some(v(1, "s")));
+        theirs.block_on(async { drop(c) });
+    }
+
+    #[test]
+    fn a_url_typo_is_a_config_error() {
+        for url in [
+            "postgresql://127.0.0.1:notaport/x",
+            "postgresql://u:pw-xyz@127.0.0.1:notaport/x",
+            "postgresql://127.0.0.1/x?nosuchoption=1",
+        ] {
+            let e = PgConn::open(url, OP).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::Config, "{url}: {e}");
+            assert!(!e.message().contains("pw-xyz"), "{e}");
+        }
+    }
+}

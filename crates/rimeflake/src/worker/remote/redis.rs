@@ -1,0 +1,1172 @@
+//! [`Conn`] on Redis, through the `redis` crate's blocking client.
+//!
+//! Keys (the namespace is used verbatim: the core already keeps `/`, newlines and NUL out of
+//! namespaces and bounds their length, so nothing is escaped):
+//!
+//! - `rimeflake:{<ns>:<id>}:lease`: the lease, a string holding the holder's token, with an
+//!   expiry the server sets (`PX`), so the server's clock alone decides when it ends;
+//! - `rimeflake:{<ns>:<id>}:state`: the state, a hash with fields `v` (the version, decimal) and
+//!   `s` (the state's text, [`encode_state`](super::encode_state)), without expiry;
+//! - `rimeflake:{<ns>}:layout`: the namespace's layout record, a string without expiry;
+//! - `rimeflake:{<ns>}:workers`: a set of the worker IDs that ever had a lease or a state, so
+//!   [`Conn::workers`] needs neither `KEYS` nor `SCAN`.
+//!
+//! The braces are a cluster hash tag: a worker's lease and state live in one slot, so one script
+//! can check the one and write the other. Both keys begin with the same text up to the first
+//! `}`, so they share a slot even when a namespace holds braces itself.
+//!
+//! Every conditional step runs as a Lua script, atomic on the server. Scripts compare tokens and
+//! versions as strings: Lua's numbers are doubles and would round versions above 2^53.
+
+use super::{decode_state, Conn, RemoteWorker, Saved, Versioned};
+use crate::backend::redact;
+use crate::error::{Error, ErrorKind, Result};
+use redis::{Connection, RedisError, RedisResult, Script, Value};
+use std::time::Duration;
+
+/// A connection to one Redis server, reopened by the next call after it broke.
+pub(crate) struct RedisConn {
+    client: redis::Client,
+    /// `None` after an I/O error: the next call connects again.
+    conn: Option<Connection>,
+    /// The URL without its password, for messages.
+    url: String,
+    /// The password, to scrub from any text that reaches a message.
+    password: Option<String>,
+    /// The longest a connect, and each read or write, may take.
+    timeout: Duration,
+    scripts: Scripts,
+}
+
+/// A Lua script: [`Script`] gives its SHA1 for `EVALSHA`; the code is sent by `EVAL` when the
+/// server does not know it yet (after a restart or `SCRIPT FLUSH`).
+struct Lua {
+    code: &'static str,
+    script: Script,
+}
+
+impl Lua {
+    fn new(code: &'static str) -> Lua {
+        Lua {
+            code,
+            script: Script::new(code),
+        }
+    }
+}
+
+/// The scripts, hashed once per connection object.
+struct Scripts {
+    settle_layout: Lua,
+    acquire: Lua,
+    renew: Lua,
+    release: Lua,
+    save: Lua,
+    reset: Lua,
+}
+
+/// KEYS[1]: layout. ARGV[1]: our record. Stores it unless one is there; returns the stored one.
+const SETTLE_LAYOUT: &str = r"
+redis.call('SET', KEYS[1], ARGV[1], 'NX')
+return redis.call('GET', KEYS[1])
+";
+
+/// KEYS[1]: lease. ARGV: token, ttl ms. Takes a free lease, or extends our own; 1 if ours.
+const ACQUIRE: &str = r"
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  return 1
+end
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0
+";
+
+/// KEYS[1]: lease. ARGV: token, ttl ms. Extends the lease while it is ours.
+const RENEW: &str = r"
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0
+";
+
+/// KEYS[1]: lease. ARGV[1]: token. Ends the lease while it is ours.
+const RELEASE: &str = r"
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  return 1
+end
+return 0
+";
+
+/// KEYS: lease, state. ARGV: token, expected version, next version, next text. An expired
+/// lease is a missing key, so GET gives false and the caller is no holder.
+const SAVE: &str = r"
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  return 'notholder'
+end
+local v = redis.call('HGET', KEYS[2], 'v') or '0'
+if v ~= ARGV[2] then
+  return 'moved'
+end
+redis.call('HSET', KEYS[2], 'v', ARGV[3], 's', ARGV[4])
+return 'ok'
+";
+
+/// KEYS: lease, state. ARGV: expected version, next version, next text. Only while nobody holds
+/// the lease.
+const RESET: &str = r"
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  return 'notholder'
+end
+local v = redis.call('HGET', KEYS[2], 'v') or '0'
+if v ~= ARGV[1] then
+  return 'moved'
+end
+redis.call('HSET', KEYS[2], 'v', ARGV[2], 's', ARGV[3])
+return 'ok'
+";
+
+fn lease_key(namespace: &str, worker_id: u64) -> String {
+    format!("rimeflake:{{{namespace}:{worker_id}}}:lease")
+}
+
+fn state_key(namespace: &str, worker_id: u64) -> String {
+    format!("rimeflake:{{{namespace}:{worker_id}}}:state")
+}
+
+fn layout_key(namespace: &str) -> String {
+    format!("rimeflake:{{{namespace}}}:layout")
+}
+
+fn workers_key(namespace: &str) -> String {
+    format!("rimeflake:{{{namespace}}}:workers")
+}
+
+/// Workers read per round trip by [`Conn::workers`]: bounds the size of one reply.
+const WORKERS_PER_BATCH: usize = 500;
+
+impl RedisConn {
+    /// Parses `url` and connects, so a wrong address or password shows at once.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Config`] for a URL that does not parse, a wrong or missing password or a
+    /// database the server lacks; [`ErrorKind::Lease`] when the server cannot be reached within
+    /// `op_timeout`. Messages show the URL without its password.
+    pub(crate) fn open(url: &str, op_timeout: Duration) -> Result<RedisConn> {
+        let shown = redact(url);
+        let client = redis::Client::open(url).map_err(|e| {
+            // The crate's messages about a URL are fixed texts (no part of the URL).
+            Error::config(format!(
+                "backend {shown}: not a usable Redis URL ({}); the form is \
+                 redis://[[user]:password@]host[:port][/db]",
+                plain(&e)
+            ))
+        })?;
+        let password = client
+            .get_connection_info()
+            .redis
+            .password
+            .clone()
+            .filter(|p| !p.is_empty());
+        let mut conn = RedisConn {
+            client,
+            conn: None,
+            url: shown,
+            password,
+            // A zero timeout means "none" to the socket calls: never let it through.
+            timeout: op_timeout.max(Duration::from_millis(1)),
+            scripts: Scripts {
+                settle_layout: Lua::new(SETTLE_LAYOUT),
+                acquire: Lua::new(ACQUIRE),
+                renew: Lua::new(RENEW),
+                release: Lua::new(RELEASE),
+                save: Lua::new(SAVE),
+                reset: Lua::new(RESET),
+            },
+        };
+        // A PING: a server that wants a password and got none says so only at the first
+        // command, and that should show here rather than at the first lease.
+        conn.run("PING", |c| redis::cmd("PING").query::<String>(c))?;
+        Ok(conn)
+    }
+
+    /// Runs `f` on the connection, connecting first when there is none. Drops the connection
+    /// after an error that may have left it out of step (I/O, a reply it could not parse), so
+    /// the next call starts on a fresh one.
+    fn run<T>(
+        &mut self,
+        doing: &str,
+        f: impl FnOnce(&mut Connection) -> RedisResult<T>,
+    ) -> Result<T> {
+        let conn = match self.conn.take() {
+            Some(conn) => conn,
+            None => self.connect().map_err(|e| self.error(&e, "connect"))?,
+        };
+        match f(self.conn.insert(conn)) {
+            Ok(v) => Ok(v),
+            Err(e) => {
+                if breaks_connection(&e) {
+                    self.conn = None;
+                }
+                Err(self.error(&e, doing))
+            }
+        }
+    }
+
+    /// A new connection whose every read and write fails after the timeout, so a server that
+    /// stopped answering (paused, or its host gone) fails the call instead of hanging it.
+    ///
+    /// One call here may still take a few timeouts when a server accepts connections but does
+    /// not answer (SIGSTOPped, hung): the crate sends its setup commands in one pipeline (two
+    /// `CLIENT SETINFO`, plus `AUTH` with a password and `SELECT` with a database) and reads
+    /// each reply with the whole timeout. A refused or unroutable address fails within one.
+    fn connect(&self) -> RedisResult<Connection> {
+        let conn = self.client.get_connection_with_timeout(self.timeout)?;
+        // The crate clears its timeouts once connected: set ours for every command.
+        conn.set_read_timeout(Some(self.timeout))?;
+        conn.set_write_timeout(Some(self.timeout))?;
+        Ok(conn)
+    }
+
+    /// Runs a script: `EVALSHA`, or `EVAL` when the server does not have it cached. With
+    /// `index`, first adds the worker ID to the namespace's set in the same round trip (a
+    /// separate command: the set lives in another cluster slot than the worker's keys).
+    fn eval<T: redis::FromRedisValue>(
+        &mut self,
+        doing: &str,
+        which: fn(&Scripts) -> &Lua,
+        keys: &[&str],
+        args: &[&str],
+        index: Option<(&str, u64)>,
+    ) -> Result<T> {
+        let lua = which(&self.scripts);
+        let (code, hash) = (lua.code, lua.script.get_hash().to_string());
+        self.run(doing, |c| {
+            let call = |command: &str, body: &str| {
+                let mut cmd = redis::cmd(command);
+                cmd.arg(body).arg(keys.len()).arg(keys).arg(args);
+                cmd
+            };
+            let mut pipe = redis::pipe();
+            if let Some((set, worker_id)) = index {
+                pipe.cmd("SADD").arg(set).arg(worker_id);
+            }
+            pipe.add_command(call("EVALSHA", &hash));
+            let answer = match pipelined(c, &pipe, pipe.len()) {
+                Ok(mut replies) => replies.pop().unwrap_or(Value::Nil),
+                // The SADD (if any) went through: only the script is sent again. EVAL also
+                // caches it for the next EVALSHA.
+                Err(e) if e.kind() == redis::ErrorKind::NoScriptError => {
+                    call("EVAL", code).query(c)?
+                }
+                Err(e) => return Err(e),
+            };
+            redis::from_owned_redis_value(answer)
+        })
+    }
+
+    /// Our error for a failed `doing`: config errors for credentials and permissions, lease
+    /// errors for everything that may pass (a server down, slow, loading or full).
+    fn error(&self, e: &RedisError, doing: &str) -> Error {
+        let url = &self.url;
+        let code = e.code().unwrap_or("");
+        // Text from the server or the crate, with the password hidden should it ever echo it.
+        let detail = self.scrub(e.detail().unwrap_or("").to_string());
+        let said = self.scrub(plain(e));
+        let lease = |m: String| Error::new(ErrorKind::Lease, m);
+
+        if e.kind() == redis::ErrorKind::AuthenticationFailed || code == "WRONGPASS" {
+            return Error::config(format!(
+                "Redis at {url}: authentication failed: the password in the URL is wrong, or the \
+                 user does not exist (or the URL gives a password and the server has none)"
+            ));
+        }
+        if code == "NOAUTH" {
+            return Error::config(format!(
+                "Redis at {url}: the server requires a password and the URL has none: use \
+                 redis://:password@host:port/db"
+            ));
+        }
+        if code == "NOPERM" {
+            return Error::config(format!(
+                "Redis at {url}: the user is not allowed to {doing} ({detail}): grant it the \
+                 commands GET SET PEXPIRE DEL EXISTS HGET HSET HMGET SADD SMEMBERS PTTL TIME \
+                 EVAL EVALSHA on the keys rimeflake:*"
+            ));
+        }
+        if e.to_string().contains("refused to switch database") {
+            return Error::config(format!(
+                "Redis at {url}: the server has no such database ({detail})"
+            ));
+        }
+        if e.is_io_error() {
+            let why = if e.is_connection_refusal() {
+                "connection refused"
+            } else if e.is_timeout() {
+                "no answer in time"
+            } else if e.is_connection_dropped() {
+                "the connection was closed"
+            } else {
+                &said
+            };
+            return lease(format!(
+                "could not reach Redis at {url} within {} ms ({doing}: {why})",
+                self.timeout.as_millis()
+            ));
+        }
+        match (code, e.kind()) {
+            ("WRONGTYPE", _) => Error::new(
+                ErrorKind::State,
+                format!(
+                    "Redis at {url}: {doing}: a key under rimeflake:* holds another type than \
+                     rimeflake stores there: something else writes these keys"
+                ),
+            ),
+            ("OOM", _) => lease(format!(
+                "Redis at {url} is out of memory ({doing}: {said}): raise maxmemory or free memory"
+            )),
+            (_, redis::ErrorKind::BusyLoadingError) => lease(format!(
+                "Redis at {url} is still loading its data ({doing}): try again shortly"
+            )),
+            (_, redis::ErrorKind::ReadOnly) => lease(format!(
+                "Redis at {url} is a read-only replica ({doing}): use the primary"
+            )),
+            _ => lease(format!("Redis at {url}: {doing} failed: {said}")),
+        }
+    }
+
+    /// `text` with the password hidden, should a server ever have echoed it.
+    fn scrub(&self, text: String) -> String {
+        match &self.password {
+            Some(pw) if text.contains(pw.as_str()) => text.replace(pw.as_str(), "***"),
+            _ => text,
+        }
+    }
+
+    /// Runs `CONFIG GET name`; `None` when the server has no such setting. The reply is a flat
+    /// array of names and values (RESP2) or a map (RESP3).
+    fn config_get(conn: &mut Connection, name: &str) -> RedisResult<Option<String>> {
+        let reply: Value = redis::cmd("CONFIG").arg("GET").arg(name).query(conn)?;
+        let text = |v: &Value| redis::from_redis_value::<String>(v).ok();
+        let pairs: Vec<(Option<String>, &Value)> = match &reply {
+            Value::Array(items) => items
+                .chunks(2)
+                .filter_map(|p| match p {
+                    [k, v] => Some((text(k), v)),
+                    _ => None,
+                })
+                .collect(),
+            Value::Map(items) => items.iter().map(|(k, v)| (text(k), v)).collect(),
+            _ => Vec::new(),
+        };
+        Ok(pairs
+            .into_iter()
+            .find(|(k, _)| k.as_deref().is_some_and(|k| k.eq_ignore_ascii_case(name)))
+            .and_then(|(_, v)| text(v)))
+    }
+}
+
+/// A redis error as plain text: the server's code and message, the I/O error, or the crate's
+/// description.
+fn plain(e: &RedisError) -> String {
+    match (e.code(), e.detail()) {
+        (Some(code), Some(detail)) => format!("{code} {detail}"),
+        (_, Some(detail)) => format!("{}: {detail}", description(e)),
+        _ => description(e),
+    }
+}
+
+/// The crate's text for `e` without the kind it appends (`"text- Kind"`, `"text - Kind: detail"`).
+fn description(e: &RedisError) -> String {
+    let text = e.to_string();
+    if e.is_io_error() {
+        return text;
+    }
+    match text.split_once("- ") {
+        Some((head, _)) => head.trim_end().to_string(),
+        None => text,
+    }
+}
+
+/// Whether the server refused a command with an error reply (unknown command, no permission),
+/// as opposed to a failed connection or wrong credentials.
+fn is_refusal(e: &RedisError) -> bool {
+    let auth = e.kind() == redis::ErrorKind::AuthenticationFailed
+        || matches!(e.code(), Some("NOAUTH" | "WRONGPASS"));
+    // A server still loading its data refuses everything: that says nothing about CONFIG.
+    let loading = e.kind() == redis::ErrorKind::BusyLoadingError;
+    !auth && !loading && !breaks_connection(e)
+}
+
+/// Whether the connection may be out of step after `e`: anything but an error the server
+/// replied with.
+fn breaks_connection(e: &RedisError) -> bool {
+    e.is_io_error()
+        || e.is_unrecoverable_error()
+        || matches!(
+            e.kind(),
+            redis::ErrorKind::ParseError
+                | redis::ErrorKind::ClientError
+                | redis::ErrorKind::TypeError
+        )
+}
+
+/// Sends `pipe` (of `count` commands) and reads its replies; the first error reply, if any,
+/// becomes the error once all replies are read (so the connection stays in step).
+///
+/// Not `Pipeline::query`: after a failed read the crate goes on reading every other reply, each
+/// with the full read timeout, so a paused server would hold the call for `count` timeouts.
+/// Here the first failed read ends the call (and [`RedisConn::run`] drops the connection).
+fn pipelined(
+    conn: &mut Connection,
+    pipe: &redis::Pipeline,
+    count: usize,
+) -> RedisResult<Vec<Value>> {
+    conn.send_packed_command(&pipe.get_packed_pipeline())?;
+    let replies = (0..count)
+        .map(|_| conn.recv_response())
+        .collect::<RedisResult<Vec<Value>>>()?;
+    replies.into_iter().map(Value::extract_error).collect()
+}
+
+/// A script's answer to a conditional write.
+fn saved(answer: &str, url: &str) -> Result<Saved> {
+    match answer {
+        "ok" => Ok(Saved::Yes),
+        "notholder" => Ok(Saved::NotHolder),
+        "moved" => Ok(Saved::Moved),
+        other => Err(Error::new(
+            ErrorKind::Lease,
+            format!(
+                "Redis at {url}: unexpected answer {:?} to a save",
+                other.chars().take(40).collect::<String>()
+            ),
+        )),
+    }
+}
+
+impl Conn for RedisConn {
+    fn settle_layout(&mut self, namespace: &str, record: &str) -> Result<String> {
+        let key = layout_key(namespace);
+        let stored: Option<String> = self.eval(
+            "settle the layout",
+            |s| &s.settle_layout,
+            &[&key],
+            &[record],
+            None,
+        )?;
+        // GET right after SET NX has a value, unless another client deleted it in between.
+        stored.ok_or_else(|| {
+            Error::new(
+                ErrorKind::State,
+                format!(
+                    "Redis at {}: the layout record of namespace {namespace} vanished as it was \
+                     written",
+                    self.url
+                ),
+            )
+        })
+    }
+
+    fn acquire(
+        &mut self,
+        namespace: &str,
+        worker_id: u64,
+        token: &str,
+        ttl_ms: u64,
+    ) -> Result<bool> {
+        // The index before the lease: a lease without its index entry would hide from
+        // `workers`, an entry without a lease is only skipped there.
+        let index = workers_key(namespace);
+        let key = lease_key(namespace, worker_id);
+        let ttl = ttl_ms.max(1).to_string();
+        let got: i64 = self.eval(
+            "acquire",
+            |s| &s.acquire,
+            &[&key],
+            &[token, &ttl],
+            Some((&index, worker_id)),
+        )?;
+        Ok(got == 1)
+    }
+
+    fn renew(&mut self, namespace: &str, worker_id: u64, token: &str, ttl_ms: u64) -> Result<bool> {
+        let key = lease_key(namespace, worker_id);
+        let ttl = ttl_ms.max(1).to_string();
+        let got: i64 = self.eval("renew", |s| &s.renew, &[&key], &[token, &ttl], None)?;
+        Ok(got == 1)
+    }
+
+    fn release(&mut self, namespace: &str, worker_id: u64, token: &str) -> Result<()> {
+        let key = lease_key(namespace, worker_id);
+        let _: i64 = self.eval("release", |s| &s.release, &[&key], &[token], None)?;
+        Ok(())
+    }
+
+    fn load(&mut self, namespace: &str, worker_id: u64) -> Result<Option<Versioned>> {
+        let key = state_key(namespace, worker_id);
+        let (v, s): (Option<String>, Option<String>) = self.run("load", |c| {
+            redis::cmd("HMGET").arg(&key).arg("v").arg("s").query(c)
+        })?;
+        let corrupt = |what: &str| {
+            Error::new(
+                ErrorKind::State,
+                format!(
+                    "Redis at {}: the state of worker ID {worker_id} of namespace {namespace} \
+                     ({key}) is corrupt: {what}; see `rimeflake state reset --backend`",
+                    self.url
+                ),
+            )
+        };
+        match (v, s) {
+            (None, None) => Ok(None),
+            (Some(v), Some(text)) => {
+                let version = v.parse().map_err(|_| {
+                    corrupt(&format!(
+                        "version {:?} is not a number",
+                        v.chars().take(40).collect::<String>()
+                    ))
+                })?;
+                Ok(Some(Versioned { version, text }))
+            }
+            (None, Some(_)) => Err(corrupt("it has no version")),
+            (Some(_), None) => Err(corrupt("it has a version but no state")),
+        }
+    }
+
+    fn save(
+        &mut self,
+        namespace: &str,
+        worker_id: u64,
+        token: &str,
+        expected: u64,
+        next: &Versioned,
+    ) -> Result<Saved> {
+        let keys = [
+            lease_key(namespace, worker_id),
+            state_key(namespace, worker_id),
+        ];
+        let (expected, version) = (expected.to_string(), next.version.to_string());
+        let answer: String = self.eval(
+            "save the state",
+            |s| &s.save,
+            &[&keys[0], &keys[1]],
+            &[token, &expected, &version, &next.text],
+            None,
+        )?;
+        saved(&answer, &self.url)
+    }
+
+    fn reset(
+        &mut self,
+        namespace: &str,
+        worker_id: u64,
+        expected: u64,
+        next: &Versioned,
+    ) -> Result<Saved> {
+        // A worker ID reset before it was ever leased must still show in `workers`.
+        let index = workers_key(namespace);
+        let keys = [
+            lease_key(namespace, worker_id),
+            state_key(namespace, worker_id),
+        ];
+        let (expected, version) = (expected.to_string(), next.version.to_string());
+        let answer: String = self.eval(
+            "reset the state",
+            |s| &s.reset,
+            &[&keys[0], &keys[1]],
+            &[&expected, &version, &next.text],
+            Some((&index, worker_id)),
+        )?;
+        saved(&answer, &self.url)
+    }
+
+    fn server_time_ms(&mut self) -> Result<u64> {
+        let (secs, micros): (u64, u64) =
+            self.run("read the clock", |c| redis::cmd("TIME").query(c))?;
+        Ok(secs.saturating_mul(1000).saturating_add(micros / 1000))
+    }
+
+    fn workers(&mut self, namespace: &str) -> Result<Vec<RemoteWorker>> {
+        let index = workers_key(namespace);
+        let members: Vec<String> = self.run("list the worker IDs", |c| {
+            redis::cmd("SMEMBERS").arg(&index).query(c)
+        })?;
+        // Only rimeflake writes the index; anything else in it is skipped.
+        let mut ids: Vec<u64> = members.iter().filter_map(|m| m.parse().ok()).collect();
+        ids.sort_unstable();
+        ids.dedup();
+
+        let mut out = Vec::new();
+        for batch in ids.chunks(WORKERS_PER_BATCH) {
+            // One round trip per batch. Not a transaction: a lease may expire between its GET
+            // and its PTTL, which only shows as a holder without an expiry.
+            let mut pipe = redis::pipe();
+            for &id in batch {
+                let lease = lease_key(namespace, id);
+                pipe.cmd("GET").arg(&lease);
+                pipe.cmd("PTTL").arg(&lease);
+                pipe.cmd("HMGET")
+                    .arg(state_key(namespace, id))
+                    .arg("v")
+                    .arg("s");
+            }
+            let replies = self.run("read the workers", |c| pipelined(c, &pipe, 3 * batch.len()))?;
+            for (&worker_id, r) in batch.iter().zip(replies.chunks(3)) {
+                let [holder, pttl, state] = r else { continue };
+                let holder: Option<String> = redis::from_redis_value(holder).unwrap_or(None);
+                let pttl: i64 = redis::from_redis_value(pttl).unwrap_or(-2);
+                let (v, s): (Option<String>, Option<String>) =
+                    redis::from_redis_value(state).unwrap_or((None, None));
+                if holder.is_none() && v.is_none() && s.is_none() {
+                    continue;
+                }
+                out.push(RemoteWorker {
+                    worker_id,
+                    expires_in_ms: (holder.is_some() && pttl >= 0).then_some(pttl),
+                    holder,
+                    // A corrupt state shows as none, with whatever version it has.
+                    state: s.as_deref().and_then(decode_state),
+                    version: v.and_then(|v| v.parse().ok()).unwrap_or(0),
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    fn check_settings(&mut self) -> Result<Vec<String>> {
+        let read = self.run("CONFIG GET", |c| {
+            let got = (|| -> RedisResult<_> {
+                Ok((
+                    Self::config_get(c, "maxmemory-policy")?,
+                    Self::config_get(c, "appendonly")?,
+                    Self::config_get(c, "appendfsync")?,
+                ))
+            })();
+            match got {
+                // Managed Redis often renames or forbids CONFIG (unknown command, NOPERM): then
+                // nothing can be checked, which is worth a warning, not a refusal.
+                Err(e) if is_refusal(&e) => Ok(Err(e)),
+                // Credentials and reachability fail as anywhere else.
+                other => other.map(Ok),
+            }
+        })?;
+        let (policy, appendonly, appendfsync) = match read {
+            Ok(found) => found,
+            Err(refused) => {
+                return Ok(vec![format!(
+                    "Redis at {}: its eviction and persistence settings could not be checked \
+                     (CONFIG GET: {}); make sure maxmemory-policy is noeviction or volatile-*, \
+                     appendonly is yes and appendfsync is always: otherwise a restart of Redis \
+                     may lose the last reservations of time, and IDs could repeat",
+                    self.url,
+                    self.scrub(plain(&refused))
+                )]);
+            }
+        };
+
+        let url = &self.url;
+        let mut warnings = Vec::new();
+        if let Some(p) = policy {
+            // State keys have no expiry, so volatile-* policies never pick them.
+            if p != "noeviction" && !p.starts_with("volatile-") {
+                warnings.push(format!(
+                    "Redis at {url}: maxmemory-policy is {p}: when Redis runs out of memory it may \
+                     evict the state of a worker ID, and its next holder could then repeat IDs; \
+                     set maxmemory-policy to noeviction (or a volatile-* policy)"
+                ));
+            }
+        }
+        match (appendonly.as_deref(), appendfsync.as_deref()) {
+            (Some("no"), _) => warnings.push(format!(
+                "Redis at {url}: appendonly is no: a crash or restart of Redis may lose the last \
+                 reservations of time, and a generator that then takes up a worker ID without \
+                 them could repeat IDs; set appendonly yes and appendfsync always"
+            )),
+            (Some(_), Some(f)) if f != "always" => warnings.push(format!(
+                "Redis at {url}: appendfsync is {f}: a crash of Redis's host may lose the last \
+                 reservations of time, and a generator that then takes up a worker ID without \
+                 them could repeat IDs; set appendfsync always"
+            )),
+            _ => {}
+        }
+        Ok(warnings)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::monotonic_ns;
+    use crate::state::WorkerState;
+    use crate::worker::remote::encode_state;
+    use crate::worker::remote::servers::Redis;
+    use std::sync::{Arc, Barrier};
+
+    const NS: &str = "test-ns";
+    const OP: Duration = Duration::from_millis(300);
+
+    fn open(redis: &Redis) -> RedisConn {
+        RedisConn::open(&redis.url(), OP).unwrap_or_else(|e| panic!("open: {e}"))
+    }
+
+    fn state(version: u64, text: &str) -> Versioned {
+        Versioned {
+            version,
+            text: text.to_string(),
+        }
+    }
+
+    fn ms_since(start_ns: u64) -> u64 {
+        (monotonic_ns() - start_ns) / 1_000_000
+    }
+
+    /// A port nobody listens on (bound, then let go).
+    fn closed_port() -> u16 {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        listener.local_addr().expect("address").port()
+    }
+
+    #[test]
+    fn keys_share_a_hash_tag() {
+        assert_eq!(lease_key("a:b", 7), "rimeflake:{a:b:7}:lease");
+        assert_eq!(state_key("a:b", 7), "rimeflake:{a:b:7}:state");
+        assert_eq!(layout_key("a:b"), "rimeflake:{a:b}:layout");
+        assert_eq!(workers_key("a:b"), "rimeflake:{a:b}:workers");
+    }
+
+    #[test]
+    fn leases_and_state_round_trip() {
+        let redis = Redis::start();
+        let mut c = open(&redis);
+
+        assert_eq!(c.settle_layout(NS, "layout-1").unwrap(), "layout-1");
+        assert_eq!(c.settle_layout(NS, "layout-2").unwrap(), "layout-1");
+
+        assert!(c.acquire(NS, 1, "tok-a", 10_000).unwrap());
+        assert!(
+            c.acquire(NS, 1, "tok-a", 10_000).unwrap(),
+            "taking one's own lease again"
+        );
+        assert!(!c.acquire(NS, 1, "tok-b", 10_000).unwrap());
+        assert!(c.renew(NS, 1, "tok-a", 10_000).unwrap());
+        assert!(!c.renew(NS, 1, "tok-b", 10_000).unwrap());
+
+        assert_eq!(c.load(NS, 1).unwrap(), None);
+        let s1 = encode_state(&WorkerState::fresh(2));
+        assert_eq!(
+            c.save(NS, 1, "tok-a", 0, &state(1, &s1)).unwrap(),
+            Saved::Yes
+        );
+        assert_eq!(c.load(NS, 1).unwrap(), Some(state(1, &s1)));
+        let mut ws = WorkerState::fresh(2);
+        ws.raise(0, 12_345);
+        let s2 = encode_state(&ws);
+        assert_eq!(
+            c.save(NS, 1, "tok-a", 1, &state(2, &s2)).unwrap(),
+            Saved::Yes
+        );
+
+        // Releasing with another token does nothing; with ours frees the worker ID.
+        c.release(NS, 1, "tok-b").unwrap();
+        assert!(!c.acquire(NS, 1, "tok-b", 10_000).unwrap());
+        c.release(NS, 1, "tok-a").unwrap();
+        assert!(c.acquire(NS, 1, "tok-b", 10_000).unwrap());
+        // The state travelled with the worker ID.
+        assert_eq!(c.load(NS, 1).unwrap(), Some(state(2, &s2)));
+
+        // The server's clock is this host's (same machine), within a generous margin.
+        let host = crate::clock::Clock::now_ms(&crate::clock::SystemClock);
+        let server = c.server_time_ms().unwrap();
+        assert!(
+            server.abs_diff(host) < 5_000,
+            "server {server}, host {host}"
+        );
+
+        // workers(): a held one, a released one with state, a corrupt one, an empty one.
+        assert!(c.acquire(NS, 2, "tok-c", 10_000).unwrap());
+        c.release(NS, 2, "tok-c").unwrap(); // indexed, but neither lease nor state: skipped
+        assert!(c.acquire(NS, 3, "tok-c", 10_000).unwrap());
+        assert_eq!(
+            c.save(NS, 3, "tok-c", 0, &state(1, &s1)).unwrap(),
+            Saved::Yes
+        );
+        c.release(NS, 3, "tok-c").unwrap();
+        redis.command(&["SADD", &workers_key(NS), "4", "not-a-number"]);
+        redis.command(&["HSET", &state_key(NS, 4), "v", "7", "s", "garbage"]);
+        let ws_list = c.workers(NS).unwrap();
+        let ids: Vec<u64> = ws_list.iter().map(|w| w.worker_id).collect();
+        assert_eq!(ids, [1, 3, 4]);
+        assert_eq!(ws_list[0].holder.as_deref(), Some("tok-b"));
+        let left = ws_list[0].expires_in_ms.expect("an expiry");
+        assert!(left > 0 && left <= 10_000, "{left}");
+        assert_eq!(ws_list[0].state, Some(ws));
+        assert_eq!(ws_list[0].version, 2);
+        assert_eq!(ws_list[1].holder, None);
+        assert_eq!(ws_list[1].expires_in_ms, None);
+        assert_eq!(ws_list[1].state, Some(WorkerState::fresh(2)));
+        assert_eq!((ws_list[2].state.clone(), ws_list[2].version), (None, 7));
+        // load refuses the corrupt version rather than guessing.
+        redis.command(&["HSET", &state_key(NS, 5), "v", "x", "s", "0;-;-"]);
+        assert_eq!(c.load(NS, 5).unwrap_err().kind(), ErrorKind::State);
+
+        // Another namespace sees none of it.
+        assert!(c.workers("other").unwrap().is_empty());
+    }
+
+    #[test]
+    fn only_one_of_two_racing_tokens_wins() {
+        let redis = Redis::start();
+        let url = redis.url();
+        for id in 0..20u64 {
+            let barrier = Arc::new(Barrier::new(2));
+            let racers: Vec<_> = ["tok-x", "tok-y"]
+                .into_iter()
+                .map(|token| {
+                    let (url, barrier) = (url.clone(), barrier.clone());
+                    std::thread::spawn(move || {
+                        let mut c = RedisConn::open(&url, OP).expect("open");
+                        barrier.wait();
+                        c.acquire(NS, id, token, 10_000).expect("acquire")
+                    })
+                })
+                .collect();
+            let won: Vec<bool> = racers.into_iter().map(|t| t.join().unwrap()).collect();
+            assert_eq!(
+                won.iter().filter(|w| **w).count(),
+                1,
+                "worker ID {id}: {won:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn saves_need_the_token_and_the_version() {
+        let redis = Redis::start();
+        let mut c = open(&redis);
+        assert!(c.acquire(NS, 9, "tok-a", 10_000).unwrap());
+        assert_eq!(
+            c.save(NS, 9, "tok-a", 0, &state(1, "0;-;-")).unwrap(),
+            Saved::Yes
+        );
+        assert_eq!(
+            c.save(NS, 9, "tok-b", 1, &state(2, "0;5;-")).unwrap(),
+            Saved::NotHolder
+        );
+        assert_eq!(
+            c.save(NS, 9, "tok-a", 0, &state(1, "0;6;-")).unwrap(),
+            Saved::Moved
+        );
+        assert_eq!(
+            c.save(NS, 9, "tok-a", 2, &state(3, "0;7;-")).unwrap(),
+            Saved::Moved
+        );
+        // Nothing of those was written.
+        assert_eq!(c.load(NS, 9).unwrap(), Some(state(1, "0;-;-")));
+    }
+
+    #[test]
+    fn scripts_are_sent_again_after_a_flush_and_errors_keep_the_connection_in_step() {
+        let redis = Redis::start();
+        let mut c = open(&redis);
+        assert!(c.acquire(NS, 1, "tok-a", 10_000).unwrap());
+        // The server forgets its scripts (as after a restart): EVALSHA fails, EVAL follows.
+        assert_eq!(redis.command(&["SCRIPT", "FLUSH"]), "+OK\r\n");
+        assert!(c.acquire(NS, 1, "tok-a", 10_000).unwrap());
+        assert!(c.renew(NS, 1, "tok-a", 10_000).unwrap());
+
+        // The index's SADD fails in the same round trip as the script: an error, and the
+        // script's reply is still read off the connection.
+        redis.command(&["SET", &workers_key("odd"), "not a set"]);
+        let e = c.acquire("odd", 1, "tok-a", 10_000).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::State, "{e}");
+        assert!(c.renew(NS, 1, "tok-a", 10_000).unwrap());
+        assert_eq!(c.load(NS, 1).unwrap(), None);
+    }
+
+    #[test]
+    fn resp3_works_too() {
+        let redis = Redis::start();
+        let url = format!("redis://127.0.0.1:{}/0?protocol=resp3", redis.port());
+        let mut c = RedisConn::open(&url, OP).unwrap();
+        assert!(c.acquire(NS, 1, "tok-a", 10_000).unwrap());
+        assert_eq!(
+            c.save(NS, 1, "tok-a", 0, &state(1, "0;1;-")).unwrap(),
+            Saved::Yes
+        );
+        assert_eq!(c.load(NS, 1).unwrap(), Some(state(1, "0;1;-")));
+        assert_eq!(c.workers(NS).unwrap()[0].holder.as_deref(), Some("tok-a"));
+        assert!(c.server_time_ms().unwrap() > 0);
+        // CONFIG GET answers with a map in RESP3.
+        assert_eq!(c.check_settings().unwrap(), Vec::<String>::new());
+        redis.command(&["CONFIG", "SET", "maxmemory-policy", "allkeys-lru"]);
+        assert_eq!(c.check_settings().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn an_expired_lease_goes_to_the_next_holder() {
+        let redis = Redis::start();
+        let mut a = open(&redis);
+        let mut b = open(&redis);
+        assert!(a.acquire(NS, 4, "tok-a", 50).unwrap());
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(b.acquire(NS, 4, "tok-b", 10_000).unwrap());
+        assert_eq!(
+            a.save(NS, 4, "tok-a", 0, &state(1, "0;-;-")).unwrap(),
+            Saved::NotHolder
+        );
+        assert!(!a.renew(NS, 4, "tok-a", 10_000).unwrap());
+        assert_eq!(
+            b.save(NS, 4, "tok-b", 0, &state(1, "0;1;-")).unwrap(),
+            Saved::Yes
+        );
+    }
+
+    #[test]
+    fn a_deleted_lease_is_no_longer_held() {
+        let redis = Redis::start();
+        let mut c = open(&redis);
+        assert!(c.acquire(NS, 6, "tok-a", 10_000).unwrap());
+        assert_eq!(redis.command(&["DEL", &lease_key(NS, 6)]), ":1\r\n");
+        assert_eq!(
+            c.save(NS, 6, "tok-a", 0, &state(1, "0;-;-")).unwrap(),
+            Saved::NotHolder
+        );
+        assert!(!c.renew(NS, 6, "tok-a", 10_000).unwrap());
+    }
+
+    #[test]
+    fn reset_waits_for_the_lease_to_end() {
+        let redis = Redis::start();
+        let mut c = open(&redis);
+        assert!(c.acquire(NS, 2, "tok-a", 10_000).unwrap());
+        assert_eq!(
+            c.save(NS, 2, "tok-a", 0, &state(1, "0;5;-")).unwrap(),
+            Saved::Yes
+        );
+        assert_eq!(
+            c.reset(NS, 2, 1, &state(2, "0;9;-")).unwrap(),
+            Saved::NotHolder
+        );
+        c.release(NS, 2, "tok-a").unwrap();
+        assert_eq!(c.reset(NS, 2, 0, &state(2, "0;9;-")).unwrap(), Saved::Moved);
+        assert_eq!(c.reset(NS, 2, 1, &state(2, "0;9;-")).unwrap(), Saved::Yes);
+        assert_eq!(c.load(NS, 2).unwrap(), Some(state(2, "0;9;-")));
+        // A worker ID never leased can be reset too, and is then listed.
+        assert_eq!(c.reset(NS, 8, 0, &state(1, "0;1;-")).unwrap(), Saved::Yes);
+        let ids: Vec<u64> = c.workers(NS).unwrap().iter().map(|w| w.worker_id).collect();
+        assert_eq!(ids, [2, 8]);
+    }
+
+    #[test]
+    fn numbers_above_2_pow_53_stay_exact() {
+        let redis = Redis::start();
+        let mut c = open(&redis);
+        let mut ws = WorkerState::fresh(3);
+        ws.raise(1, u64::MAX - 1);
+        ws.raise(2, (1 << 53) + 1);
+        ws.clock_id = 2;
+        ws.closed_at = Some(u64::MAX);
+        let text = encode_state(&ws);
+        let big = (1u64 << 53) + 1;
+        // Reset puts the version above 2^53 directly.
+        assert_eq!(c.reset(NS, 1, 0, &state(big, &text)).unwrap(), Saved::Yes);
+        assert!(c.acquire(NS, 1, "tok-a", 10_000).unwrap());
+        // 2^53 and 2^53 + 1 are one double: a numeric comparison would take this one.
+        assert_eq!(
+            c.save(NS, 1, "tok-a", 1 << 53, &state(big + 1, &text))
+                .unwrap(),
+            Saved::Moved
+        );
+        assert_eq!(
+            c.save(NS, 1, "tok-a", big, &state(big + 1, &text)).unwrap(),
+            Saved::Yes
+        );
+        let loaded = c.load(NS, 1).unwrap().expect("a state");
+        assert_eq!(loaded.version, big + 1);
+        assert_eq!(decode_state(&loaded.text), Some(ws));
+        assert_eq!(c.workers(NS).unwrap()[0].version, big + 1);
+    }
+
+    #[test]
+    fn a_paused_server_fails_calls_in_time_and_works_after_resume() {
+        let redis = Redis::start();
+        let mut c = open(&redis);
+        // Enough workers that reading every reply of the pipeline, each with its own timeout,
+        // would show.
+        for id in 0..40 {
+            assert!(c.acquire(NS, id, "tok-a", 60_000).unwrap());
+        }
+        redis.pause();
+        // The first call on the open connection, the others on reconnects (the kernel still
+        // accepts connections; nothing answers).
+        for call in ["renew", "workers", "load", "renew"] {
+            let start = monotonic_ns();
+            let e = match call {
+                "renew" => c.renew(NS, 1, "tok-a", 60_000).map(drop),
+                "workers" => c.workers(NS).map(drop),
+                _ => c.load(NS, 1).map(drop),
+            }
+            .unwrap_err();
+            let took = ms_since(start);
+            assert_eq!(e.kind(), ErrorKind::Lease, "{call}: {e}");
+            assert!(e.message().contains("within 300 ms"), "{call}: {e}");
+            assert!(took < 10 * OP.as_millis() as u64, "{call} took {took} ms");
+        }
+        redis.resume();
+        assert!(c.renew(NS, 1, "tok-a", 60_000).unwrap());
+        assert_eq!(c.workers(NS).unwrap().len(), 40);
+
+        // A pipeline fails on its first reply, not after one timeout per command (as the
+        // crate's Pipeline::query would).
+        let mut pipe = redis::pipe();
+        for _ in 0..50 {
+            pipe.cmd("PING");
+        }
+        redis.pause();
+        let start = monotonic_ns();
+        let e = c
+            .run("ping", |conn| pipelined(conn, &pipe, 50))
+            .unwrap_err();
+        let took = ms_since(start);
+        assert_eq!(e.kind(), ErrorKind::Lease, "{e}");
+        assert!(
+            took < 5 * OP.as_millis() as u64,
+            "the pipeline took {took} ms"
+        );
+        redis.resume();
+        let pongs = c.run("ping", |conn| pipelined(conn, &pipe, 50)).unwrap();
+        assert_eq!(pongs.len(), 50);
+    }
+
+    #[test]
+    fn a_stopped_server_fails_calls_and_its_state_survives_a_restart() {
+        let mut redis = Redis::start();
+        let mut c = open(&redis);
+        assert!(c.acquire(NS, 1, "tok-a", 60_000).unwrap());
+        assert_eq!(
+            c.save(NS, 1, "tok-a", 0, &state(1, "0;42;-")).unwrap(),
+            Saved::Yes
+        );
+        redis.stop();
+        for _ in 0..2 {
+            let start = monotonic_ns();
+            let e = c.load(NS, 1).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::Lease, "{e}");
+            assert!(ms_since(start) < 10 * OP.as_millis() as u64);
+        }
+        redis.restart();
+        assert_eq!(c.load(NS, 1).unwrap(), Some(state(1, "0;42;-")));
+        assert!(
+            c.renew(NS, 1, "tok-a", 60_000).unwrap(),
+            "the lease survived too"
+        );
+    }
+
+    #[test]
+    fn credentials_are_config_errors_without_the_password() {
+        let redis = Redis::start_with_password("s3cret-Pw");
+        let port = redis.port();
+        let wrong = format!("redis://:wrong-Pw-123@127.0.0.1:{port}/0");
+        let e = RedisConn::open(&wrong, OP)
+            .err()
+            .expect("a wrong password fails");
+        assert_eq!(e.kind(), ErrorKind::Config, "{e}");
+        assert!(!e.message().contains("wrong-Pw-123"), "{e}");
+        assert!(e.message().contains(":***@127.0.0.1"), "{e}");
+        assert!(e.message().contains("password"), "{e}");
+
+        let none = format!("redis://127.0.0.1:{port}/0");
+        let e = RedisConn::open(&none, OP)
+            .err()
+            .expect("a missing password fails");
+        assert_eq!(e.kind(), ErrorKind::Config, "{e}");
+        assert!(e.message().contains("requires a password"), "{e}");
+
+        let mut c = open(&redis);
+        assert!(c.acquire(NS, 1, "tok-a", 10_000).unwrap());
+
+        // A database the server lacks.
+        let db = format!("redis://:s3cret-Pw@127.0.0.1:{port}/99");
+        let e = RedisConn::open(&db, OP).err().expect("no database 99");
+        assert_eq!(e.kind(), ErrorKind::Config, "{e}");
+        assert!(!e.message().contains("s3cret-Pw"), "{e}");
+    }
+
+    #[test]
+    fn an_unreachable_server_is_a_lease_error_in_time() {
+        let port = closed_port();
+        let start = monotonic_ns();
+        let e = RedisConn::open(&format!("redis://:pw-xyz@127.0.0.1:{port}"), OP)
+            .err()
+            .expect("nothing listens");
+        assert!(ms_since(start) < 10 * OP.as_millis() as u64);
+        assert_eq!(e.kind(), ErrorKind::Lease, "{e}");
+        assert!(e.message().contains(&format!("127.0.0.1:{port}")), "{e}");
+        assert!(e.message().contains("within 300 ms"), "{e}");
+        assert!(!e.message().contains("pw-xyz"), "{e}");
+    }
+
+    #[test]
+    fn a_url_typo_is_a_config_error() {
+        for url in [
+            "redis://127.0.0.1:notaport",
+            "redis://:hunter22@127.0.0.1:notaport/0",
+        ] {
+            let e = RedisConn::open(url, OP).err().expect("a typo");
+            assert_eq!(e.kind(), ErrorKind::Config, "{e}");
+            assert!(!e.message().contains("hunter22"), "{e}");
+            assert!(e.message().contains("notaport"), "{e}");
+        }
+    }
+
+    #[test]
+    fn settings_that_may_lose_state_are_warned_about() {
+        let redis = Redis::start();
+        let mut c = open(&redis);
+        assert_eq!(c.check_settings().unwrap(), Vec::<String>::new());
+
+        redis.command(&["CONFIG", "SET", "maxmemory-policy", "allkeys-lru"]);
+        let w = c.check_settings().unwrap();
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("maxmemory-policy is allkeys-lru"), "{w:?}");
+        redis.command(&["CONFIG", "SET", "maxmemory-policy", "volatile-lru"]);
+        assert_eq!(c.check_settings().unwrap(), Vec::<String>::new());
+        redis.command(&["CONFIG", "SET", "maxmemory-policy", "noeviction"]);
+
+        redis.command(&["CONFIG", "SET", "appendfsync", "everysec"]);
+        let w = c.check_settings().unwrap();
+        assert!(
+            w.len() == 1 && w[0].contains("appendfsync is everysec"),
+            "{w:?}"
+        );
+        redis.command(&["CONFIG", "SET", "appendonly", "no"]);
+        let w = c.check_settings().unwrap();
+        assert!(w.len() == 1 && w[0].contains("appendonly is no"), "{w:?}");
+        redis.command(&["CONFIG", "SET", "appendonly", "yes"]);
+        redis.command(&["CONFIG", "SET", "appendfsync", "always"]);
+
+        // A user without CONFIG (as managed Redis has): one warning, not an error.
+        let acl = [
+            "ACL",
+            "SETUSER",
+            "limited",
+            "on",
+            ">limited-pw",
+            "~*",
+            "+@all",
+            "-config",
+        ];
+        assert_eq!(redis.command(&acl), "+OK\r\n");
+        let url = format!("redis://limited:limited-pw@127.0.0.1:{}/0", redis.port());
+        let mut limited = RedisConn::open(&url, OP).unwrap();
+        let w = limited.check_settings().unwrap();
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("could not be checked"), "{w:?}");
+        assert!(!w[0].contains("limited-pw"), "{w:?}");
+        // The rest works for that user.
+        assert!(limited.acquire(NS, 1, "tok-a", 10_000).unwrap());
+    }
+}

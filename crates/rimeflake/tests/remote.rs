@@ -1,0 +1,557 @@
+//! Generators on remote leases, against real servers (Redis and PostgreSQL, started on loopback
+//! by the harness in `servers/`): many processes in one namespace, servers stopped, restarted
+//! and paused past the TTL, stolen leases, a full namespace, and configuration mistakes.
+//!
+//! Each test runs against both servers. Children (other "hosts") are this test binary run
+//! again with `RIMEFLAKE_TEST_REMOTE_CHILD` set.
+
+mod servers;
+
+use rimeflake::{Backend, Error, ErrorKind, Generator, Layout, WorkerSource};
+use servers::{Postgres, Redis};
+use std::collections::HashSet;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// A server of either kind, with the operations the tests need.
+enum Server {
+    Redis(Redis),
+    Postgres(Postgres),
+}
+
+impl Server {
+    fn both() -> Vec<Server> {
+        vec![
+            Server::Redis(Redis::start()),
+            Server::Postgres(Postgres::start()),
+        ]
+    }
+    fn url(&self) -> String {
+        match self {
+            Server::Redis(r) => r.url(),
+            Server::Postgres(p) => p.url(),
+        }
+    }
+    fn name(&self) -> &'static str {
+        match self {
+            Server::Redis(_) => "redis",
+            Server::Postgres(_) => "postgres",
+        }
+    }
+    fn stop(&mut self) {
+        match self {
+            Server::Redis(r) => r.stop(),
+            Server::Postgres(p) => p.stop(),
+        }
+    }
+    fn restart(&mut self) {
+        match self {
+            Server::Redis(r) => r.restart(),
+            Server::Postgres(p) => p.restart(),
+        }
+    }
+    fn pause(&self) {
+        match self {
+            Server::Redis(r) => r.pause(),
+            Server::Postgres(p) => p.pause(),
+        }
+    }
+    fn resume(&self) {
+        match self {
+            Server::Redis(r) => r.resume(),
+            Server::Postgres(p) => p.resume(),
+        }
+    }
+    /// Takes the lease of `worker` from whoever holds it, as an operator or a bug might.
+    fn steal(&self, namespace: &str, worker: u64) {
+        match self {
+            Server::Redis(r) => {
+                let key = format!("rimeflake:{{{namespace}:{worker}}}:lease");
+                let reply = r.command(&["SET", &key, "thief/1/0", "PX", "60000"]);
+                assert!(reply.starts_with("+OK"), "{reply}");
+            }
+            Server::Postgres(p) => {
+                p.psql(&format!(
+                    "UPDATE rimeflake_workers SET owner = 'thief/1/0', lease_expires = now() + \
+                     interval '60 seconds' WHERE namespace = '{namespace}' AND worker_id = {worker}"
+                ));
+            }
+        }
+    }
+}
+
+fn backend(url: &str) -> Backend {
+    Backend::parse(url).expect("a backend this build has")
+}
+
+fn generator(url: &str, namespace: &str) -> rimeflake::Builder {
+    Generator::builder()
+        .layout(Layout::default())
+        .backend(backend(url))
+        .namespace(namespace)
+        .lease_ttl(Duration::from_millis(1_000))
+        .max_wait(Duration::from_millis(300))
+}
+
+fn err_of<T: std::fmt::Debug>(r: Result<T, Error>, kind: ErrorKind, words: &[&str]) -> Error {
+    let e = r.expect_err("an error");
+    assert_eq!(e.kind(), kind, "{e}");
+    for w in words {
+        assert!(e.message().contains(w), "{w:?} not in: {e}");
+    }
+    e
+}
+
+fn sleep_ms(ms: u64) {
+    std::thread::sleep(Duration::from_millis(ms));
+}
+
+// ---- (a) many processes, one namespace ---------------------------------------------------------
+
+const PROCESSES: usize = 4;
+const PER_PROCESS: usize = 8;
+const IDS_PER_GENERATOR: usize = 62_500; // 32 generators: 2,000,000 IDs
+
+/// The child's side: 8 generators on threads, each makes its IDs and prints
+/// "W <worker> <first id>" then the IDs as one line of hex.
+#[test]
+fn child_runs_eight_generators() {
+    let Ok(url) = std::env::var("RIMEFLAKE_TEST_REMOTE_CHILD") else {
+        return; // only meaningful as a child of `generators_in_four_processes_share_one_namespace`
+    };
+    let threads: Vec<_> = (0..PER_PROCESS)
+        .map(|_| {
+            let url = url.clone();
+            std::thread::spawn(move || {
+                // The default TTL: 32 generators start at once on a small machine.
+                let g = generator(&url, "many")
+                    .lease_ttl(rimeflake::generator::DEFAULT_LEASE_TTL)
+                    .build()
+                    .unwrap();
+                let ids: Vec<u64> = (0..IDS_PER_GENERATOR)
+                    .map(|_| g.next_id().unwrap())
+                    .collect();
+                (g.worker_id(), ids, g)
+            })
+        })
+        .collect();
+    // Every generator is built and done before any closes: all 8 held their leases at once.
+    let done: Vec<_> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    let mut out = std::io::stdout().lock();
+    writeln!(out).unwrap(); // off libtest's "test ... " line
+    for (worker, ids, _) in &done {
+        let hex: Vec<String> = ids.iter().map(|id| format!("{id:x}")).collect();
+        writeln!(out, "W {worker} {}", hex.join(" ")).unwrap();
+    }
+    out.flush().unwrap();
+    // Hold the leases until the parent has seen every process's output.
+    let _ = std::io::Read::read_to_end(&mut std::io::stdin(), &mut Vec::new());
+    drop(done);
+}
+
+#[test]
+fn generators_in_four_processes_share_one_namespace() {
+    for server in Server::both() {
+        let children: Vec<_> = (0..PROCESSES)
+            .map(|_| {
+                Command::new(std::env::current_exe().unwrap())
+                    .args(["child_runs_eight_generators", "--exact", "--nocapture"])
+                    .args(["--test-threads=1"])
+                    .env("RIMEFLAKE_TEST_REMOTE_CHILD", server.url())
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        let mut workers = HashSet::new();
+        let mut ids = HashSet::with_capacity(PROCESSES * PER_PROCESS * IDS_PER_GENERATOR);
+        let mut kept = Vec::new();
+        for mut child in children {
+            let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+            let mut generators = 0;
+            for line in lines.by_ref().map(|l| l.unwrap()) {
+                // libtest may have begun the line ("test child_runs... ... "): "W " is ours.
+                let Some((_, rest)) = line.split_once("W ") else {
+                    continue; // libtest's own lines
+                };
+                let mut fields = rest.split(' ');
+                let worker: u64 = fields.next().unwrap().parse().unwrap();
+                assert!(
+                    workers.insert(worker),
+                    "worker ID {worker} twice ({})",
+                    server.name()
+                );
+                let layout = Layout::default();
+                let mut n = 0;
+                for hex in fields {
+                    let id = u64::from_str_radix(hex, 16).unwrap();
+                    assert_eq!(layout.decode(id).unwrap().worker_id, worker);
+                    assert!(ids.insert(id), "duplicate ID {id} ({})", server.name());
+                    n += 1;
+                }
+                assert_eq!(n, IDS_PER_GENERATOR);
+                generators += 1;
+                if generators == PER_PROCESS {
+                    break;
+                }
+            }
+            assert_eq!(
+                generators,
+                PER_PROCESS,
+                "a child failed ({})",
+                server.name()
+            );
+            kept.push((child, lines)); // its leases stay held until every child has reported
+        }
+        assert_eq!(workers.len(), PROCESSES * PER_PROCESS);
+        assert_eq!(ids.len(), PROCESSES * PER_PROCESS * IDS_PER_GENERATOR);
+        for (mut child, rest) in kept {
+            drop(child.stdin.take());
+            rest.for_each(drop); // libtest's last words, read so that they meet no closed pipe
+            assert!(child.wait().unwrap().success());
+        }
+    }
+}
+
+// ---- (b) the server stops, restarts, pauses ----------------------------------------------------
+
+/// Runs `g` on a thread until stopped, keeping every ID and the kinds of errors it met.
+struct Driver {
+    stop: Arc<AtomicBool>,
+    ids: Arc<Mutex<Vec<u64>>>,
+    errors: Arc<Mutex<Vec<ErrorKind>>>,
+    thread: Option<std::thread::JoinHandle<Generator>>,
+}
+
+impl Driver {
+    fn start(g: Generator) -> Driver {
+        let stop = Arc::new(AtomicBool::new(false));
+        let ids = Arc::new(Mutex::new(Vec::new()));
+        let errors = Arc::new(Mutex::new(Vec::new()));
+        let (s, i, e) = (stop.clone(), ids.clone(), errors.clone());
+        let thread = std::thread::spawn(move || {
+            while !s.load(Ordering::Relaxed) {
+                match g.next_id() {
+                    Ok(id) => i.lock().unwrap().push(id),
+                    Err(err) => {
+                        e.lock().unwrap().push(err.kind());
+                        sleep_ms(5);
+                    }
+                }
+                if i.lock().unwrap().len() % 64 == 0 {
+                    sleep_ms(1); // a steady trickle, not a flood
+                }
+            }
+            g
+        });
+        Driver {
+            stop,
+            ids,
+            errors,
+            thread: Some(thread),
+        }
+    }
+
+    fn counts(&self) -> (usize, usize) {
+        (
+            self.ids.lock().unwrap().len(),
+            self.errors.lock().unwrap().len(),
+        )
+    }
+
+    /// Waits up to `secs` for `f(ids, errors)` to hold.
+    fn wait_for(&self, secs: u64, what: &str, f: impl Fn(usize, usize) -> bool) {
+        for _ in 0..secs * 20 {
+            let (i, e) = self.counts();
+            if f(i, e) {
+                return;
+            }
+            sleep_ms(50);
+        }
+        panic!("waited {secs} s for {what}: {:?}", self.counts());
+    }
+
+    fn finish(mut self) -> (Vec<u64>, Vec<ErrorKind>, Generator) {
+        self.stop.store(true, Ordering::Relaxed);
+        let g = self.thread.take().unwrap().join().unwrap();
+        let ids = std::mem::take(&mut *self.ids.lock().unwrap());
+        let errors = std::mem::take(&mut *self.errors.lock().unwrap());
+        (ids, errors, g)
+    }
+}
+
+#[test]
+fn a_stopped_restarted_or_paused_server_gives_lease_errors_then_recovers_without_duplicates() {
+    for mut server in Server::both() {
+        let url = server.url();
+        let g = generator(&url, "faults").build().unwrap();
+        let worker = g.worker_id();
+        let d = Driver::start(g);
+        d.wait_for(10, &format!("IDs ({})", server.name()), |i, _| i > 1_000);
+
+        // Stopped for two TTLs: the lease runs out; the generator stops, with lease errors.
+        server.stop();
+        d.wait_for(
+            10,
+            &format!("lease errors while the server is down ({})", server.name()),
+            |_, e| e > 10,
+        );
+        sleep_ms(1_000);
+        let (before, _) = d.counts();
+        sleep_ms(300);
+        assert_eq!(
+            d.counts().0,
+            before,
+            "IDs issued without a lease ({})",
+            server.name()
+        );
+        server.restart();
+        d.wait_for(
+            15,
+            &format!("IDs after the restart ({})", server.name()),
+            |i, _| i > before + 1_000,
+        );
+
+        // Paused for longer than the TTL: the same.
+        server.pause();
+        let (_, errors) = d.counts();
+        d.wait_for(
+            10,
+            &format!("lease errors while paused ({})", server.name()),
+            |_, e| e > errors + 10,
+        );
+        sleep_ms(1_000);
+        let (before, _) = d.counts();
+        sleep_ms(300);
+        assert_eq!(
+            d.counts().0,
+            before,
+            "IDs issued while paused ({})",
+            server.name()
+        );
+        server.resume();
+        d.wait_for(
+            15,
+            &format!("IDs after resuming ({})", server.name()),
+            |i, _| i > before + 1_000,
+        );
+
+        let (ids, errors, g) = d.finish();
+        assert_eq!(g.worker_id(), worker);
+        assert!(
+            ids.windows(2).all(|w| w[0] < w[1]),
+            "IDs not strictly increasing ({})",
+            server.name()
+        );
+        assert!(
+            errors.iter().all(|k| *k == ErrorKind::Lease),
+            "{errors:?} ({})",
+            server.name()
+        );
+        g.close().unwrap();
+    }
+}
+
+// ---- (d) a full namespace -----------------------------------------------------------------------
+
+#[test]
+fn a_full_namespace_is_the_no_free_worker_error_and_a_held_worker_id_a_lease_error() {
+    for server in Server::both() {
+        let url = server.url();
+        let range = WorkerSource::LocalLease { range: Some(5..=6) };
+        let a = generator(&url, "full")
+            .worker(range.clone())
+            .build()
+            .unwrap();
+        let b = generator(&url, "full")
+            .worker(range.clone())
+            .build()
+            .unwrap();
+        let mut held = [a.worker_id(), b.worker_id()];
+        held.sort();
+        assert_eq!(held, [5, 6]);
+        err_of(
+            generator(&url, "full").worker(range.clone()).build(),
+            ErrorKind::NoFreeWorker,
+            &["from 5 to 6", "full"],
+        );
+        err_of(
+            generator(&url, "full").worker_id(5).build(),
+            ErrorKind::Lease,
+            &["worker ID 5", "held"],
+        );
+        // Closing frees the worker ID at once (no wait for the TTL), and its state stays.
+        let last = a.next_id().unwrap();
+        let freed = a.worker_id();
+        a.close().unwrap();
+        let c = generator(&url, "full").worker(range).build().unwrap();
+        assert_eq!(c.worker_id(), freed);
+        if c.worker_id() == Layout::default().decode(last).unwrap().worker_id {
+            assert!(c.next_id().unwrap() > last, "{}", server.name());
+        }
+        drop((b, c));
+    }
+}
+
+// ---- (e) a stolen lease cannot move the state --------------------------------------------------
+
+#[test]
+fn a_holder_whose_lease_was_taken_stops_and_cannot_move_the_state() {
+    for server in Server::both() {
+        let url = server.url();
+        let g = generator(&url, "stolen").worker_id(3).build().unwrap();
+        let mut mine: Vec<u64> = (0..1_000).map(|_| g.next_id().unwrap()).collect();
+        server.steal("stolen", 3);
+        // Within a renewal period (a quarter of the TTL) the holder notices and stops.
+        let mut stopped = None;
+        for _ in 0..200 {
+            match g.next_id() {
+                Ok(id) => mine.push(id),
+                Err(e) => {
+                    stopped = Some(e);
+                    break;
+                }
+            }
+            sleep_ms(5);
+        }
+        let e = stopped.expect("the holder never stopped");
+        assert_eq!(e.kind(), ErrorKind::Lease, "{e}");
+        assert!(e.message().contains("worker ID 3"), "{e}");
+        // It cannot write the state either: close's final write is refused.
+        err_of(g.close(), ErrorKind::Lease, &["worker ID 3"]);
+        // Once the thief's lease is gone, a newcomer continues above everything issued.
+        match &server {
+            Server::Redis(r) => {
+                r.command(&["DEL", "rimeflake:{stolen:3}:lease"]);
+            }
+            Server::Postgres(p) => {
+                p.psql("UPDATE rimeflake_workers SET owner = NULL WHERE namespace = 'stolen'");
+            }
+        }
+        let next = generator(&url, "stolen").worker_id(3).build().unwrap();
+        let id = next.next_id().unwrap();
+        assert!(
+            mine.iter().all(|&m| m < id),
+            "the newcomer repeated the old holder's range ({})",
+            server.name()
+        );
+        next.close().unwrap();
+    }
+}
+
+// ---- (f) configuration mistakes -----------------------------------------------------------------
+
+#[test]
+fn a_wrong_password_an_unreachable_server_and_a_typo_fail_clearly_and_quickly() {
+    let redis = Redis::start_with_password("right-pw");
+    let pg = Postgres::start();
+    let wrong_redis = format!("redis://:wrong-pw@127.0.0.1:{}/0", redis.port());
+    let wrong_pg = pg.url_with_password("wrong-pw");
+    for url in [&wrong_redis, &wrong_pg] {
+        let started = rimeflake::clock::monotonic_ns();
+        // A TTL of 10 s gives each call 1 s: SCRAM's key stretching is slow in a debug build.
+        let build = generator(url, "auth")
+            .lease_ttl(Duration::from_secs(10))
+            .build();
+        let e = err_of(build, ErrorKind::Config, &["password"]);
+        assert!(!e.message().contains("wrong-pw"), "{e}");
+        assert!(rimeflake::clock::monotonic_ns() - started < 5_000_000_000);
+    }
+    // The right password works.
+    let g = generator(&redis.url(), "auth").build().unwrap();
+    g.next_id().unwrap();
+    g.close().unwrap();
+
+    // Nothing listens on this port: a lease error naming the server, within the timeout.
+    let closed_port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    for url in [
+        format!("redis://127.0.0.1:{closed_port}/0"),
+        format!("postgresql://postgres@127.0.0.1:{closed_port}/rimeflake"),
+    ] {
+        let started = rimeflake::clock::monotonic_ns();
+        err_of(
+            generator(&url, "down").build(),
+            ErrorKind::Lease,
+            &["127.0.0.1"],
+        );
+        assert!(rimeflake::clock::monotonic_ns() - started < 5_000_000_000);
+    }
+    for typo in [
+        "redis://127.0.0.1:notaport/0",
+        "postgresql://127.0.0.1:notaport/x",
+    ] {
+        err_of(generator(typo, "typo").build(), ErrorKind::Config, &[]);
+    }
+    err_of(
+        Backend::parse("redis:/127.0.0.1"),
+        ErrorKind::Config,
+        &["unknown"],
+    );
+}
+
+// ---- the state travels with the worker ID -------------------------------------------------------
+
+/// The child's side of the crash test: takes worker ID 9, prints its last ID, waits to be killed.
+#[test]
+fn child_holds_worker_nine() {
+    let Ok(url) = std::env::var("RIMEFLAKE_TEST_REMOTE_CRASH") else {
+        return; // only meaningful as a child of `the_state_travels_with_the_worker_id...`
+    };
+    let g = generator(&url, "travel").worker_id(9).build().unwrap();
+    let last = (0..10_000).map(|_| g.next_id().unwrap()).max().unwrap();
+    println!("LAST {last}");
+    std::io::stdout().flush().unwrap();
+    let _ = std::io::Read::read_to_end(&mut std::io::stdin(), &mut Vec::new());
+    sleep_ms(60_000);
+}
+
+#[test]
+fn the_state_travels_with_the_worker_id_and_a_namespace_keeps_one_layout() {
+    for server in Server::both() {
+        let url = server.url();
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .args(["child_holds_worker_nine", "--exact", "--nocapture"])
+            .env("RIMEFLAKE_TEST_REMOTE_CRASH", &url)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let last: u64 = BufReader::new(child.stdout.take().unwrap())
+            .lines()
+            .map(|l| l.unwrap())
+            .find_map(|l| {
+                l.split_once("LAST ")
+                    .and_then(|(_, n)| n.trim().parse().ok())
+            })
+            .expect("the child's last ID");
+        // A crash: the lease is not released, so the next holder waits out the TTL.
+        child.kill().unwrap();
+        child.wait().unwrap();
+        err_of(
+            generator(&url, "travel").worker_id(9).build(),
+            ErrorKind::Lease,
+            &["held"],
+        );
+        sleep_ms(1_200);
+        let b = generator(&url, "travel").worker_id(9).build().unwrap();
+        assert!(b.next_id().unwrap() > last, "{}", server.name());
+        b.close().unwrap();
+        err_of(
+            generator(&url, "travel").layout(Layout::twitter()).build(),
+            ErrorKind::Config,
+            &["namespace travel", "layout"],
+        );
+        // `state show` sees the worker ID, its state and no holder.
+        let workers = rimeflake::worker::remote::inspect(&backend(&url), "travel").unwrap();
+        let w9 = workers.iter().find(|w| w.worker_id == 9).unwrap();
+        assert!(w9.holder.is_none(), "{w9:?}");
+        assert!(w9.state.as_ref().unwrap().closed_at.is_some(), "{w9:?}");
+    }
+}
