@@ -113,7 +113,9 @@ typedef struct rimeflake_config {
   // The state directory. NULL: $RIMEFLAKE_STATE_DIR, else $XDG_STATE_HOME/rimeflake or
   // ~/.local/state/rimeflake.
   const char *state_dir;
-  // `"local"` (the embedded default) or `"memory"` (no state at all: NOT restart-safe).
+  // `"local"` (the embedded default), `"memory"` (no state at all: NOT restart-safe), or a
+  // server that many hosts share: `"redis://[:password@]host[:port][/db]"` or
+  // `"postgresql://user[:password]@host[:port]/db"` (then leave `state_dir` NULL).
   const char *backend;
   // Clock steps back up to this are absorbed by counting on (default 2000).
   uint64_t max_drift_ms;

@@ -40,7 +40,7 @@ test('a held worker ID and a bad URL are typed errors without the password', () 
     (e) => e instanceof rf.ConfigError && !e.message.includes('s3cret'))
 })
 
-test('a worker thread or a child process takes a worker ID of its own', () => {
+test('a child process pointed at Redis by RIMEFLAKE_BACKEND takes a worker ID of its own', () => {
   const url = redisUrl()
   const mine = new rf.Generator({ backend: url, namespace: 'node-env' })
   const src = `const rf = require(${JSON.stringify(root)}); const g = new rf.Generator({ namespace: 'node-env' }); console.log(g.workerId); g.close()`
