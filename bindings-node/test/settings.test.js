@@ -50,13 +50,13 @@ test('a bad environment value is a ConfigError naming the variable', () => {
   }
 })
 
-test('backends are parsed by the core: ones that do not exist yet are a ConfigError', () => {
+test('backends are parsed by the core: unknown ones are a ConfigError, an unreachable server a LeaseError', () => {
   const r = child(`
-    for (const backend of ['redis://localhost:6379', 'postgresql://localhost/ids', 'memory://']) {
+    for (const backend of ['rediss://localhost', 'mysql://localhost/ids', 'memory://', 'redis://127.0.0.1:1/0']) {
       try { new rf.Generator({ backend, workerId: 1 }); console.log('null') } catch (e) { console.log(JSON.stringify(e.code)) }
     }`, { RIMEFLAKE_STATE_DIR: tempDir() })
   assert.equal(r.status, 0, r.stderr)
-  assert.deepEqual(r.stdout.trim().split('\n').map((l) => JSON.parse(l)), ['ERR_RIMEFLAKE_CONFIG', 'ERR_RIMEFLAKE_CONFIG', 'ERR_RIMEFLAKE_CONFIG'])
+  assert.deepEqual(r.stdout.trim().split('\n').map((l) => JSON.parse(l)), ['ERR_RIMEFLAKE_CONFIG', 'ERR_RIMEFLAKE_CONFIG', 'ERR_RIMEFLAKE_CONFIG', 'ERR_RIMEFLAKE_LEASE'])
 })
 
 test("the core's warnings are process warnings (type RimeflakeWarning, code RIMEFLAKE_<KIND>), each message once", (t) => {

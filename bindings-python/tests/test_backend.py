@@ -12,14 +12,14 @@ import pytest
 import rimeflake
 
 
-def redis_url() -> str:
+def redis_url() -> rimeflake.BackendURL:
     url = os.environ.get("RIMEFLAKE_TEST_REDIS_URL")
     if not url:
         pytest.fail(
             "RIMEFLAKE_TEST_REDIS_URL is not set: run the tests with `make test-python` (it "
             "starts redis-server) or `scripts/with-redis python -m pytest bindings-python/tests`"
         )
-    return url
+    return rimeflake.BackendURL(url)
 
 
 def test_generators_lease_distinct_worker_ids_from_redis() -> None:
@@ -40,9 +40,9 @@ def test_a_held_worker_id_and_a_bad_url_are_typed_errors() -> None:
         with pytest.raises(rimeflake.LeaseError, match="worker ID 3"):
             rimeflake.Generator(3, backend=url, namespace="py-held")
     with pytest.raises(rimeflake.ConfigError, match="rediss://"):
-        rimeflake.Generator(backend="rediss://:pw@localhost")
+        rimeflake.Generator(backend=rimeflake.BackendURL("rediss://:pw@localhost"))
     with pytest.raises(rimeflake.ConfigError) as e:
-        rimeflake.Generator(backend="redis://:s3cret@127.0.0.1:notaport/0")
+        rimeflake.Generator(backend=rimeflake.BackendURL("redis://:s3cret@127.0.0.1:notaport/0"))
     assert "s3cret" not in str(e.value)
 
 

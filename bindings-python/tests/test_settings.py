@@ -59,9 +59,12 @@ def test_backends_are_parsed_by_the_core(env: pytest.MonkeyPatch) -> None:
         assert not g.closed
     with rimeflake.Generator(1, backend="local") as g:
         assert not g.closed
-    for text in ("redis://localhost:6379", "postgresql://localhost/ids", "zookeeper"):
+    for text in ("zookeeper", "mysql://localhost/ids", "rediss://localhost", "redis:/localhost"):
         with pytest.raises(rimeflake.ConfigError, match="backend"):
             rimeflake.Generator(1, backend=text)  # type: ignore[arg-type]
+    # A server's URL is parsed the same way: here nothing listens, a lease error names it.
+    with pytest.raises(rimeflake.LeaseError, match="127.0.0.1:1"):
+        rimeflake.Generator(1, backend=rimeflake.BackendURL("redis://127.0.0.1:1/0"))
     with pytest.raises(rimeflake.ConfigError, match="state_dir"):
         rimeflake.Generator(1, backend="memory", state_dir="/tmp")
 

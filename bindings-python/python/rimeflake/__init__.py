@@ -41,11 +41,12 @@ from ._native import (
     parse,
 )
 from ._parts import Parts
-from ._types import BackendName, LayoutName
+from ._types import BackendName, BackendURL, LayoutName
 from ._warning import RimeflakeWarning
 
 __all__ = [
     "BackendName",
+    "BackendURL",
     "EPOCH_2024",
     "PRESETS",
     "ClockRollbackError",

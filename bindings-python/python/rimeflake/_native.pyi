@@ -6,7 +6,7 @@ from typing import Final, Literal, SupportsIndex, final
 from typing_extensions import Buffer, Self
 
 from ._parts import Parts
-from ._types import BackendName, LayoutName
+from ._types import BackendName, BackendURL, LayoutName
 
 __all__ = [
     "__version__",
@@ -132,7 +132,7 @@ class Generator:
         layout: LayoutName | Layout | None = None,
         namespace: str | None = None,
         state_dir: str | os.PathLike[str] | None = None,
-        backend: BackendName | None = None,
+        backend: BackendName | BackendURL | None = None,
         max_drift_ms: SupportsIndex = 2000,
         on_rollback: _Policy | None = None,
         max_wait_ms: SupportsIndex = 5000,

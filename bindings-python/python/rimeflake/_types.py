@@ -1,6 +1,6 @@
 """Type aliases of the arguments (for annotations: ``rimeflake.LayoutName``)."""
 
-from typing import Literal, Union
+from typing import Literal, NewType
 
 LayoutName = Literal["default", "twitter", "sonyflake", "sonyflake_v2", "baidu", "js_safe"]
 """A preset name. Where a ``layout`` argument is typed, a layout spec goes through
@@ -8,7 +8,13 @@ LayoutName = Literal["default", "twitter", "sonyflake", "sonyflake_v2", "baidu",
 misspelt preset (``"twiter"``); the argument takes a spec string all the same at run time,
 as every rimeflake front end does."""
 
-BackendName = Union[Literal["local", "memory"], str]
-"""Where state and worker leases live: ``"local"`` (the state directory, the default),
-``"memory"`` (no state: not restart-safe), or a server that many hosts share, named by its URL:
-``"redis://[:password@]host[:port][/db]"`` or ``"postgresql://user[:password]@host[:port]/db"``."""
+BackendName = Literal["local", "memory"]
+"""Where state and worker leases live: ``"local"`` (the state directory, the default) or
+``"memory"`` (no state: not restart-safe). A server that many hosts share is named by its URL,
+a :data:`BackendURL`."""
+
+BackendURL = NewType("BackendURL", str)
+"""A server backend's URL: ``"redis://[:password@]host[:port][/db]"`` or
+``"postgresql://user[:password]@host[:port]/db"``. Wrap a URL in it for type checkers
+(``rimeflake.BackendURL(os.environ["REDIS_URL"])``), which then cannot confuse it with a
+misspelt name (``"memroy"``); at run time it is the string itself, and any string is accepted."""
