@@ -58,3 +58,28 @@ def test_the_environment_names_the_backend_and_a_process_takes_its_own_worker_id
         out = subprocess.run([sys.executable, "-c", code], env=env, check=True,
                              capture_output=True, text=True).stdout.split()
         assert int(out[0]) != mine.worker_id
+
+
+def test_a_forked_child_takes_its_own_worker_id_and_leaves_the_parents_lease_alone() -> None:
+    url = redis_url()
+    with rimeflake.Generator(backend=url, namespace="py-fork") as parent:
+        before = parent.next_id()
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: its first ID takes a worker ID of its own, then it exits
+            try:
+                child_id = parent.next_id()
+                os.write(write, f"{parent.worker_id} {child_id}".encode())
+            finally:
+                os._exit(0)
+        os.close(write)
+        _, status = os.waitpid(pid, 0)
+        worker, child_id = map(int, os.read(read, 100).split())
+        os.close(read)
+        assert os.waitstatus_to_exitcode(status) == 0
+        assert worker != parent.worker_id and child_id != before
+        # The child's exit released nothing of the parent's: its worker ID is still held...
+        with pytest.raises(rimeflake.LeaseError, match="held"):
+            rimeflake.Generator(parent.worker_id, backend=url, namespace="py-fork")
+        # ...and the parent goes on, above what it issued before the fork.
+        assert parent.next_id() > before
