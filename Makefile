@@ -139,7 +139,7 @@ bench-cli: rust ## rimeflake bench: threads on one generator, twitter layout, re
 	$(CARGO) run --release -p rimeflake-cli -- bench --layout twitter \
 	  --threads $(BENCH_THREADS) --seconds $(BENCH_SECONDS) --namespace bench-twitter
 
-bench-rust: rust ## Rust: rimeflake beside peer crates and the floors (bench/rust), writes bench/RESULTS.md
+bench-rust: rust servers ## Rust: rimeflake beside peer crates and the floors, and on Redis/PostgreSQL servers it starts on loopback (bench/rust), writes bench/RESULTS.md
 	$(CARGO) run --release -p rimeflake-bench-rust -- --write
 
 bench-criterion: rust ## Rust: criterion benches of the core (next_id, fill 4096, decode, base62)

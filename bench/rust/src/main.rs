@@ -3,15 +3,20 @@
 //!
 //! `cargo run --release -p rimeflake-bench-rust -- --write` prints the section and writes it
 //! between `<!-- rust:begin -->` and `<!-- rust:end -->` in bench/RESULTS.md.
-//! `--no-peers` skips the peers (a quicker run while working on the generator).
+//! `--no-peers` skips the peers (a quicker run while working on the generator);
+//! `--no-backends` skips the remote backends (Redis and PostgreSQL, which it starts on loopback).
 
 // A benchmark reads the clocks directly: the ban on SystemTime/Instant::now guards the core,
 // where every reading must go through rimeflake's injectable Clock.
 #![allow(clippy::disallowed_methods)]
 
+mod backends;
 mod peers;
 mod report;
 mod rime;
+// Real Redis and PostgreSQL servers on loopback, as the core's backend tests start them.
+#[path = "../../../crates/rimeflake/tests/servers/mod.rs"]
+mod servers;
 mod timing;
 
 use report::{Row, HEADER};
@@ -29,11 +34,14 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let write = args.iter().any(|a| a == "--write");
     let with_peers = !args.iter().any(|a| a == "--no-peers");
+    let with_backends = !args.iter().any(|a| a == "--no-backends");
     if let Some(bad) = args
         .iter()
-        .find(|a| !matches!(a.as_str(), "--write" | "--no-peers"))
+        .find(|a| !matches!(a.as_str(), "--write" | "--no-peers" | "--no-backends"))
     {
-        eprintln!("rimeflake-bench-rust: unknown argument {bad}; use --write, --no-peers");
+        eprintln!(
+            "rimeflake-bench-rust: unknown argument {bad}; use --write, --no-peers, --no-backends"
+        );
         std::process::exit(2);
     }
     if cfg!(debug_assertions) {
@@ -51,6 +59,12 @@ fn main() {
     let coarse = rime::coarse_row();
     eprintln!("rimeflake 5-s saturated run...");
     let sat = rime::saturated();
+    let remote = if with_backends {
+        eprintln!("rimeflake on Redis and PostgreSQL beside the embedded default...");
+        Some(backends::run())
+    } else {
+        None
+    };
     let mut peer_rows: Vec<Row> = Vec::new();
     if with_peers {
         eprintln!("snowflaked...");
@@ -187,6 +201,19 @@ fn main() {
         sat.cpu_pct(),
         verdict(sat.pct_of_cap() >= 97.0 && sat.cpu_pct() <= 50.0)
     );
+
+    match &remote {
+        Some(Ok(b)) => {
+            let _ = write!(out, "\n{}", backends::section(b));
+        }
+        Some(Err(e)) => {
+            let _ = writeln!(
+                out,
+                "\n### Remote backends beside the embedded default\n\nnot measured: {e}"
+            );
+        }
+        None => {}
+    }
 
     print!("{out}");
     if write {

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 /// IDs per timed loop: at most 100,000 (about 24 ms of the twitter layout's sequence).
 pub const LOOP: u64 = 100_000;
 /// Timed loops per repetition (so each repetition times 1e6 IDs, as bench/METHOD.md's N).
-const LOOPS: usize = 10;
+pub const LOOPS: usize = 10;
 
 pub fn twitter() -> Generator {
     Generator::builder()
