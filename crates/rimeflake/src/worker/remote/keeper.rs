@@ -8,15 +8,20 @@
 //! path and returns lease errors. It keeps trying: once the server gives the same worker ID back
 //! to the same token, the generator goes on (its state writes are conditional on the state's
 //! version too, so if another process held the worker ID in between, they keep failing and the
-//! generator stays shut). Every server call is bounded by the connection's timeout, a tenth of
-//! the TTL, so the keeper is never stuck past a deadline.
+//! generator stays shut).
+//!
+//! Its decisions are [`KeeperState`], a state machine of times and answers that tests drive on
+//! a simulated clock and server (`sim`); the thread only reads the clock, makes the calls and
+//! sleeps. Each call runs on a thread of its own, so the deadline holds even when a call takes
+//! longer than the connection's timeout (a tenth of the TTL): a reconnect first resolves the
+//! server's name, which the Redis client does with no timeout.
 
 use super::{connect, Conn, RemoteLease, Timing};
 use crate::backend::Backend;
 use crate::clock::boottime_ns;
 use crate::error::{Error, ErrorKind, Result};
 use std::sync::atomic::{AtomicBool, Ordering::*};
-use std::sync::{Arc, OnceLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
 /// What the keeper tells the generator.
@@ -94,77 +99,210 @@ pub(crate) fn spawn((keeper, sent): (Keeper, u64), holder: Weak<dyn Holder>) -> 
         })
 }
 
+/// What the keeper does next, as [`KeeperState::poll`] decides it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Next {
+    /// Nothing to do until this time (on `CLOCK_BOOTTIME`, in ns; `u64::MAX`: until the call
+    /// on its way is answered), or until that answer comes.
+    Sleep(u64),
+    /// Tell the generator; then ask again at once.
+    Tell(News),
+    /// Start a call to the server: take the worker ID back (`acquire`, while lost) or renew the
+    /// lease. Its outcome goes to [`KeeperState::answered`]; ask again at once meanwhile, as the
+    /// deadline does not wait for the answer.
+    Call { acquire: bool },
+}
+
+/// What the keeper tells the generator.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum News {
+    /// The lease is lost, or may be, for this reason: stop issuing IDs.
+    Lost(String),
+    /// The lease is held again: go on.
+    Back,
+}
+
+/// The keeper's decisions, apart from its thread and its server, so that tests can drive them
+/// on a simulated clock. Times are on `CLOCK_BOOTTIME`, in ns.
+///
+/// The lease counts as held until [`Timing::valid_for`] after the last successful call was
+/// *sent*, whether or not a call is on its way then. A call is made every
+/// [`Timing::renew_every`] after the last one was sent, once that one is answered (or failed):
+/// a renewal while the lease is held, an acquire (same worker ID, same token) while it is lost.
+#[derive(Clone, Debug)]
+pub(crate) struct KeeperState {
+    renew_every: u64,
+    valid_for: u64,
+    /// When the lease stops counting as held, unless a call succeeds first.
+    valid_until: u64,
+    /// When the last call was sent (the acquire that took the lease, at first).
+    last_sent: u64,
+    /// The generator was told the lease is lost, and not yet that it is back.
+    lost: bool,
+    /// A call is on its way (sent at `last_sent`): no other starts until it is answered.
+    calling: bool,
+}
+
+impl KeeperState {
+    /// The state right after the lease was taken by a call sent at `acquired_sent`.
+    pub(crate) fn new(timing: Timing, acquired_sent: u64) -> KeeperState {
+        let ns = |d: Duration| d.as_nanos() as u64;
+        KeeperState {
+            renew_every: ns(timing.renew_every()),
+            valid_for: ns(timing.valid_for()),
+            valid_until: acquired_sent + ns(timing.valid_for()),
+            last_sent: acquired_sent,
+            lost: false,
+            calling: false,
+        }
+    }
+
+    /// What to do at `now`. The deadline comes first: once it has passed without a success,
+    /// the lease is lost, even while a call is on its way (a call may outlast its timeout: a
+    /// reconnect resolves the server's name first). Then a call is due every `renew_every`
+    /// after the last one was sent.
+    pub(crate) fn poll(&mut self, now: u64) -> Next {
+        if !self.lost && now >= self.valid_until {
+            self.lost = true;
+            return Next::Tell(News::Lost(format!(
+                "the lease was not renewed in time (the server did not answer for {} ms)",
+                (now - self.last_sent) / 1_000_000
+            )));
+        }
+        if self.calling {
+            return Next::Sleep(if self.lost {
+                u64::MAX
+            } else {
+                self.valid_until
+            });
+        }
+        let next = self.last_sent + self.renew_every;
+        if now < next {
+            // While held, wake for the deadline too, should it come before the next call.
+            return Next::Sleep(if self.lost {
+                next
+            } else {
+                next.min(self.valid_until)
+            });
+        }
+        self.last_sent = now;
+        self.calling = true;
+        Next::Call { acquire: self.lost }
+    }
+
+    /// The outcome of the call [`poll`](Self::poll) asked for: what to tell the generator, if
+    /// anything. A success makes the lease valid from when the call was sent; a refusal while
+    /// held means the lease is not ours; an error changes nothing (the deadline decides).
+    pub(crate) fn answered(&mut self, outcome: &Result<bool>) -> Option<News> {
+        self.calling = false;
+        match outcome {
+            Ok(true) => {
+                self.valid_until = self.last_sent + self.valid_for;
+                if !self.lost {
+                    return None;
+                }
+                self.lost = false;
+                Some(News::Back)
+            }
+            Ok(false) if !self.lost => {
+                self.lost = true;
+                Some(News::Lost(
+                    "the lease is no longer this process's (it expired, or its key or row was \
+                     changed by someone else)"
+                        .to_string(),
+                ))
+            }
+            Ok(false) | Err(_) => None,
+        }
+    }
+}
+
+/// A call's outcome, with the connection it used (`None` when it must be opened again).
+type Answer = Arc<Mutex<Option<(Option<Box<dyn Conn>>, Result<bool>)>>>;
+
 impl Keeper {
+    /// The thread: asks [`KeeperState`] what to do, does it, and sleeps in between. Each call
+    /// runs on a thread of its own, so that the deadline holds however long a call takes.
     fn run(self, acquired_sent: u64) {
         let _ = self.shared.thread.set(std::thread::current());
-        let ns = |d: Duration| d.as_nanos() as u64;
+        let keeper = Arc::new(self);
+        let mut state = KeeperState::new(keeper.timing, acquired_sent);
         let mut conn: Option<Box<dyn Conn>> = None;
-        let mut valid_until = acquired_sent + ns(self.timing.valid_for());
-        let mut last_sent = acquired_sent;
-        let mut lost = false;
+        let answer: Answer = Arc::default();
         loop {
-            if self.shared.stop.load(SeqCst) {
+            if keeper.shared.stop.load(SeqCst) {
+                return; // released: whatever a call on its way does, the release decides
+            }
+            let answered = answer.lock().unwrap_or_else(|p| p.into_inner()).take();
+            let news = if let Some((used, outcome)) = answered {
+                // After an error, reconnect at the next try; the deadline decides.
+                conn = if outcome.is_ok() { used } else { None };
+                match state.answered(&outcome) {
+                    Some(news) => news,
+                    None => continue,
+                }
+            } else {
+                let now = boottime_ns();
+                match state.poll(now) {
+                    Next::Sleep(until) => {
+                        std::thread::park_timeout(Duration::from_nanos(until.saturating_sub(now)));
+                        continue;
+                    }
+                    Next::Tell(news) => news,
+                    Next::Call { acquire } => {
+                        Keeper::start_call(&keeper, conn.take(), acquire, &answer);
+                        continue;
+                    }
+                }
+            };
+            let told = keeper.tell(|h| match news {
+                News::Lost(why) => h.lease_lost(keeper.error(why)),
+                News::Back => h.lease_back(),
+            });
+            if !told {
                 return;
-            }
-            let now = boottime_ns();
-            if !lost && now >= valid_until {
-                lost = true;
-                let why = self.error(format!(
-                    "the lease was not renewed in time (the server did not answer for {} ms)",
-                    (now - last_sent) / 1_000_000
-                ));
-                if !self.tell(|h| h.lease_lost(why)) {
-                    return;
-                }
-            }
-            // Renew on schedule; while lost, try to take the worker ID back at the same pace.
-            let next = last_sent + ns(self.timing.renew_every());
-            if now < next {
-                let until = if lost { next } else { next.min(valid_until) };
-                std::thread::park_timeout(Duration::from_nanos(until.saturating_sub(now)));
-                continue;
-            }
-            let sent = boottime_ns();
-            last_sent = sent;
-            let outcome = self.call(&mut conn, lost);
-            if self.shared.stop.load(SeqCst) {
-                return; // released meanwhile: whatever the call did, the release decides
-            }
-            match outcome {
-                Ok(true) => {
-                    valid_until = sent + ns(self.timing.valid_for());
-                    if lost {
-                        lost = false;
-                        if !self.tell(|h| h.lease_back()) {
-                            return;
-                        }
-                    }
-                }
-                Ok(false) if !lost => {
-                    lost = true;
-                    let why = self.error(
-                        "the lease is no longer this process's (it expired, or its key or row \
-                         was changed by someone else)"
-                            .to_string(),
-                    );
-                    if !self.tell(|h| h.lease_lost(why)) {
-                        return;
-                    }
-                }
-                Ok(false) => {}
-                Err(_) => conn = None, // reconnect at the next try; the deadline decides
             }
         }
     }
 
+    /// Starts one call on a thread of its own, which leaves its outcome in `answer` and wakes
+    /// the keeper.
+    fn start_call(
+        keeper: &Arc<Keeper>,
+        conn: Option<Box<dyn Conn>>,
+        acquire: bool,
+        answer: &Answer,
+    ) {
+        let (k, slot, wake) = (
+            Arc::clone(keeper),
+            Arc::clone(answer),
+            std::thread::current(),
+        );
+        let started = std::thread::Builder::new()
+            .name("rimeflake-lease-call".into())
+            .spawn(move || {
+                let mut conn = conn;
+                let outcome = k.call(&mut conn, acquire);
+                *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some((conn, outcome));
+                wake.unpark();
+            });
+        if let Err(e) = started {
+            let e = Error::new(
+                ErrorKind::Lease,
+                format!("cannot start a lease keeper call: {e}"),
+            );
+            *answer.lock().unwrap_or_else(|p| p.into_inner()) = Some((None, Err(e)));
+        }
+    }
+
     /// One renewal (or, while lost, one try to take the worker ID back).
-    fn call(&self, conn: &mut Option<Box<dyn Conn>>, lost: bool) -> Result<bool> {
+    fn call(&self, conn: &mut Option<Box<dyn Conn>>, acquire: bool) -> Result<bool> {
         if conn.is_none() {
             *conn = Some(connect(&self.backend, self.timing)?);
         }
         let c = conn.as_mut().expect("connected above");
         let ttl_ms = self.timing.ttl.as_millis() as u64;
-        if lost {
+        if acquire {
             c.acquire(&self.namespace, self.worker_id, &self.token, ttl_ms)
         } else {
             c.renew(&self.namespace, self.worker_id, &self.token, ttl_ms)

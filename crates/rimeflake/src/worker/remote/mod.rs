@@ -29,6 +29,9 @@ pub(crate) mod redis;
 #[cfg(test)]
 #[path = "../../../tests/servers/mod.rs"]
 pub(crate) mod servers;
+/// A simulated server, and deterministic tests of the lease protocol on it.
+#[cfg(test)]
+mod sim;
 
 use crate::backend::Backend;
 use crate::error::{Error, ErrorKind, Result};
