@@ -99,7 +99,7 @@ fn bad_environment_values_name_the_variable() {
     config_err(resolve_in(&g, &[HOME, (LAYOUT_ENV, "twiter")]), LAYOUT_ENV);
     config_err(resolve_in(&g, &[HOME, (LAYOUT_ENV, "time=41")]), LAYOUT_ENV);
     config_err(
-        resolve_in(&g, &[HOME, (BACKEND_ENV, "redis://h")]),
+        resolve_in(&g, &[HOME, (BACKEND_ENV, "rediss://h")]),
         BACKEND_ENV,
     );
     config_err(resolve_in(&g, &[HOME, (BACKEND_ENV, "disk")]), BACKEND_ENV);
@@ -196,4 +196,19 @@ fn the_container_warning_is_a_warning_not_output() {
         ..Given::default()
     };
     assert!(warn(&[HOME], &given).is_empty());
+}
+
+#[cfg(feature = "redis")]
+#[test]
+fn a_server_backend_keeps_its_state_on_the_server() {
+    let r = resolve_in(&Given::default(), &[HOME, (BACKEND_ENV, "redis://h:1/0")]).unwrap();
+    assert!(matches!(r.storage, Storage::Remote(Backend::Redis(_))));
+    let g = Given {
+        state_dir: Some("/tmp/x".into()),
+        ..Given::default()
+    };
+    config_err(
+        resolve_in(&g, &[HOME, (BACKEND_ENV, "redis://h:1/0")]),
+        "leave state_dir out",
+    );
 }
