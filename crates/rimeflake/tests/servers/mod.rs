@@ -164,59 +164,193 @@ fn port_clash(log: &str) -> bool {
     log.contains("Address already in use")
 }
 
+// ---- a server process ---------------------------------------------------------------------------
+
+/// What `Redis` and `Postgres` share: the server process (none while stopped) on its port, with
+/// its directory and logs, and how it is stopped, paused and taken down.
+struct Process {
+    /// The program's name, for panic messages.
+    name: &'static str,
+    dir: PathBuf,
+    port: u16,
+    child: Option<Child>,
+    /// The logs in `dir`, tailed in panic messages and emptied before another port is tried.
+    logs: &'static [&'static str],
+    /// The signal that stops the server keeping its data, and how long it may take.
+    stop: (libc::c_int, &'static str, u64),
+    /// The signal that takes it down when dropped, and how long before SIGKILL follows; `None`:
+    /// SIGKILL at once.
+    quit: Option<(libc::c_int, u64)>,
+}
+
+/// A server that a `Process` runs: how it is spawned on `process().port`.
+trait Server {
+    fn process(&mut self) -> &mut Process;
+
+    /// Spawns the server (through [`Process::wait_ready`]); Err holds the logs when it exits
+    /// before it is ready.
+    fn spawn_and_wait(&mut self) -> Result<(), String>;
+
+    /// The first start: on a free port, and on another one when the port was taken meanwhile.
+    fn start_on_free_port(&mut self) {
+        for attempt in 1..=3 {
+            self.process().port = free_port();
+            match self.spawn_and_wait() {
+                Ok(()) => return,
+                Err(log) if port_clash(&log) && attempt < 3 => {
+                    // Start the next attempt's logs empty, so its failure reads alone.
+                    let process = self.process();
+                    for log in process.logs {
+                        let _ = fs::remove_file(process.dir.join(log));
+                    }
+                }
+                Err(log) => panic!("{} did not start:\n{log}", self.process().name),
+            }
+        }
+    }
+
+    /// Starts the server again on the same port and directory (stopping it first if it runs)
+    /// and waits until it is ready.
+    fn restart_process(&mut self) {
+        self.process().stop();
+        if let Err(log) = self.spawn_and_wait() {
+            let process = self.process();
+            panic!(
+                "{} did not restart on port {}:\n{log}",
+                process.name, process.port
+            );
+        }
+    }
+}
+
+impl Process {
+    fn new(
+        name: &'static str,
+        dir: PathBuf,
+        logs: &'static [&'static str],
+        stop: (libc::c_int, &'static str, u64),
+        quit: Option<(libc::c_int, u64)>,
+    ) -> Process {
+        Process {
+            name,
+            dir,
+            port: 0,
+            child: None,
+            logs,
+            stop,
+            quit,
+        }
+    }
+
+    /// The last lines of every log.
+    fn logs(&self) -> String {
+        let tails: Vec<String> = self.logs.iter().map(|l| tail(&self.dir.join(l))).collect();
+        tails.join("\n")
+    }
+
+    /// Keeps `child` and polls `ready` every `poll` until it is true; Err holds the logs when the
+    /// child exits first; panics after `seconds`.
+    fn wait_ready(
+        &mut self,
+        child: Child,
+        seconds: u64,
+        poll: Duration,
+        mut ready: impl FnMut() -> bool,
+    ) -> Result<(), String> {
+        self.child = Some(child);
+        let until = deadline(seconds);
+        loop {
+            if ready() {
+                return Ok(());
+            }
+            if let Ok(Some(status)) = self.child.as_mut().expect("a child").try_wait() {
+                self.child = None;
+                return Err(format!("exited with {status}\n{}", self.logs()));
+            }
+            if now_ns() > until {
+                panic!(
+                    "{} was not ready within {seconds} s\n{}",
+                    self.name,
+                    self.logs()
+                );
+            }
+            std::thread::sleep(poll);
+        }
+    }
+
+    /// The stop signal and a wait: the server exits keeping its data in `dir`.
+    fn stop(&mut self) {
+        let Some(mut child) = self.child.take() else {
+            return;
+        };
+        let (sig, sig_name, seconds) = self.stop;
+        // A paused server would hold the signal until resumed.
+        signal_tree(child.id(), libc::SIGCONT);
+        signal(child.id(), sig);
+        if !wait_exit(&mut child, seconds) {
+            kill_tree(&mut child);
+            panic!(
+                "{} did not stop within {seconds} s of {sig_name}\n{}",
+                self.name,
+                self.logs()
+            );
+        }
+    }
+
+    /// SIGSTOP to the server and its children: connections still open at the kernel, but
+    /// nothing answers, as with a hung host.
+    fn pause(&self) {
+        if let Some(child) = &self.child {
+            signal_tree(child.id(), libc::SIGSTOP);
+        }
+    }
+
+    fn resume(&self) {
+        if let Some(child) = &self.child {
+            signal_tree(child.id(), libc::SIGCONT);
+        }
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let exited = self.quit.is_some_and(|(sig, seconds)| {
+                signal_tree(child.id(), libc::SIGCONT);
+                signal(child.id(), sig);
+                wait_exit(&mut child, seconds)
+            });
+            if !exited {
+                kill_tree(&mut child);
+            }
+        }
+        let _ = fs::remove_dir_all(&self.dir);
+    }
+}
+
 // ---- Redis --------------------------------------------------------------------------------------
 
 /// A redis-server with an append-only file fsynced on every write, so a stop and restart (or a
 /// SIGKILL) loses nothing that was acknowledged.
 pub struct Redis {
-    dir: PathBuf,
-    port: u16,
+    process: Process,
     password: Option<String>,
-    child: Option<Child>,
 }
 
-impl Redis {
-    pub fn start() -> Redis {
-        Redis::launch(None)
+impl Server for Redis {
+    fn process(&mut self) -> &mut Process {
+        &mut self.process
     }
 
-    /// A server that answers only clients that AUTH with `pw`.
-    pub fn start_with_password(pw: &str) -> Redis {
-        Redis::launch(Some(pw.to_string()))
-    }
-
-    fn launch(password: Option<String>) -> Redis {
-        let dir = fresh_dir("redis");
-        let mut redis = Redis {
-            dir,
-            port: 0,
-            password,
-            child: None,
-        };
-        for attempt in 1..=3 {
-            redis.port = free_port();
-            match redis.spawn_and_wait() {
-                Ok(()) => return redis,
-                Err(log) if port_clash(&log) && attempt < 3 => {
-                    // Start the next attempt's logs empty, so its failure reads alone.
-                    let _ = fs::remove_file(redis.dir.join("redis.log"));
-                    let _ = fs::remove_file(redis.dir.join("redis.out"));
-                }
-                Err(log) => panic!("redis-server did not start:\n{log}"),
-            }
-        }
-        unreachable!()
-    }
-
-    /// Starts the server on `self.port` and waits until it answers PING; Err holds the logs
-    /// when it exits first.
+    /// Starts the server and waits until it answers PING.
     fn spawn_and_wait(&mut self) -> Result<(), String> {
         let dir = self
+            .process
             .dir
             .to_str()
             .expect("a UTF-8 temporary path")
             .to_string();
-        let port = self.port.to_string();
+        let port = self.process.port.to_string();
         let logfile = format!("{dir}/redis.log");
         let mut cmd = Command::new(redis_server());
         cmd.args([
@@ -236,86 +370,66 @@ impl Redis {
             cmd.args(["--requirepass", pw]);
         }
         // Errors before the log file opens (a bad argument) go to stderr: keep them too.
-        let out = self.dir.join("redis.out");
+        let out = self.process.dir.join("redis.out");
         cmd.stdin(Stdio::null())
             .stdout(log_stdio(&out))
             .stderr(log_stdio(&out));
         let child = cmd
             .spawn()
             .unwrap_or_else(|e| panic!("cannot run redis-server: {e}"));
-        self.child = Some(child);
+        let (port, password) = (self.process.port, self.password.as_deref());
+        self.process
+            .wait_ready(child, 10, Duration::from_millis(50), || {
+                redis_ping(port, password)
+            })
+    }
+}
 
-        let until = deadline(10);
-        loop {
-            if self.ping() {
-                return Ok(());
-            }
-            if let Ok(Some(status)) = self.child.as_mut().expect("a child").try_wait() {
-                self.child = None;
-                return Err(format!("exited with {status}\n{}", self.logs()));
-            }
-            if now_ns() > until {
-                panic!(
-                    "redis-server did not answer PING within 10 s\n{}",
-                    self.logs()
-                );
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
+impl Redis {
+    pub fn start() -> Redis {
+        Redis::launch(None)
     }
 
-    fn logs(&self) -> String {
-        format!(
-            "{}\n{}",
-            tail(&self.dir.join("redis.log")),
-            tail(&self.dir.join("redis.out"))
-        )
+    /// A server that answers only clients that AUTH with `pw`.
+    pub fn start_with_password(pw: &str) -> Redis {
+        Redis::launch(Some(pw.to_string()))
     }
 
-    /// True when a fresh connection gets +PONG (after AUTH when there is a password). While
-    /// the server loads its append-only file it answers -LOADING instead.
-    fn ping(&self) -> bool {
-        let Ok(mut conn) = self.connect(Duration::from_millis(500)) else {
-            return false;
+    fn launch(password: Option<String>) -> Redis {
+        let mut redis = Redis {
+            process: Process::new(
+                "redis-server",
+                fresh_dir("redis"),
+                &["redis.log", "redis.out"],
+                (libc::SIGTERM, "SIGTERM", 30),
+                None,
+            ),
+            password,
         };
-        if conn.get_mut().write_all(b"PING\r\n").is_err() {
-            return false;
-        }
-        matches!(read_reply(&mut conn), Ok(reply) if reply.starts_with("+PONG"))
+        redis.start_on_free_port();
+        redis
     }
 
     /// A connection with timeouts (so a test against a paused server fails instead of hanging),
     /// authenticated when the server has a password.
     fn connect(&self, timeout: Duration) -> std::io::Result<BufReader<TcpStream>> {
-        let addr = SocketAddr::from(([127, 0, 0, 1], self.port));
-        let stream = TcpStream::connect_timeout(&addr, timeout)?;
-        stream.set_read_timeout(Some(timeout))?;
-        stream.set_write_timeout(Some(timeout))?;
-        let mut conn = BufReader::new(stream);
-        if let Some(pw) = &self.password {
-            conn.get_mut().write_all(&resp_array(&["AUTH", pw]))?;
-            let reply = read_reply(&mut conn)?;
-            if !reply.starts_with("+OK") {
-                return Err(std::io::Error::other(format!("AUTH failed: {reply}")));
-            }
-        }
-        Ok(conn)
+        redis_connect(self.process.port, self.password.as_deref(), timeout)
     }
 
     pub fn url(&self) -> String {
         match &self.password {
-            Some(pw) => format!("redis://:{pw}@127.0.0.1:{}/0", self.port),
-            None => format!("redis://127.0.0.1:{}/0", self.port),
+            Some(pw) => format!("redis://:{pw}@127.0.0.1:{}/0", self.process.port),
+            None => format!("redis://127.0.0.1:{}/0", self.process.port),
         }
     }
 
     pub fn port(&self) -> u16 {
-        self.port
+        self.process.port
     }
 
     /// The directory holding the append-only file and the logs.
     pub fn dir(&self) -> &Path {
-        &self.dir
+        &self.process.dir
     }
 
     /// Runs one command and returns the reply as Redis sent it, e.g. `+OK\r\n`, `$3\r\nbar\r\n`,
@@ -326,56 +440,67 @@ impl Redis {
             conn.get_mut().write_all(&resp_array(args))?;
             read_reply(&mut conn)
         };
-        run().unwrap_or_else(|e| panic!("redis command {args:?} failed: {e}\n{}", self.logs()))
+        run().unwrap_or_else(|e| {
+            panic!(
+                "redis command {args:?} failed: {e}\n{}",
+                self.process.logs()
+            )
+        })
     }
 
     /// SIGTERM and wait: Redis fsyncs the append-only file and exits; the data stays in `dir`.
     pub fn stop(&mut self) {
-        let Some(mut child) = self.child.take() else {
-            return;
-        };
-        // A paused server would hold the SIGTERM until resumed.
-        signal_tree(child.id(), libc::SIGCONT);
-        signal(child.id(), libc::SIGTERM);
-        if !wait_exit(&mut child, 30) {
-            kill_tree(&mut child);
-            panic!(
-                "redis-server did not stop within 30 s of SIGTERM\n{}",
-                self.logs()
-            );
-        }
+        self.process.stop();
     }
 
     /// Starts the server again on the same port and directory (stopping it first if it runs)
     /// and waits until it has loaded its data and answers.
     pub fn restart(&mut self) {
-        self.stop();
-        if let Err(log) = self.spawn_and_wait() {
-            panic!("redis-server did not restart on port {}:\n{log}", self.port);
-        }
+        self.restart_process();
     }
 
     /// SIGSTOP: connections still open at the kernel, but nothing answers, as with a hung host.
     pub fn pause(&self) {
-        if let Some(child) = &self.child {
-            signal_tree(child.id(), libc::SIGSTOP);
-        }
+        self.process.pause();
     }
 
     pub fn resume(&self) {
-        if let Some(child) = &self.child {
-            signal_tree(child.id(), libc::SIGCONT);
-        }
+        self.process.resume();
     }
 }
 
-impl Drop for Redis {
-    fn drop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            kill_tree(&mut child);
-        }
-        let _ = fs::remove_dir_all(&self.dir);
+/// True when a fresh connection gets +PONG (after AUTH when there is a password). While the
+/// server loads its append-only file it answers -LOADING instead.
+fn redis_ping(port: u16, password: Option<&str>) -> bool {
+    let Ok(mut conn) = redis_connect(port, password, Duration::from_millis(500)) else {
+        return false;
+    };
+    if conn.get_mut().write_all(b"PING\r\n").is_err() {
+        return false;
     }
+    matches!(read_reply(&mut conn), Ok(reply) if reply.starts_with("+PONG"))
+}
+
+/// A connection with timeouts (so a test against a paused server fails instead of hanging),
+/// authenticated when the server has a password.
+fn redis_connect(
+    port: u16,
+    password: Option<&str>,
+    timeout: Duration,
+) -> std::io::Result<BufReader<TcpStream>> {
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let stream = TcpStream::connect_timeout(&addr, timeout)?;
+    stream.set_read_timeout(Some(timeout))?;
+    stream.set_write_timeout(Some(timeout))?;
+    let mut conn = BufReader::new(stream);
+    if let Some(pw) = password {
+        conn.get_mut().write_all(&resp_array(&["AUTH", pw]))?;
+        let reply = read_reply(&mut conn)?;
+        if !reply.starts_with("+OK") {
+            return Err(std::io::Error::other(format!("AUTH failed: {reply}")));
+        }
+    }
+    Ok(conn)
 }
 
 /// A command as a RESP array of bulk strings, which carries any bytes (spaces, CRLF) intact.
@@ -442,9 +567,7 @@ pub const PG_PASSWORD: &str = "secret-pw";
 /// A PostgreSQL cluster with a database `rimeflake`: the superuser `postgres` logs in without a
 /// password, the role `rimeflake_pw` only with the password `secret-pw`.
 pub struct Postgres {
-    dir: PathBuf,
-    port: u16,
-    child: Option<Child>,
+    process: Process,
     /// The unprivileged uid and gid the server runs as when the tests run as root.
     owner: Option<(u32, u32)>,
 }
@@ -495,19 +618,57 @@ fn user_ids(user: &str) -> Option<(u32, u32)> {
     Some((id("-u")?, id("-g")?))
 }
 
+impl Server for Postgres {
+    fn process(&mut self) -> &mut Process {
+        &mut self.process
+    }
+
+    fn spawn_and_wait(&mut self) -> Result<(), String> {
+        let log = self.log();
+        if !log.exists() {
+            File::create(&log).expect("create postgres.log");
+            self.give(&log);
+        }
+        let port = self.process.port.to_string();
+        let child = self
+            .as_owner("postgres")
+            .arg("-D")
+            .arg(self.data())
+            .args(["-p", &port, "-k"])
+            .arg(self.process.dir.join("sock"))
+            .args(["-c", "listen_addresses=127.0.0.1", "-c", "fsync=on"])
+            .stdout(log_stdio(&log))
+            .stderr(log_stdio(&log))
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot run postgres: {e}"));
+        self.process
+            .wait_ready(child, 30, Duration::from_millis(100), || {
+                let ready = Command::new(pg_bin("pg_isready"))
+                    .args(["-q", "-t", "2", "-h", "127.0.0.1", "-p", &port])
+                    .status();
+                matches!(ready, Ok(s) if s.success())
+            })
+    }
+}
+
 impl Postgres {
     pub fn start() -> Postgres {
-        let dir = fresh_dir("pg");
-        let owner = pg_owner();
         let mut pg = Postgres {
-            dir,
-            port: 0,
-            child: None,
-            owner,
+            process: Process::new(
+                "postgres",
+                fresh_dir("pg"),
+                &["postgres.log"],
+                // Fast shutdown: sessions are cut, a checkpoint written, the data stays.
+                (libc::SIGINT, "SIGINT", 60),
+                // Immediate shutdown (SIGQUIT, as `pg_ctl stop -m immediate`): the postmaster
+                // takes its backends down with it; no checkpoint, the directory goes anyway.
+                Some((libc::SIGQUIT, 10)),
+            ),
+            owner: pg_owner(),
         };
-        pg.give(&pg.dir.clone());
+        pg.give(&pg.process.dir);
         // The data directory is made by initdb (as the owner, mode 0700, as postgres requires).
-        let sock = pg.dir.join("sock");
+        let sock = pg.process.dir.join("sock");
         fs::create_dir(&sock).expect("create the socket directory");
         pg.give(&sock);
 
@@ -547,16 +708,7 @@ impl Postgres {
         fs::write(&hba_path, hba).expect("write pg_hba.conf");
         pg.give(&hba_path);
 
-        for attempt in 1..=3 {
-            pg.port = free_port();
-            match pg.spawn_and_wait() {
-                Ok(()) => break,
-                Err(log) if port_clash(&log) && attempt < 3 => {
-                    let _ = fs::remove_file(pg.log());
-                }
-                Err(log) => panic!("postgres did not start:\n{log}"),
-            }
-        }
+        pg.start_on_free_port();
 
         pg.psql_in("postgres", "CREATE DATABASE rimeflake");
         pg.psql_in(
@@ -573,11 +725,11 @@ impl Postgres {
     }
 
     fn data(&self) -> PathBuf {
-        self.dir.join("data")
+        self.process.dir.join("data")
     }
 
     fn log(&self) -> PathBuf {
-        self.dir.join("postgres.log")
+        self.process.dir.join("postgres.log")
     }
 
     /// Hands a path the harness made to the unprivileged owner (nothing to do when not root).
@@ -610,64 +762,28 @@ impl Postgres {
             None => Command::new(bin),
         };
         // The owner may not be allowed into the test's working directory.
-        cmd.current_dir(&self.dir).stdin(Stdio::null());
+        cmd.current_dir(&self.process.dir).stdin(Stdio::null());
         cmd
-    }
-
-    fn spawn_and_wait(&mut self) -> Result<(), String> {
-        let log = self.log();
-        if !log.exists() {
-            File::create(&log).expect("create postgres.log");
-            self.give(&log);
-        }
-        let port = self.port.to_string();
-        let child = self
-            .as_owner("postgres")
-            .arg("-D")
-            .arg(self.data())
-            .args(["-p", &port, "-k"])
-            .arg(self.dir.join("sock"))
-            .args(["-c", "listen_addresses=127.0.0.1", "-c", "fsync=on"])
-            .stdout(log_stdio(&log))
-            .stderr(log_stdio(&log))
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot run postgres: {e}"));
-        self.child = Some(child);
-
-        let until = deadline(30);
-        loop {
-            let ready = Command::new(pg_bin("pg_isready"))
-                .args(["-q", "-t", "2", "-h", "127.0.0.1", "-p", &port])
-                .status();
-            if matches!(ready, Ok(s) if s.success()) {
-                return Ok(());
-            }
-            if let Ok(Some(status)) = self.child.as_mut().expect("a child").try_wait() {
-                self.child = None;
-                return Err(format!("exited with {status}\n{}", tail(&self.log())));
-            }
-            if now_ns() > until {
-                panic!("postgres was not ready within 30 s\n{}", tail(&self.log()));
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
     }
 
     /// The superuser, no password.
     pub fn url(&self) -> String {
-        format!("postgresql://postgres@127.0.0.1:{}/rimeflake", self.port)
+        format!(
+            "postgresql://postgres@127.0.0.1:{}/rimeflake",
+            self.process.port
+        )
     }
 
     /// The password role with `pw` (right only when `pw` is [`PG_PASSWORD`]).
     pub fn url_with_password(&self, pw: &str) -> String {
         format!(
             "postgresql://{PG_PASSWORD_ROLE}:{pw}@127.0.0.1:{}/rimeflake",
-            self.port
+            self.process.port
         )
     }
 
     pub fn port(&self) -> u16 {
-        self.port
+        self.process.port
     }
 
     /// Runs SQL as `postgres` in database `rimeflake` over TCP and returns psql's unaligned,
@@ -677,7 +793,7 @@ impl Postgres {
     }
 
     fn psql_in(&self, db: &str, sql: &str) -> String {
-        let port = self.port.to_string();
+        let port = self.process.port.to_string();
         let out = Command::new(pg_bin("psql"))
             // -X: no ~/.psqlrc; -w: never prompt; ON_ERROR_STOP: a failing statement fails psql.
             .args([
@@ -701,7 +817,7 @@ impl Postgres {
                 "psql -c {sql:?} failed ({}):\n{}\n{}",
                 out.status,
                 String::from_utf8_lossy(&out.stderr),
-                tail(&self.log())
+                self.process.logs()
             );
         }
         String::from_utf8_lossy(&out.stdout).into_owned()
@@ -709,55 +825,22 @@ impl Postgres {
 
     /// Fast shutdown (SIGINT): sessions are cut, a checkpoint written, the data stays.
     pub fn stop(&mut self) {
-        let Some(mut child) = self.child.take() else {
-            return;
-        };
-        signal_tree(child.id(), libc::SIGCONT);
-        signal(child.id(), libc::SIGINT);
-        if !wait_exit(&mut child, 60) {
-            kill_tree(&mut child);
-            panic!(
-                "postgres did not stop within 60 s of SIGINT\n{}",
-                tail(&self.log())
-            );
-        }
+        self.process.stop();
     }
 
     /// Starts the server again on the same port and data directory (stopping it first if it
     /// runs) and waits until it accepts connections.
     pub fn restart(&mut self) {
-        self.stop();
-        if let Err(log) = self.spawn_and_wait() {
-            panic!("postgres did not restart on port {}:\n{log}", self.port);
-        }
+        self.restart_process();
     }
 
     /// SIGSTOP to the postmaster and every backend: new connections hang in the kernel's
     /// backlog and open sessions get no answers.
     pub fn pause(&self) {
-        if let Some(child) = &self.child {
-            signal_tree(child.id(), libc::SIGSTOP);
-        }
+        self.process.pause();
     }
 
     pub fn resume(&self) {
-        if let Some(child) = &self.child {
-            signal_tree(child.id(), libc::SIGCONT);
-        }
-    }
-}
-
-impl Drop for Postgres {
-    fn drop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            // Immediate shutdown (SIGQUIT, as `pg_ctl stop -m immediate`): the postmaster takes
-            // its backends down with it; no checkpoint, the directory goes anyway.
-            signal_tree(child.id(), libc::SIGCONT);
-            signal(child.id(), libc::SIGQUIT);
-            if !wait_exit(&mut child, 10) {
-                kill_tree(&mut child);
-            }
-        }
-        let _ = fs::remove_dir_all(&self.dir);
+        self.process.resume();
     }
 }

@@ -19,6 +19,9 @@
     allow(dead_code, unused_variables)
 )]
 
+/// The tests of the [`Conn`] contract, run on each server.
+#[cfg(all(test, any(feature = "redis", feature = "postgres")))]
+mod contract;
 pub(crate) mod keeper;
 #[cfg(feature = "postgres")]
 pub(crate) mod postgres;

@@ -729,11 +729,56 @@ mod tests {
     use super::*;
     use crate::clock::monotonic_ns;
     use crate::state::WorkerState;
+    use crate::worker::remote::contract::{Expired, Server, NS};
     use crate::worker::remote::servers::{Postgres, PG_PASSWORD};
     use std::sync::{Arc, Barrier};
 
-    const NS: &str = "test-ns";
     const OP: Duration = Duration::from_millis(500);
+
+    impl Server for Postgres {
+        fn url(&self) -> String {
+            Postgres::url(self)
+        }
+        fn connect(&self, url: &str, op: Duration) -> Result<Box<dyn Conn>> {
+            Ok(Box::new(PgConn::open(url, op)?))
+        }
+        fn op(&self) -> Duration {
+            OP
+        }
+        fn slow(&self) -> Duration {
+            OP * 5
+        }
+        fn unreachable(&self) -> Option<&'static str> {
+            Some("could not be reached within")
+        }
+        fn expired(&self) -> Expired {
+            Expired::KeepsOwner
+        }
+        fn drop_lease(&self, namespace: &str, worker_id: u64) {
+            let sql = format!(
+                "UPDATE rimeflake_workers SET owner = NULL, lease_expires = NULL \
+                 WHERE namespace = '{namespace}' AND worker_id = {worker_id} RETURNING worker_id"
+            );
+            assert_eq!(
+                self.psql(&sql).lines().next(),
+                Some(&*worker_id.to_string())
+            );
+        }
+        fn pause(&self) {
+            Postgres::pause(self)
+        }
+        fn resume(&self) {
+            Postgres::resume(self)
+        }
+        fn stop(&mut self) {
+            Postgres::stop(self)
+        }
+        fn restart(&mut self) {
+            Postgres::restart(self)
+        }
+    }
+
+    crate::worker::remote::contract::contract_tests!(Postgres::start());
 
     fn open(pg: &Postgres) -> PgConn {
         PgConn::open(&pg.url(), OP).unwrap_or_else(|e| panic!("open {}: {e}", pg.url()))
@@ -757,64 +802,6 @@ mod tests {
         let start = monotonic_ns();
         let out = f();
         (out, Duration::from_nanos(monotonic_ns() - start))
-    }
-
-    #[test]
-    fn leases_and_states_round_trip() {
-        let pg = Postgres::start();
-        let mut c = open(&pg);
-
-        // The first layout record stays; a later, different one gets the stored one back.
-        assert_eq!(c.settle_layout(NS, "layout-a").unwrap(), "layout-a");
-        assert_eq!(c.settle_layout(NS, "layout-b").unwrap(), "layout-a");
-        assert_eq!(c.settle_layout("other", "layout-b").unwrap(), "layout-b");
-
-        assert!(c.acquire(NS, 7, "tok-a", 10_000).unwrap());
-        // Taking one's own lease again succeeds; another token does not get it.
-        assert!(c.acquire(NS, 7, "tok-a", 10_000).unwrap());
-        assert!(!c.acquire(NS, 7, "tok-b", 10_000).unwrap());
-        assert_eq!(c.load(NS, 7).unwrap(), None);
-
-        let one = v(1, &state_text(1));
-        assert_eq!(c.save(NS, 7, "tok-a", 0, &one).unwrap(), Saved::Yes);
-        assert_eq!(c.load(NS, 7).unwrap(), Some(one.clone()));
-        let two = v(2, &state_text(2));
-        assert_eq!(c.save(NS, 7, "tok-a", 1, &two).unwrap(), Saved::Yes);
-        assert_eq!(c.load(NS, 7).unwrap(), Some(two.clone()));
-
-        assert!(c.renew(NS, 7, "tok-a", 10_000).unwrap());
-        assert!(!c.renew(NS, 7, "tok-b", 10_000).unwrap());
-
-        let workers = c.workers(NS).unwrap();
-        assert_eq!(workers.len(), 1);
-        let w = &workers[0];
-        assert_eq!(
-            (w.worker_id, w.holder.as_deref(), w.version),
-            (7, Some("tok-a"), 2)
-        );
-        assert_eq!(w.state, decode_state(&two.text));
-        let left = w.expires_in_ms.unwrap();
-        assert!(left > 0 && left <= 10_000, "{left}");
-
-        // A release from another token does nothing; the holder's frees the ID, the state stays.
-        c.release(NS, 7, "tok-b").unwrap();
-        assert!(!c.acquire(NS, 7, "tok-b", 10_000).unwrap());
-        c.release(NS, 7, "tok-a").unwrap();
-        assert_eq!(c.load(NS, 7).unwrap(), Some(two.clone()));
-        let w = &c.workers(NS).unwrap()[0];
-        assert_eq!((w.holder.as_deref(), w.expires_in_ms), (None, None));
-        assert!(!c.renew(NS, 7, "tok-a", 10_000).unwrap());
-
-        // The next holder continues from the stored version.
-        assert!(c.acquire(NS, 7, "tok-b", 10_000).unwrap());
-        assert_eq!(c.save(NS, 7, "tok-b", 2, &v(3, "x")).unwrap(), Saved::Yes);
-        assert!(c.workers("nobody-here").unwrap().is_empty());
-
-        // The server's clock, in Unix ms (this host's and the server's are the same one here).
-        let host = crate::clock::system_now_ms();
-        let server = c.server_time_ms().unwrap();
-        assert!(server.abs_diff(host) < 5_000, "{server} vs {host}");
-        assert_eq!(c.check_settings().unwrap(), Vec::<String>::new());
     }
 
     #[test]
@@ -850,123 +837,6 @@ mod tests {
                 "rimeflake_workers.state:text",
                 "rimeflake_workers.version:bigint",
             ]
-        );
-    }
-
-    #[test]
-    fn two_tokens_racing_for_one_worker_id_one_wins() {
-        let pg = Postgres::start();
-        drop(open(&pg)); // the tables, so the racers race only for the lease
-        for id in 0..20u64 {
-            let barrier = Arc::new(Barrier::new(2));
-            let racers: Vec<_> = ["tok-a", "tok-b"]
-                .into_iter()
-                .map(|token| {
-                    let (url, barrier) = (pg.url(), barrier.clone());
-                    std::thread::spawn(move || {
-                        let mut c = PgConn::open(&url, Duration::from_secs(10)).unwrap();
-                        barrier.wait();
-                        c.acquire(NS, id, token, 10_000).unwrap()
-                    })
-                })
-                .collect();
-            let won: Vec<bool> = racers.into_iter().map(|t| t.join().unwrap()).collect();
-            assert_eq!(
-                won.iter().filter(|w| **w).count(),
-                1,
-                "worker ID {id}: {won:?}"
-            );
-        }
-    }
-
-    #[test]
-    fn saves_need_the_token_and_the_version() {
-        let pg = Postgres::start();
-        let mut c = open(&pg);
-        assert!(c.acquire(NS, 1, "tok-a", 10_000).unwrap());
-        assert_eq!(
-            c.save(NS, 1, "tok-b", 0, &v(1, "b")).unwrap(),
-            Saved::NotHolder
-        );
-        // No row at all: nobody holds it.
-        assert_eq!(
-            c.save(NS, 2, "tok-a", 0, &v(1, "a")).unwrap(),
-            Saved::NotHolder
-        );
-        assert_eq!(c.save(NS, 1, "tok-a", 0, &v(1, "a1")).unwrap(), Saved::Yes);
-        assert_eq!(
-            c.save(NS, 1, "tok-a", 0, &v(1, "a1")).unwrap(),
-            Saved::Moved
-        );
-        assert_eq!(
-            c.save(NS, 1, "tok-a", 5, &v(6, "a6")).unwrap(),
-            Saved::Moved
-        );
-        assert_eq!(c.load(NS, 1).unwrap(), Some(v(1, "a1")));
-        // A released lease is nobody's.
-        c.release(NS, 1, "tok-a").unwrap();
-        assert_eq!(
-            c.save(NS, 1, "tok-a", 1, &v(2, "a2")).unwrap(),
-            Saved::NotHolder
-        );
-        assert_eq!(c.load(NS, 1).unwrap(), Some(v(1, "a1")));
-    }
-
-    #[test]
-    fn an_expired_lease_is_taken_and_fences_its_old_holder() {
-        let pg = Postgres::start();
-        let mut a = open(&pg);
-        let mut b = open(&pg);
-        assert!(a.acquire(NS, 3, "tok-a", 50).unwrap());
-        assert_eq!(a.save(NS, 3, "tok-a", 0, &v(1, "a1")).unwrap(), Saved::Yes);
-        assert!(!b.acquire(NS, 3, "tok-b", 10_000).unwrap());
-        std::thread::sleep(Duration::from_millis(100));
-        // Expired by the server's clock, but nobody took it yet: the holder may still write.
-        assert_eq!(a.save(NS, 3, "tok-a", 1, &v(2, "a2")).unwrap(), Saved::Yes);
-        assert!(b.workers(NS).unwrap()[0].holder.is_none());
-
-        assert!(b.acquire(NS, 3, "tok-b", 10_000).unwrap());
-        assert_eq!(b.load(NS, 3).unwrap(), Some(v(2, "a2")));
-        assert_eq!(
-            a.save(NS, 3, "tok-a", 2, &v(3, "a3")).unwrap(),
-            Saved::NotHolder
-        );
-        assert!(!a.renew(NS, 3, "tok-a", 10_000).unwrap());
-        // Its release does not free the new holder's lease.
-        a.release(NS, 3, "tok-a").unwrap();
-        assert!(!a.acquire(NS, 3, "tok-a", 10_000).unwrap());
-        assert_eq!(b.save(NS, 3, "tok-b", 2, &v(3, "b3")).unwrap(), Saved::Yes);
-    }
-
-    #[test]
-    fn reset_waits_for_no_live_lease_and_the_expected_version() {
-        let pg = Postgres::start();
-        let mut c = open(&pg);
-        // A worker ID never seen: reset over version 0 creates its row, over any other is moved.
-        assert_eq!(c.reset(NS, 9, 4, &v(5, "r")).unwrap(), Saved::Moved);
-        assert_eq!(c.reset(NS, 9, 0, &v(1, "r1")).unwrap(), Saved::Yes);
-        assert_eq!(c.load(NS, 9).unwrap(), Some(v(1, "r1")));
-        assert_eq!(c.reset(NS, 9, 0, &v(1, "again")).unwrap(), Saved::Moved);
-
-        assert!(c.acquire(NS, 9, "tok-a", 10_000).unwrap());
-        assert_eq!(c.reset(NS, 9, 1, &v(2, "r2")).unwrap(), Saved::NotHolder);
-        // A held worker ID that never stored a state: reset over 0 is refused too.
-        assert!(c.acquire(NS, 10, "tok-a", 10_000).unwrap());
-        assert_eq!(c.reset(NS, 10, 0, &v(1, "r1")).unwrap(), Saved::NotHolder);
-        assert_eq!(c.load(NS, 10).unwrap(), None);
-
-        c.release(NS, 9, "tok-a").unwrap();
-        assert_eq!(c.reset(NS, 9, 7, &v(8, "r8")).unwrap(), Saved::Moved);
-        assert_eq!(c.reset(NS, 9, 1, &v(2, "r2")).unwrap(), Saved::Yes);
-        assert_eq!(c.load(NS, 9).unwrap(), Some(v(2, "r2")));
-
-        // An expired lease does not hold a reset back; its old holder's save is then moved.
-        assert!(c.acquire(NS, 9, "tok-b", 50).unwrap());
-        std::thread::sleep(Duration::from_millis(100));
-        assert_eq!(c.reset(NS, 9, 2, &v(3, "r3")).unwrap(), Saved::Yes);
-        assert_eq!(
-            c.save(NS, 9, "tok-b", 2, &v(3, "b3")).unwrap(),
-            Saved::Moved
         );
     }
 
@@ -1008,55 +878,18 @@ mod tests {
     }
 
     #[test]
-    fn a_paused_server_fails_calls_within_the_timeout() {
-        let pg = Postgres::start();
-        let mut c = open(&pg);
-        assert!(c.acquire(NS, 1, "tok", 60_000).unwrap());
-        pg.pause();
-        // On the open connection: the query gets no answer.
-        let (out, took) = timed(|| c.renew(NS, 1, "tok", 60_000));
-        let e = out.unwrap_err();
-        assert_eq!(e.kind(), ErrorKind::Lease, "{e}");
-        assert!(e.message().contains("within 500 ms"), "{e}");
-        assert!(took < OP * 5, "{took:?}");
-        // On a new connection: the kernel accepts it, the server never answers.
-        let (out, took) = timed(|| c.load(NS, 1));
-        let e = out.unwrap_err();
-        assert_eq!(e.kind(), ErrorKind::Lease, "{e}");
-        assert!(
-            e.message().contains("could not be reached within 500 ms"),
-            "{e}"
-        );
-        assert!(took < OP * 5, "{took:?}");
-        let (out, took) = timed(|| PgConn::open(&pg.url(), OP));
-        assert_eq!(out.unwrap_err().kind(), ErrorKind::Lease);
-        assert!(took < OP * 5, "{took:?}");
-
-        pg.resume();
-        assert!(c.renew(NS, 1, "tok", 60_000).unwrap());
-        assert!(c.load(NS, 1).unwrap().is_none());
-    }
-
-    #[test]
-    fn a_restarted_server_is_reconnected_to() {
+    fn a_restart_between_calls_costs_no_failed_call() {
+        // The stop and restart themselves: the contract's
+        // a_stopped_server_fails_calls_and_its_state_survives_restarts. Here, PostgreSQL's
+        // connection alone: restarted with no call in between, the server closed the idle
+        // connection, and the next call opens a new one rather than failing on the old one
+        // (Redis's fails that call, and the one after it reconnects).
         let mut pg = Postgres::start();
         let mut c = open(&pg);
         assert!(c.acquire(NS, 1, "tok", 60_000).unwrap());
         assert_eq!(c.save(NS, 1, "tok", 0, &v(1, "s1")).unwrap(), Saved::Yes);
-
-        pg.stop();
-        for _ in 0..2 {
-            let (out, took) = timed(|| c.renew(NS, 1, "tok", 60_000));
-            let e = out.unwrap_err();
-            assert_eq!(e.kind(), ErrorKind::Lease, "{e}");
-            assert!(took < OP * 5, "{took:?}");
-        }
         pg.restart();
         assert!(c.renew(NS, 1, "tok", 60_000).unwrap());
-        assert_eq!(c.load(NS, 1).unwrap(), Some(v(1, "s1")));
-
-        // Restarted with no call in between: the server closed the idle connection, and the
-        // next call opens a new one rather than failing on the old one.
         pg.restart();
         assert_eq!(c.save(NS, 1, "tok", 1, &v(2, "s2")).unwrap(), Saved::Yes);
     }

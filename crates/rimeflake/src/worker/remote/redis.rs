@@ -701,12 +701,50 @@ mod tests {
     use super::*;
     use crate::clock::monotonic_ns;
     use crate::state::WorkerState;
+    use crate::worker::remote::contract::{Expired, Server, NS};
     use crate::worker::remote::encode_state;
     use crate::worker::remote::servers::Redis;
-    use std::sync::{Arc, Barrier};
 
-    const NS: &str = "test-ns";
     const OP: Duration = Duration::from_millis(300);
+
+    impl Server for Redis {
+        fn url(&self) -> String {
+            Redis::url(self)
+        }
+        fn connect(&self, url: &str, op: Duration) -> Result<Box<dyn Conn>> {
+            Ok(Box::new(RedisConn::open(url, op)?))
+        }
+        fn op(&self) -> Duration {
+            OP
+        }
+        fn slow(&self) -> Duration {
+            OP * 10
+        }
+        fn unreachable(&self) -> Option<&'static str> {
+            None
+        }
+        fn expired(&self) -> Expired {
+            Expired::Gone
+        }
+        fn drop_lease(&self, namespace: &str, worker_id: u64) {
+            let key = lease_key(namespace, worker_id);
+            assert_eq!(self.command(&["DEL", &key]), ":1\r\n");
+        }
+        fn pause(&self) {
+            Redis::pause(self)
+        }
+        fn resume(&self) {
+            Redis::resume(self)
+        }
+        fn stop(&mut self) {
+            Redis::stop(self)
+        }
+        fn restart(&mut self) {
+            Redis::restart(self)
+        }
+    }
+
+    crate::worker::remote::contract::contract_tests!(Redis::start());
 
     fn open(redis: &Redis) -> RedisConn {
         RedisConn::open(&redis.url(), OP).unwrap_or_else(|e| panic!("open: {e}"))
@@ -738,51 +776,21 @@ mod tests {
     }
 
     #[test]
-    fn leases_and_state_round_trip() {
+    fn workers_skips_ids_with_nothing_and_lists_corrupt_states() {
         let redis = Redis::start();
         let mut c = open(&redis);
-
-        assert_eq!(c.settle_layout(NS, "layout-1").unwrap(), "layout-1");
-        assert_eq!(c.settle_layout(NS, "layout-2").unwrap(), "layout-1");
-
-        assert!(c.acquire(NS, 1, "tok-a", 10_000).unwrap());
-        assert!(
-            c.acquire(NS, 1, "tok-a", 10_000).unwrap(),
-            "taking one's own lease again"
-        );
-        assert!(!c.acquire(NS, 1, "tok-b", 10_000).unwrap());
-        assert!(c.renew(NS, 1, "tok-a", 10_000).unwrap());
-        assert!(!c.renew(NS, 1, "tok-b", 10_000).unwrap());
-
-        assert_eq!(c.load(NS, 1).unwrap(), None);
         let s1 = encode_state(&WorkerState::fresh(2));
-        assert_eq!(
-            c.save(NS, 1, "tok-a", 0, &state(1, &s1)).unwrap(),
-            Saved::Yes
-        );
-        assert_eq!(c.load(NS, 1).unwrap(), Some(state(1, &s1)));
         let mut ws = WorkerState::fresh(2);
         ws.raise(0, 12_345);
         let s2 = encode_state(&ws);
+        assert!(c.acquire(NS, 1, "tok-b", 10_000).unwrap());
         assert_eq!(
-            c.save(NS, 1, "tok-a", 1, &state(2, &s2)).unwrap(),
+            c.save(NS, 1, "tok-b", 0, &state(1, &s1)).unwrap(),
             Saved::Yes
         );
-
-        // Releasing with another token does nothing; with ours frees the worker ID.
-        c.release(NS, 1, "tok-b").unwrap();
-        assert!(!c.acquire(NS, 1, "tok-b", 10_000).unwrap());
-        c.release(NS, 1, "tok-a").unwrap();
-        assert!(c.acquire(NS, 1, "tok-b", 10_000).unwrap());
-        // The state travelled with the worker ID.
-        assert_eq!(c.load(NS, 1).unwrap(), Some(state(2, &s2)));
-
-        // The server's clock is this host's (same machine), within a generous margin.
-        let host = crate::clock::Clock::now_ms(&crate::clock::SystemClock);
-        let server = c.server_time_ms().unwrap();
-        assert!(
-            server.abs_diff(host) < 5_000,
-            "server {server}, host {host}"
+        assert_eq!(
+            c.save(NS, 1, "tok-b", 1, &state(2, &s2)).unwrap(),
+            Saved::Yes
         );
 
         // workers(): a held one, a released one with state, a corrupt one, an empty one.
@@ -814,57 +822,6 @@ mod tests {
 
         // Another namespace sees none of it.
         assert!(c.workers("other").unwrap().is_empty());
-    }
-
-    #[test]
-    fn only_one_of_two_racing_tokens_wins() {
-        let redis = Redis::start();
-        let url = redis.url();
-        for id in 0..20u64 {
-            let barrier = Arc::new(Barrier::new(2));
-            let racers: Vec<_> = ["tok-x", "tok-y"]
-                .into_iter()
-                .map(|token| {
-                    let (url, barrier) = (url.clone(), barrier.clone());
-                    std::thread::spawn(move || {
-                        let mut c = RedisConn::open(&url, OP).expect("open");
-                        barrier.wait();
-                        c.acquire(NS, id, token, 10_000).expect("acquire")
-                    })
-                })
-                .collect();
-            let won: Vec<bool> = racers.into_iter().map(|t| t.join().unwrap()).collect();
-            assert_eq!(
-                won.iter().filter(|w| **w).count(),
-                1,
-                "worker ID {id}: {won:?}"
-            );
-        }
-    }
-
-    #[test]
-    fn saves_need_the_token_and_the_version() {
-        let redis = Redis::start();
-        let mut c = open(&redis);
-        assert!(c.acquire(NS, 9, "tok-a", 10_000).unwrap());
-        assert_eq!(
-            c.save(NS, 9, "tok-a", 0, &state(1, "0;-;-")).unwrap(),
-            Saved::Yes
-        );
-        assert_eq!(
-            c.save(NS, 9, "tok-b", 1, &state(2, "0;5;-")).unwrap(),
-            Saved::NotHolder
-        );
-        assert_eq!(
-            c.save(NS, 9, "tok-a", 0, &state(1, "0;6;-")).unwrap(),
-            Saved::Moved
-        );
-        assert_eq!(
-            c.save(NS, 9, "tok-a", 2, &state(3, "0;7;-")).unwrap(),
-            Saved::Moved
-        );
-        // Nothing of those was written.
-        assert_eq!(c.load(NS, 9).unwrap(), Some(state(1, "0;-;-")));
     }
 
     #[test]
@@ -906,119 +863,9 @@ mod tests {
     }
 
     #[test]
-    fn an_expired_lease_goes_to_the_next_holder() {
-        let redis = Redis::start();
-        let mut a = open(&redis);
-        let mut b = open(&redis);
-        assert!(a.acquire(NS, 4, "tok-a", 50).unwrap());
-        std::thread::sleep(Duration::from_millis(100));
-        assert!(b.acquire(NS, 4, "tok-b", 10_000).unwrap());
-        assert_eq!(
-            a.save(NS, 4, "tok-a", 0, &state(1, "0;-;-")).unwrap(),
-            Saved::NotHolder
-        );
-        assert!(!a.renew(NS, 4, "tok-a", 10_000).unwrap());
-        assert_eq!(
-            b.save(NS, 4, "tok-b", 0, &state(1, "0;1;-")).unwrap(),
-            Saved::Yes
-        );
-    }
-
-    #[test]
-    fn a_deleted_lease_is_no_longer_held() {
+    fn a_paused_server_fails_a_pipeline_on_its_first_reply() {
         let redis = Redis::start();
         let mut c = open(&redis);
-        assert!(c.acquire(NS, 6, "tok-a", 10_000).unwrap());
-        assert_eq!(redis.command(&["DEL", &lease_key(NS, 6)]), ":1\r\n");
-        assert_eq!(
-            c.save(NS, 6, "tok-a", 0, &state(1, "0;-;-")).unwrap(),
-            Saved::NotHolder
-        );
-        assert!(!c.renew(NS, 6, "tok-a", 10_000).unwrap());
-    }
-
-    #[test]
-    fn reset_waits_for_the_lease_to_end() {
-        let redis = Redis::start();
-        let mut c = open(&redis);
-        assert!(c.acquire(NS, 2, "tok-a", 10_000).unwrap());
-        assert_eq!(
-            c.save(NS, 2, "tok-a", 0, &state(1, "0;5;-")).unwrap(),
-            Saved::Yes
-        );
-        assert_eq!(
-            c.reset(NS, 2, 1, &state(2, "0;9;-")).unwrap(),
-            Saved::NotHolder
-        );
-        c.release(NS, 2, "tok-a").unwrap();
-        assert_eq!(c.reset(NS, 2, 0, &state(2, "0;9;-")).unwrap(), Saved::Moved);
-        assert_eq!(c.reset(NS, 2, 1, &state(2, "0;9;-")).unwrap(), Saved::Yes);
-        assert_eq!(c.load(NS, 2).unwrap(), Some(state(2, "0;9;-")));
-        // A worker ID never leased can be reset too, and is then listed.
-        assert_eq!(c.reset(NS, 8, 0, &state(1, "0;1;-")).unwrap(), Saved::Yes);
-        let ids: Vec<u64> = c.workers(NS).unwrap().iter().map(|w| w.worker_id).collect();
-        assert_eq!(ids, [2, 8]);
-    }
-
-    #[test]
-    fn numbers_above_2_pow_53_stay_exact() {
-        let redis = Redis::start();
-        let mut c = open(&redis);
-        let mut ws = WorkerState::fresh(3);
-        ws.raise(1, u64::MAX - 1);
-        ws.raise(2, (1 << 53) + 1);
-        ws.clock_id = 2;
-        ws.closed_at = Some(u64::MAX);
-        let text = encode_state(&ws);
-        let big = (1u64 << 53) + 1;
-        // Reset puts the version above 2^53 directly.
-        assert_eq!(c.reset(NS, 1, 0, &state(big, &text)).unwrap(), Saved::Yes);
-        assert!(c.acquire(NS, 1, "tok-a", 10_000).unwrap());
-        // 2^53 and 2^53 + 1 are one double: a numeric comparison would take this one.
-        assert_eq!(
-            c.save(NS, 1, "tok-a", 1 << 53, &state(big + 1, &text))
-                .unwrap(),
-            Saved::Moved
-        );
-        assert_eq!(
-            c.save(NS, 1, "tok-a", big, &state(big + 1, &text)).unwrap(),
-            Saved::Yes
-        );
-        let loaded = c.load(NS, 1).unwrap().expect("a state");
-        assert_eq!(loaded.version, big + 1);
-        assert_eq!(decode_state(&loaded.text), Some(ws));
-        assert_eq!(c.workers(NS).unwrap()[0].version, big + 1);
-    }
-
-    #[test]
-    fn a_paused_server_fails_calls_in_time_and_works_after_resume() {
-        let redis = Redis::start();
-        let mut c = open(&redis);
-        // Enough workers that reading every reply of the pipeline, each with its own timeout,
-        // would show.
-        for id in 0..40 {
-            assert!(c.acquire(NS, id, "tok-a", 60_000).unwrap());
-        }
-        redis.pause();
-        // The first call on the open connection, the others on reconnects (the kernel still
-        // accepts connections; nothing answers).
-        for call in ["renew", "workers", "load", "renew"] {
-            let start = monotonic_ns();
-            let e = match call {
-                "renew" => c.renew(NS, 1, "tok-a", 60_000).map(drop),
-                "workers" => c.workers(NS).map(drop),
-                _ => c.load(NS, 1).map(drop),
-            }
-            .unwrap_err();
-            let took = ms_since(start);
-            assert_eq!(e.kind(), ErrorKind::Lease, "{call}: {e}");
-            assert!(e.message().contains("within 300 ms"), "{call}: {e}");
-            assert!(took < 10 * OP.as_millis() as u64, "{call} took {took} ms");
-        }
-        redis.resume();
-        assert!(c.renew(NS, 1, "tok-a", 60_000).unwrap());
-        assert_eq!(c.workers(NS).unwrap().len(), 40);
-
         // A pipeline fails on its first reply, not after one timeout per command (as the
         // crate's Pipeline::query would).
         let mut pipe = redis::pipe();
@@ -1039,30 +886,6 @@ mod tests {
         redis.resume();
         let pongs = c.run("ping", |conn| pipelined(conn, &pipe, 50)).unwrap();
         assert_eq!(pongs.len(), 50);
-    }
-
-    #[test]
-    fn a_stopped_server_fails_calls_and_its_state_survives_a_restart() {
-        let mut redis = Redis::start();
-        let mut c = open(&redis);
-        assert!(c.acquire(NS, 1, "tok-a", 60_000).unwrap());
-        assert_eq!(
-            c.save(NS, 1, "tok-a", 0, &state(1, "0;42;-")).unwrap(),
-            Saved::Yes
-        );
-        redis.stop();
-        for _ in 0..2 {
-            let start = monotonic_ns();
-            let e = c.load(NS, 1).unwrap_err();
-            assert_eq!(e.kind(), ErrorKind::Lease, "{e}");
-            assert!(ms_since(start) < 10 * OP.as_millis() as u64);
-        }
-        redis.restart();
-        assert_eq!(c.load(NS, 1).unwrap(), Some(state(1, "0;42;-")));
-        assert!(
-            c.renew(NS, 1, "tok-a", 60_000).unwrap(),
-            "the lease survived too"
-        );
     }
 
     #[test]

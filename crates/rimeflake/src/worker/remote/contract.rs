@@ -1,0 +1,489 @@
+//! The tests of the [`Conn`] contract, the same for every server: each takes connections (and
+//! the [`Server`] behind them where it must act on it), and [`contract_tests!`] runs them all
+//! from the test module of a server's connection (redis.rs, postgres.rs). What the servers do
+//! differently on purpose is said by [`Expired`]; tests of one server alone stay in its file.
+
+use super::{decode_state, encode_state, Conn, Saved, Versioned};
+use crate::error::{ErrorKind, Result};
+use crate::state::WorkerState;
+use std::time::Duration;
+
+pub(super) const NS: &str = "test-ns";
+
+/// What a server does with a lease past its expiry that nobody has taken yet: the servers
+/// differ here on purpose.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Expired {
+    /// Redis: the lease's key expires with it, so its holder is fenced at once.
+    Gone,
+    /// PostgreSQL: the row keeps its owner until another token takes it, and the holder may
+    /// still write (nobody else can have written meanwhile).
+    KeepsOwner,
+}
+
+/// A running server, as the contract's tests act on it.
+pub(super) trait Server: Sync {
+    /// The URL of the server, for a connection that needs no password.
+    fn url(&self) -> String;
+    /// A connection to `url` whose calls time out after `op`.
+    fn connect(&self, url: &str, op: Duration) -> Result<Box<dyn Conn>>;
+    /// The timeout of the connections [`Server::open`] makes.
+    fn op(&self) -> Duration;
+    /// The longest a call to a paused or stopped server may take.
+    fn slow(&self) -> Duration;
+    /// What the error of a call that had to reconnect to a paused server says, if the server's
+    /// connection says something of its own.
+    fn unreachable(&self) -> Option<&'static str>;
+    fn expired(&self) -> Expired;
+    /// Makes the lease of `worker_id` vanish behind its holder's back (an operator's doing).
+    fn drop_lease(&self, namespace: &str, worker_id: u64);
+    fn pause(&self);
+    fn resume(&self);
+    fn stop(&mut self);
+    fn restart(&mut self);
+
+    /// A connection with the test timeout.
+    fn open(&self) -> Box<dyn Conn> {
+        let url = self.url();
+        self.connect(&url, self.op())
+            .unwrap_or_else(|e| panic!("open {url}: {e}"))
+    }
+}
+
+/// `#[test]`s running every test of this module on the server `$start` starts, in a module
+/// `contract` of the test module that invokes it (which must see `$start`'s type and the trait
+/// [`Server`], implemented for that type).
+macro_rules! contract_tests {
+    ($start:expr) => {
+        /// The [`Conn`] contract on this server (remote/contract.rs).
+        mod contract {
+            use super::*;
+            use crate::worker::remote::contract as c;
+
+            #[test]
+            fn leases_and_states_round_trip() {
+                c::leases_and_states_round_trip(&mut *$start.open());
+            }
+
+            #[test]
+            fn only_one_of_two_racing_tokens_wins() {
+                c::only_one_of_two_racing_tokens_wins(&$start);
+            }
+
+            #[test]
+            fn saves_need_the_token_and_the_version() {
+                c::saves_need_the_token_and_the_version(&mut *$start.open());
+            }
+
+            #[test]
+            fn an_expired_lease_goes_to_the_next_holder_and_fences_the_old() {
+                let server = $start;
+                let (mut a, mut b) = (server.open(), server.open());
+                c::an_expired_lease_goes_to_the_next_holder(&mut *a, &mut *b, server.expired());
+            }
+
+            #[test]
+            fn a_lease_dropped_on_the_server_is_no_longer_held() {
+                let server = $start;
+                c::a_lease_dropped_on_the_server_is_no_longer_held(&mut *server.open(), &server);
+            }
+
+            #[test]
+            fn reset_waits_for_no_live_lease_and_the_expected_version() {
+                let server = $start;
+                let expired = server.expired();
+                c::reset_waits_for_no_live_lease_and_the_expected_version(
+                    &mut *server.open(),
+                    expired,
+                );
+            }
+
+            #[test]
+            fn numbers_above_2_pow_53_stay_exact() {
+                c::numbers_above_2_pow_53_stay_exact(&mut *$start.open());
+            }
+
+            #[test]
+            fn a_paused_server_fails_calls_in_time_and_works_after_resume() {
+                let server = $start;
+                c::a_paused_server_fails_calls_in_time_and_works_after_resume(
+                    &mut *server.open(),
+                    &server,
+                );
+            }
+
+            #[test]
+            fn a_stopped_server_fails_calls_and_its_state_survives_restarts() {
+                let mut server = $start;
+                let mut conn = server.open();
+                c::a_stopped_server_fails_calls_and_its_state_survives_restarts(
+                    &mut *conn,
+                    &mut server,
+                );
+            }
+        }
+    };
+}
+pub(super) use contract_tests;
+
+fn v(version: u64, text: &str) -> Versioned {
+    Versioned {
+        version,
+        text: text.to_string(),
+    }
+}
+
+/// The text of a state of four clock-ids, on `clock_id`.
+fn state_text(clock_id: u64) -> String {
+    let mut s = WorkerState::fresh(4);
+    s.clock_id = clock_id;
+    encode_state(&s)
+}
+
+/// Runs `f` and returns its result and how long it took.
+fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
+    let start = crate::clock::monotonic_ns();
+    let out = f();
+    (
+        out,
+        Duration::from_nanos(crate::clock::monotonic_ns() - start),
+    )
+}
+
+pub(super) fn leases_and_states_round_trip(c: &mut dyn Conn) {
+    // The first layout record stays; a later, different one gets the stored one back.
+    assert_eq!(c.settle_layout(NS, "layout-a").unwrap(), "layout-a");
+    assert_eq!(c.settle_layout(NS, "layout-b").unwrap(), "layout-a");
+    assert_eq!(c.settle_layout("other", "layout-b").unwrap(), "layout-b");
+
+    assert!(c.acquire(NS, 7, "tok-a", 10_000).unwrap());
+    assert!(
+        c.acquire(NS, 7, "tok-a", 10_000).unwrap(),
+        "taking one's own lease again"
+    );
+    assert!(!c.acquire(NS, 7, "tok-b", 10_000).unwrap());
+    assert!(c.renew(NS, 7, "tok-a", 10_000).unwrap());
+    assert!(!c.renew(NS, 7, "tok-b", 10_000).unwrap());
+    assert_eq!(c.load(NS, 7).unwrap(), None);
+
+    let one = v(1, &state_text(1));
+    assert_eq!(c.save(NS, 7, "tok-a", 0, &one).unwrap(), Saved::Yes);
+    assert_eq!(c.load(NS, 7).unwrap(), Some(one.clone()));
+    let two = v(2, &state_text(2));
+    assert_eq!(c.save(NS, 7, "tok-a", 1, &two).unwrap(), Saved::Yes);
+    assert_eq!(c.load(NS, 7).unwrap(), Some(two.clone()));
+
+    let workers = c.workers(NS).unwrap();
+    assert_eq!(workers.len(), 1);
+    let w = &workers[0];
+    assert_eq!(
+        (w.worker_id, w.holder.as_deref(), w.version),
+        (7, Some("tok-a"), 2)
+    );
+    assert_eq!(w.state, decode_state(&two.text));
+    let left = w.expires_in_ms.expect("an expiry");
+    assert!(left > 0 && left <= 10_000, "{left}");
+
+    // A release from another token does nothing; the holder's frees the ID, the state stays.
+    c.release(NS, 7, "tok-b").unwrap();
+    assert!(!c.acquire(NS, 7, "tok-b", 10_000).unwrap());
+    c.release(NS, 7, "tok-a").unwrap();
+    assert_eq!(c.load(NS, 7).unwrap(), Some(two.clone()));
+    let w = &c.workers(NS).unwrap()[0];
+    assert_eq!((w.holder.as_deref(), w.expires_in_ms), (None, None));
+    assert!(!c.renew(NS, 7, "tok-a", 10_000).unwrap());
+
+    // The next holder finds the state that travelled with the worker ID, and continues from
+    // its version.
+    assert!(c.acquire(NS, 7, "tok-b", 10_000).unwrap());
+    assert_eq!(c.load(NS, 7).unwrap(), Some(two));
+    assert_eq!(c.save(NS, 7, "tok-b", 2, &v(3, "x")).unwrap(), Saved::Yes);
+    // Another namespace sees none of it.
+    assert!(c.workers("nobody-here").unwrap().is_empty());
+
+    // The server's clock is this host's (same machine), within a generous margin.
+    let host = crate::clock::system_now_ms();
+    let server = c.server_time_ms().unwrap();
+    assert!(
+        server.abs_diff(host) < 5_000,
+        "server {server}, host {host}"
+    );
+    // A server as the tests start it loses nothing.
+    assert_eq!(c.check_settings().unwrap(), Vec::<String>::new());
+}
+
+pub(super) fn only_one_of_two_racing_tokens_wins(server: &dyn Server) {
+    // A first connection sets the server up (PostgreSQL's tables), so the racers race only for
+    // the lease.
+    drop(server.open());
+    for id in 0..20u64 {
+        let barrier = std::sync::Barrier::new(2);
+        let won: Vec<bool> = std::thread::scope(|scope| {
+            let racers: Vec<_> = ["tok-x", "tok-y"]
+                .into_iter()
+                .map(|token| {
+                    let barrier = &barrier;
+                    scope.spawn(move || {
+                        let mut c = server
+                            .connect(&server.url(), Duration::from_secs(10))
+                            .expect("open");
+                        barrier.wait();
+                        c.acquire(NS, id, token, 10_000).expect("acquire")
+                    })
+                })
+                .collect();
+            racers.into_iter().map(|t| t.join().unwrap()).collect()
+        });
+        assert_eq!(
+            won.iter().filter(|w| **w).count(),
+            1,
+            "worker ID {id}: {won:?}"
+        );
+    }
+}
+
+pub(super) fn saves_need_the_token_and_the_version(c: &mut dyn Conn) {
+    assert!(c.acquire(NS, 1, "tok-a", 10_000).unwrap());
+    assert_eq!(
+        c.save(NS, 1, "tok-b", 0, &v(1, "b")).unwrap(),
+        Saved::NotHolder
+    );
+    // No lease at all: nobody holds it.
+    assert_eq!(
+        c.save(NS, 2, "tok-a", 0, &v(1, "a")).unwrap(),
+        Saved::NotHolder
+    );
+    assert_eq!(c.save(NS, 1, "tok-a", 0, &v(1, "a1")).unwrap(), Saved::Yes);
+    assert_eq!(
+        c.save(NS, 1, "tok-b", 1, &v(2, "b2")).unwrap(),
+        Saved::NotHolder
+    );
+    for expected in [0, 2, 5] {
+        let next = v(expected + 1, "a?");
+        let saved = c.save(NS, 1, "tok-a", expected, &next).unwrap();
+        assert_eq!(saved, Saved::Moved, "over version {expected}");
+    }
+    // Nothing of those was written.
+    assert_eq!(c.load(NS, 1).unwrap(), Some(v(1, "a1")));
+    // A released lease is nobody's.
+    c.release(NS, 1, "tok-a").unwrap();
+    assert_eq!(
+        c.save(NS, 1, "tok-a", 1, &v(2, "a2")).unwrap(),
+        Saved::NotHolder
+    );
+    assert_eq!(c.load(NS, 1).unwrap(), Some(v(1, "a1")));
+}
+
+/// `a` and `b`: two connections to one server.
+pub(super) fn an_expired_lease_goes_to_the_next_holder(
+    a: &mut dyn Conn,
+    b: &mut dyn Conn,
+    expired: Expired,
+) {
+    // Worker ID 3 with a state, 4 without.
+    assert!(a.acquire(NS, 3, "tok-a", 50).unwrap());
+    assert_eq!(a.save(NS, 3, "tok-a", 0, &v(1, "a1")).unwrap(), Saved::Yes);
+    assert!(!b.acquire(NS, 3, "tok-b", 10_000).unwrap());
+    assert!(a.acquire(NS, 4, "tok-a", 50).unwrap());
+    std::thread::sleep(Duration::from_millis(100));
+
+    assert!(b.acquire(NS, 4, "tok-b", 10_000).unwrap());
+    assert_eq!(
+        a.save(NS, 4, "tok-a", 0, &v(1, "0;-;-")).unwrap(),
+        Saved::NotHolder
+    );
+    assert!(!a.renew(NS, 4, "tok-a", 10_000).unwrap());
+    assert_eq!(
+        b.save(NS, 4, "tok-b", 0, &v(1, "0;1;-")).unwrap(),
+        Saved::Yes
+    );
+
+    // Expired by the server's clock, but nobody took it yet.
+    let stored = match expired {
+        Expired::KeepsOwner => {
+            assert_eq!(a.save(NS, 3, "tok-a", 1, &v(2, "a2")).unwrap(), Saved::Yes);
+            v(2, "a2")
+        }
+        Expired::Gone => {
+            let saved = a.save(NS, 3, "tok-a", 1, &v(2, "a2")).unwrap();
+            assert_eq!(saved, Saved::NotHolder);
+            v(1, "a1")
+        }
+    };
+    let w = &b.workers(NS).unwrap()[0];
+    assert_eq!(w.worker_id, 3);
+    assert!(w.holder.is_none(), "{w:?}");
+
+    assert!(b.acquire(NS, 3, "tok-b", 10_000).unwrap());
+    assert_eq!(b.load(NS, 3).unwrap(), Some(stored.clone()));
+    let (version, next) = (stored.version, stored.version + 1);
+    assert_eq!(
+        a.save(NS, 3, "tok-a", version, &v(next, "a3")).unwrap(),
+        Saved::NotHolder
+    );
+    assert!(!a.renew(NS, 3, "tok-a", 10_000).unwrap());
+    // Its release does not free the new holder's lease.
+    a.release(NS, 3, "tok-a").unwrap();
+    assert!(!a.acquire(NS, 3, "tok-a", 10_000).unwrap());
+    assert_eq!(
+        b.save(NS, 3, "tok-b", version, &v(next, "b3")).unwrap(),
+        Saved::Yes
+    );
+}
+
+pub(super) fn a_lease_dropped_on_the_server_is_no_longer_held(
+    c: &mut dyn Conn,
+    server: &dyn Server,
+) {
+    assert!(c.acquire(NS, 6, "tok-a", 10_000).unwrap());
+    server.drop_lease(NS, 6);
+    assert_eq!(
+        c.save(NS, 6, "tok-a", 0, &v(1, "0;-;-")).unwrap(),
+        Saved::NotHolder
+    );
+    assert!(!c.renew(NS, 6, "tok-a", 10_000).unwrap());
+}
+
+pub(super) fn reset_waits_for_no_live_lease_and_the_expected_version(
+    c: &mut dyn Conn,
+    expired: Expired,
+) {
+    // Refused while the lease is held; then over the stored version only.
+    assert!(c.acquire(NS, 2, "tok-a", 10_000).unwrap());
+    assert_eq!(
+        c.save(NS, 2, "tok-a", 0, &v(1, "0;5;-")).unwrap(),
+        Saved::Yes
+    );
+    assert_eq!(c.reset(NS, 2, 1, &v(2, "0;9;-")).unwrap(), Saved::NotHolder);
+    c.release(NS, 2, "tok-a").unwrap();
+    assert_eq!(c.reset(NS, 2, 0, &v(2, "0;9;-")).unwrap(), Saved::Moved);
+    assert_eq!(c.reset(NS, 2, 1, &v(2, "0;9;-")).unwrap(), Saved::Yes);
+    assert_eq!(c.load(NS, 2).unwrap(), Some(v(2, "0;9;-")));
+    // A worker ID never leased can be reset too, and is then listed.
+    assert_eq!(c.reset(NS, 8, 0, &v(1, "0;1;-")).unwrap(), Saved::Yes);
+    let ids: Vec<u64> = c.workers(NS).unwrap().iter().map(|w| w.worker_id).collect();
+    assert_eq!(ids, [2, 8]);
+
+    // A worker ID never seen: reset over version 0 stores, over any other is moved.
+    assert_eq!(c.reset(NS, 9, 4, &v(5, "r")).unwrap(), Saved::Moved);
+    assert_eq!(c.reset(NS, 9, 0, &v(1, "r1")).unwrap(), Saved::Yes);
+    assert_eq!(c.load(NS, 9).unwrap(), Some(v(1, "r1")));
+    assert_eq!(c.reset(NS, 9, 0, &v(1, "again")).unwrap(), Saved::Moved);
+
+    assert!(c.acquire(NS, 9, "tok-a", 10_000).unwrap());
+    assert_eq!(c.reset(NS, 9, 1, &v(2, "r2")).unwrap(), Saved::NotHolder);
+    // A held worker ID that never stored a state: reset over 0 is refused too.
+    assert!(c.acquire(NS, 10, "tok-a", 10_000).unwrap());
+    assert_eq!(c.reset(NS, 10, 0, &v(1, "r1")).unwrap(), Saved::NotHolder);
+    assert_eq!(c.load(NS, 10).unwrap(), None);
+
+    c.release(NS, 9, "tok-a").unwrap();
+    assert_eq!(c.reset(NS, 9, 7, &v(8, "r8")).unwrap(), Saved::Moved);
+    assert_eq!(c.reset(NS, 9, 1, &v(2, "r2")).unwrap(), Saved::Yes);
+    assert_eq!(c.load(NS, 9).unwrap(), Some(v(2, "r2")));
+
+    // An expired lease does not hold a reset back, and its old holder's save is then refused:
+    // as moved where the lease keeps its owner, as not held where it is gone.
+    assert!(c.acquire(NS, 9, "tok-b", 50).unwrap());
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(c.reset(NS, 9, 2, &v(3, "r3")).unwrap(), Saved::Yes);
+    let refused = match expired {
+        Expired::KeepsOwner => Saved::Moved,
+        Expired::Gone => Saved::NotHolder,
+    };
+    assert_eq!(c.save(NS, 9, "tok-b", 2, &v(3, "b3")).unwrap(), refused);
+}
+
+pub(super) fn numbers_above_2_pow_53_stay_exact(c: &mut dyn Conn) {
+    let mut ws = WorkerState::fresh(3);
+    ws.raise(1, u64::MAX - 1);
+    ws.raise(2, (1 << 53) + 1);
+    ws.clock_id = 2;
+    ws.closed_at = Some(u64::MAX);
+    let text = encode_state(&ws);
+    let big = (1u64 << 53) + 1;
+    // Reset puts the version above 2^53 directly.
+    assert_eq!(c.reset(NS, 1, 0, &v(big, &text)).unwrap(), Saved::Yes);
+    assert!(c.acquire(NS, 1, "tok-a", 10_000).unwrap());
+    // 2^53 and 2^53 + 1 are one double: a numeric comparison would take this one.
+    assert_eq!(
+        c.save(NS, 1, "tok-a", 1 << 53, &v(big + 1, &text)).unwrap(),
+        Saved::Moved
+    );
+    assert_eq!(
+        c.save(NS, 1, "tok-a", big, &v(big + 1, &text)).unwrap(),
+        Saved::Yes
+    );
+    let loaded = c.load(NS, 1).unwrap().expect("a state");
+    assert_eq!(loaded.version, big + 1);
+    assert_eq!(decode_state(&loaded.text), Some(ws));
+    assert_eq!(c.workers(NS).unwrap()[0].version, big + 1);
+}
+
+pub(super) fn a_paused_server_fails_calls_in_time_and_works_after_resume(
+    c: &mut dyn Conn,
+    server: &dyn Server,
+) {
+    let within = format!("within {} ms", server.op().as_millis());
+    // Enough workers that reading every reply of one call, each with its own timeout, would
+    // show.
+    for id in 0..40 {
+        assert!(c.acquire(NS, id, "tok-a", 60_000).unwrap());
+    }
+    server.pause();
+    // The first call on the open connection, the others on reconnects (the kernel still
+    // accepts connections; nothing answers).
+    for (i, call) in ["renew", "workers", "load", "renew"]
+        .into_iter()
+        .enumerate()
+    {
+        let (out, took) = timed(|| match call {
+            "renew" => c.renew(NS, 1, "tok-a", 60_000).map(drop),
+            "workers" => c.workers(NS).map(drop),
+            _ => c.load(NS, 1).map(drop),
+        });
+        let e = out.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Lease, "{call}: {e}");
+        assert!(e.message().contains(&within), "{call}: {e}");
+        if let Some(words) = server.unreachable().filter(|_| i > 0) {
+            assert!(e.message().contains(words), "{call}: {e}");
+        }
+        assert!(took < server.slow(), "{call} took {took:?}");
+    }
+    let (out, took) = timed(|| server.connect(&server.url(), server.op()));
+    assert_eq!(out.err().expect("no answer").kind(), ErrorKind::Lease);
+    assert!(took < server.slow(), "open took {took:?}");
+
+    server.resume();
+    assert!(c.renew(NS, 1, "tok-a", 60_000).unwrap());
+    assert_eq!(c.workers(NS).unwrap().len(), 40);
+    assert!(c.load(NS, 1).unwrap().is_none());
+}
+
+pub(super) fn a_stopped_server_fails_calls_and_its_state_survives_restarts(
+    c: &mut dyn Conn,
+    server: &mut dyn Server,
+) {
+    assert!(c.acquire(NS, 1, "tok-a", 60_000).unwrap());
+    assert_eq!(
+        c.save(NS, 1, "tok-a", 0, &v(1, "0;42;-")).unwrap(),
+        Saved::Yes
+    );
+    server.stop();
+    for _ in 0..2 {
+        let (out, took) = timed(|| c.load(NS, 1));
+        let e = out.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Lease, "{e}");
+        assert!(took < server.slow(), "load took {took:?}");
+        let (out, took) = timed(|| c.renew(NS, 1, "tok-a", 60_000));
+        let e = out.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Lease, "{e}");
+        assert!(took < server.slow(), "renew took {took:?}");
+    }
+    server.restart();
+    assert_eq!(c.load(NS, 1).unwrap(), Some(v(1, "0;42;-")));
+    assert!(
+        c.renew(NS, 1, "tok-a", 60_000).unwrap(),
+        "the lease survived too"
+    );
+}
