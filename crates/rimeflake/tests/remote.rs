@@ -443,6 +443,56 @@ fn a_holder_whose_lease_was_taken_stops_and_cannot_move_the_state() {
     }
 }
 
+#[test]
+fn a_leased_worker_id_taken_by_another_process_moves_the_generator_to_another_one() {
+    for server in Server::both() {
+        let url = server.url();
+        let g = generator(&url, "moved")
+            .worker(WorkerSource::LocalLease { range: Some(0..=7) })
+            .build()
+            .unwrap();
+        let first = g.worker_id();
+        let mut ids: Vec<u64> = (0..1_000).map(|_| g.next_id().unwrap()).collect();
+        server.steal("moved", first);
+        // Lease errors while the keeper finds out, then IDs again under another worker ID.
+        let mut errors = 0;
+        let started = rimeflake::clock::monotonic_ns();
+        while rimeflake::clock::monotonic_ns() - started < 10_000_000_000 {
+            match g.next_id() {
+                Ok(id) => {
+                    ids.push(id);
+                    sleep_ms(1);
+                }
+                Err(e) => {
+                    assert_eq!(e.kind(), ErrorKind::Lease, "{e}");
+                    errors += 1;
+                    sleep_ms(5);
+                }
+            }
+            if g.worker_id() != first {
+                break;
+            }
+        }
+        assert_ne!(
+            g.worker_id(),
+            first,
+            "still on the stolen worker ID ({})",
+            server.name()
+        );
+        assert!(errors > 0, "{}", server.name());
+        ids.extend((0..1_000).map(|_| g.next_id().unwrap()));
+        let layout = Layout::default();
+        let moved = ids
+            .iter()
+            .filter(|&&id| layout.decode(id).unwrap().worker_id != first);
+        assert!(moved.count() >= 1_000, "{}", server.name());
+        let unique: HashSet<u64> = ids.iter().copied().collect();
+        assert_eq!(unique.len(), ids.len(), "{}", server.name());
+        g.close().unwrap();
+        // A fixed worker ID cannot move: that generator stays failed (the stolen-lease test).
+    }
+}
+
 // ---- (f) configuration mistakes -----------------------------------------------------------------
 
 #[test]

@@ -144,7 +144,8 @@ impl<C: Clock> Generator<C> {
     #[inline]
     fn inner(&self) -> &Inner<C> {
         // SAFETY: the pointer comes from Arc::into_raw and stays alive while `self` does: it is
-        // released only in Drop, and a replaced one (in a forked child) is never released.
+        // released only in Drop, and a replaced one (in a forked child, or after a server gave
+        // the worker ID to another process) is never released.
         unsafe { &*self.inner.load(Acquire) }
     }
 
@@ -292,10 +293,51 @@ impl<C: Clock> Generator<C> {
                 return Ok(first);
             }
             if i.pid == fork::pid() {
-                return i.slow_reserve(n, interrupted);
+                let r = i.slow_reserve(n, interrupted);
+                if r.is_err()
+                    && i.durable.lease_taken.load(SeqCst)
+                    && self.recipe.takes_any_worker()
+                {
+                    self.restart_elsewhere(i, r)?;
+                    continue;
+                }
+                return r;
             }
             self.restart_after_fork(i)?;
         }
+    }
+
+    /// On a server backend, after another process took the worker ID while this generator had
+    /// lost its lease: closes it (its threads stop; its writes were refused already) and starts
+    /// again with another worker ID. Returns `failed` (the call's error) when it cannot. The old
+    /// `Inner` is never freed (other threads may still be reading it), as after a fork.
+    #[cold]
+    fn restart_elsewhere(&self, stale: &Inner<C>, failed: Result<u64>) -> Result<()> {
+        if self.closed.load(SeqCst) {
+            return failed.map(|_| ());
+        }
+        let fresh = match Inner::start(&self.recipe, &mut || false) {
+            Ok(fresh) => Arc::into_raw(fresh) as *mut Inner<C>,
+            Err(_) => return failed.map(|_| ()), // the server decides again at the next call
+        };
+        let stale_ptr = stale as *const Inner<C> as *mut Inner<C>;
+        if self
+            .inner
+            .compare_exchange(stale_ptr, fresh, SeqCst, SeqCst)
+            .is_err()
+        {
+            // Another thread restarted it first: give back our new lease.
+            // SAFETY: `fresh` came from Arc::into_raw above and was never shared.
+            let _ = unsafe { Arc::from_raw(fresh) }.close();
+            return Ok(());
+        }
+        let _ = stale.close();
+        if self.closed.load(SeqCst) {
+            // As in `restart_after_fork`: `close` may have run while we started.
+            // SAFETY: `fresh` is now the generator's, alive while `self` is.
+            let _ = unsafe { &*fresh }.close();
+        }
+        Ok(())
     }
 
     /// In a forked child: abandons the parent's generator without touching its locks, lease or

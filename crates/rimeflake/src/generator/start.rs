@@ -38,6 +38,9 @@ pub(crate) struct Durable {
     pub(crate) lease_lost: std::sync::atomic::AtomicBool,
     /// Why, while `lease_lost` is set.
     lease_error: std::sync::Mutex<Option<Error>>,
+    /// Set by the keeper when, while lost, another process took the worker ID: a generator that
+    /// leases any worker ID then starts again with another (`Generator::reserve`).
+    pub(crate) lease_taken: std::sync::atomic::AtomicBool,
     /// How far ahead of the counter the reservation is kept, in time units.
     pub(crate) ahead_units: u64,
     pub(crate) refresh: Duration,
@@ -235,6 +238,7 @@ impl<C: Clock> Inner<C> {
                 io: OnceLock::new(),
                 lease_lost: std::sync::atomic::AtomicBool::new(false),
                 lease_error: std::sync::Mutex::new(None),
+                lease_taken: std::sync::atomic::AtomicBool::new(false),
                 ahead_units,
                 refresh: r.refresh_every,
             },
@@ -270,6 +274,12 @@ impl<C: Clock> keeper::Holder for Inner<C> {
         d.lease_lost
             .store(true, std::sync::atomic::Ordering::SeqCst);
         self.shut_for_lease();
+    }
+
+    fn lease_taken(&self) {
+        self.durable
+            .lease_taken
+            .store(true, std::sync::atomic::Ordering::SeqCst);
     }
 
     fn lease_back(&self) {

@@ -30,6 +30,8 @@ pub(crate) trait Holder: Send + Sync {
     fn lease_lost(&self, why: Error);
     /// The lease is held again: go on.
     fn lease_back(&self);
+    /// While lost, the server said another process holds the worker ID: it will not come back.
+    fn lease_taken(&self) {}
 }
 
 /// What the keeper shares with its lease.
@@ -141,6 +143,8 @@ pub(crate) struct KeeperState {
     lost: bool,
     /// A call is on its way (sent at `last_sent`): no other starts until it is answered.
     calling: bool,
+    /// While lost, an acquire was refused: another process holds the worker ID.
+    taken: bool,
 }
 
 impl KeeperState {
@@ -154,7 +158,14 @@ impl KeeperState {
             last_sent: acquired_sent,
             lost: false,
             calling: false,
+            taken: false,
         }
+    }
+
+    /// Whether, while lost, the server refused to give the worker ID back: another process
+    /// holds it.
+    pub(crate) fn taken(&self) -> bool {
+        self.taken
     }
 
     /// What to do at `now`. The deadline comes first: once it has passed without a success,
@@ -212,7 +223,11 @@ impl KeeperState {
                         .to_string(),
                 ))
             }
-            Ok(false) | Err(_) => None,
+            Ok(false) => {
+                self.taken = true;
+                None
+            }
+            Err(_) => None,
         }
     }
 }
@@ -229,6 +244,7 @@ impl Keeper {
         let mut state = KeeperState::new(keeper.timing, acquired_sent);
         let mut conn: Option<Box<dyn Conn>> = None;
         let answer: Answer = Arc::default();
+        let mut told_taken = false;
         loop {
             if keeper.shared.stop.load(SeqCst) {
                 return; // released: whatever a call on its way does, the release decides
@@ -239,6 +255,14 @@ impl Keeper {
                 conn = if outcome.is_ok() { used } else { None };
                 match state.answered(&outcome) {
                     Some(news) => news,
+                    // Told once; the keeper goes on trying, for a generator that cannot move.
+                    None if state.taken() && !told_taken => {
+                        told_taken = true;
+                        if !keeper.tell(|h| h.lease_taken()) {
+                            return;
+                        }
+                        continue;
+                    }
                     None => continue,
                 }
             } else {
@@ -329,5 +353,30 @@ impl Keeper {
                 self.worker_id, self.namespace, self.backend
             ),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refused_acquire_while_lost_says_the_worker_id_was_taken() {
+        let timing = Timing {
+            ttl: Duration::from_millis(1_000),
+        };
+        let mut k = KeeperState::new(timing, 0);
+        let ms = |m: u64| m * 1_000_000;
+        assert_eq!(k.poll(ms(250)), Next::Call { acquire: false });
+        // Refused while held: lost, but not yet known to be taken (it may have expired).
+        assert!(matches!(k.answered(&Ok(false)), Some(News::Lost(_))));
+        assert!(!k.taken());
+        // An error while lost says nothing; a refused acquire does.
+        assert_eq!(k.poll(ms(500)), Next::Call { acquire: true });
+        assert_eq!(k.answered(&Err(Error::new(ErrorKind::Lease, "down"))), None);
+        assert!(!k.taken());
+        assert_eq!(k.poll(ms(750)), Next::Call { acquire: true });
+        assert_eq!(k.answered(&Ok(false)), None);
+        assert!(k.taken());
     }
 }
