@@ -243,6 +243,11 @@ export interface Stats {
   borrowedMs: number
   /** The clock-id in use. */
   clockId: number
+  /**
+   * On a server backend: the server's clock minus this host's when the lease was taken, in
+   * ms; 0 otherwise.
+   */
+  serverSkewMs: number
 }
 
 /** The package's version (the workspace's). */

@@ -153,6 +153,9 @@ typedef struct rimeflake_generator_stats {
   uint64_t borrowed_ms;
   // The clock-id in use now.
   uint64_t clock_id;
+  // On a server backend: the server's clock minus this host's when the lease was taken, in
+  // ms; 0 otherwise.
+  int64_t server_skew_ms;
 } rimeflake_generator_stats;
 
 // The parts of an ID.

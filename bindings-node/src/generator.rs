@@ -152,6 +152,7 @@ impl Generator {
             waited_ms: s.waited_ms as f64,
             borrowed_ms: s.borrowed_ms as f64,
             clock_id: s.clock_id as f64,
+            server_skew_ms: s.server_skew_ms as f64,
         }
     }
 
@@ -250,4 +251,7 @@ pub struct Stats {
     pub borrowed_ms: f64,
     /// The clock-id in use.
     pub clock_id: f64,
+    /// On a server backend: the server's clock minus this host's when the lease was taken, in
+    /// ms; 0 otherwise.
+    pub server_skew_ms: f64,
 }

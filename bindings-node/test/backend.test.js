@@ -17,6 +17,7 @@ test('generators lease distinct worker IDs from Redis, and the state stays there
   const a = new rf.Generator({ backend: url, namespace: 'node-many' })
   const b = new rf.Generator({ backend: url, namespace: 'node-many' })
   assert.notEqual(a.workerId, b.workerId)
+  assert.ok(Math.abs(a.stats().serverSkewMs) < 1000) // the server runs on this host
   const ids = new Set()
   let last = 0n
   for (let i = 0; i < 1000; i++) ids.add((last = a.nextId()))

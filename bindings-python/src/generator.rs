@@ -130,7 +130,9 @@ impl Generator {
     }
 
     /// Counters: ``ids_issued``, ``rollbacks``, ``largest_rollback_ms``, ``clock_id_bumps``,
-    /// ``clock_id_reuses``, ``waits``, ``waited_ms``, ``borrowed_ms``, ``clock_id``.
+    /// ``clock_id_reuses``, ``waits``, ``waited_ms``, ``borrowed_ms``, ``clock_id``, and
+    /// ``server_skew_ms`` (on a server backend, the server's clock minus this host's when the
+    /// lease was taken; 0 otherwise).
     fn stats<'py>(&self, py: Python<'py>) -> Result<Bound<'py, PyDict>> {
         let s = self.inner.stats();
         let d = PyDict::new(py);
@@ -147,6 +149,7 @@ impl Generator {
         ] {
             d.set_item(k, v)?;
         }
+        d.set_item("server_skew_ms", s.server_skew_ms)?;
         Ok(d)
     }
 

@@ -73,8 +73,9 @@ def test_stats_count_what_was_issued(gen: rimeflake.Generator) -> None:
     assert s["ids_issued"] == 101
     assert set(s) == {
         "ids_issued", "rollbacks", "largest_rollback_ms", "clock_id_bumps",
-        "clock_id_reuses", "waits", "waited_ms", "borrowed_ms", "clock_id",
+        "clock_id_reuses", "waits", "waited_ms", "borrowed_ms", "clock_id", "server_skew_ms",
     }
+    assert s["server_skew_ms"] == 0  # no server
 
 
 def test_close_and_context_manager() -> None:

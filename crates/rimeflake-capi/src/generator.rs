@@ -41,6 +41,9 @@ pub struct rimeflake_generator_stats {
     pub borrowed_ms: u64,
     /// The clock-id in use now.
     pub clock_id: u64,
+    /// On a server backend: the server's clock minus this host's when the lease was taken, in
+    /// ms; 0 otherwise.
+    pub server_skew_ms: i64,
 }
 
 /// Makes a generator as `config` says (NULL: every default, as rimeflake_config_init gives)
@@ -180,6 +183,7 @@ pub unsafe extern "C" fn rimeflake_stats_sized(
             waited_ms: s.waited_ms,
             borrowed_ms: s.borrowed_ms,
             clock_id: s.clock_id,
+            server_skew_ms: s.server_skew_ms,
         };
         // Fields of a newer header read as zero.
         unsafe {

@@ -290,6 +290,7 @@ fn a_stopped_restarted_or_paused_server_gives_lease_errors_then_recovers_without
         let url = server.url();
         let g = generator(&url, "faults").build().unwrap();
         let worker = g.worker_id();
+        assert!(g.stats().server_skew_ms.abs() < 1_000, "{}", server.name());
         let d = Driver::start(g);
         d.wait_for(10, &format!("IDs ({})", server.name()), |i, _| i > 1_000);
 

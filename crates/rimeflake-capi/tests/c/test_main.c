@@ -323,6 +323,9 @@ static void test_backend(void) {
   CHECK_OK(rimeflake_generator_worker_id(a, &wa));
   CHECK_OK(rimeflake_generator_worker_id(b, &wb));
   CHECK(wa != wb);
+  rimeflake_generator_stats stats;
+  CHECK_OK(rimeflake_stats(a, &stats));
+  CHECK(stats.server_skew_ms > -1000 && stats.server_skew_ms < 1000); /* a server on this host */
   CHECK_OK(rimeflake_next_id(a, &x));
   CHECK_OK(rimeflake_next_id(b, &y));
   CHECK(x != y);

@@ -474,6 +474,7 @@ impl<C: Clock> Inner<C> {
             waited_ms: Counters::get(&s.waited_ns) / 1_000_000,
             borrowed_ms: Counters::get(&s.borrowed_units) * unit,
             clock_id: self.clock_id_of(self.hot.counter.load(Acquire)),
+            server_skew_ms: self.durable.server_skew_ms,
         }
     }
 

@@ -36,6 +36,8 @@ pub(crate) struct Durable {
     pub(crate) io: OnceLock<Io>,
     /// Set by a remote lease's keeper while the lease is lost (or may be): no ID is issued.
     pub(crate) lease_lost: std::sync::atomic::AtomicBool,
+    /// The server's clock minus this host's at acquire, in ms (0 without a server).
+    pub(crate) server_skew_ms: i64,
     /// Why, while `lease_lost` is set.
     lease_error: std::sync::Mutex<Option<Error>>,
     /// Set by the keeper when, while lost, another process took the worker ID: a generator that
@@ -100,6 +102,7 @@ impl<C: Clock> Inner<C> {
         let layout = r.layout.clone();
         let clock_ids = layout.max_clock_id() as usize + 1;
         let mut keeper = None;
+        let mut server_skew_ms = 0;
         let (worker_id, store, lease): (_, _, Option<Box<dyn Lease>>) = match &r.storage {
             Storage::InMemory => {
                 match &r.worker {
@@ -146,6 +149,7 @@ impl<C: Clock> Inner<C> {
                     WarningSink::emit(r.warnings.as_ref(), Warning::new(Warning::BACKEND, w));
                 }
                 keeper = Some(lease.keeper());
+                server_skew_ms = lease.skew_ms;
                 (
                     lease.worker_id,
                     Some(lease.state_store()),
@@ -238,6 +242,7 @@ impl<C: Clock> Inner<C> {
                 io: OnceLock::new(),
                 lease_lost: std::sync::atomic::AtomicBool::new(false),
                 lease_error: std::sync::Mutex::new(None),
+                server_skew_ms,
                 lease_taken: std::sync::atomic::AtomicBool::new(false),
                 ahead_units,
                 refresh: r.refresh_every,

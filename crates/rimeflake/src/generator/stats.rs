@@ -28,6 +28,9 @@ pub struct Stats {
     pub borrowed_ms: u64,
     /// The clock-id in use now.
     pub clock_id: u64,
+    /// On a server backend: the server's clock minus this host's when the lease was taken, in
+    /// ms (above 1 s it is also a warning); 0 otherwise.
+    pub server_skew_ms: i64,
 }
 
 /// Lock-free counters, none of them touched by the hot path on an ordinary call.

@@ -239,6 +239,8 @@ pub(crate) struct RemoteLease {
     pub(crate) token: String,
     pub(crate) backend: Backend,
     pub(crate) timing: Timing,
+    /// The server's clock minus this host's at acquire, in ms.
+    pub(crate) skew_ms: i64,
     /// Warnings found at acquire (server settings, clock skew), for the generator to emit.
     pub(crate) warnings: Vec<String>,
     /// On `CLOCK_BOOTTIME` (which counts through suspend): when the acquiring call was sent.
@@ -363,6 +365,7 @@ impl RemoteLease {
             token,
             backend: backend.clone(),
             timing,
+            skew_ms,
             warnings,
             sent_boottime_ns: sent_ns,
             store,
