@@ -83,6 +83,9 @@ impl Server {
     }
 }
 
+/// Something done to a server (stop it, pause it, ...).
+type Step = fn(&mut Server);
+
 fn backend(url: &str) -> Backend {
     Backend::parse(url).expect("a backend this build has")
 }
@@ -294,52 +297,24 @@ fn a_stopped_restarted_or_paused_server_gives_lease_errors_then_recovers_without
         let d = Driver::start(g);
         d.wait_for(10, &format!("IDs ({})", server.name()), |i, _| i > 1_000);
 
-        // Stopped for two TTLs: the lease runs out; the generator stops, with lease errors.
-        server.stop();
-        d.wait_for(
-            10,
-            &format!("lease errors while the server is down ({})", server.name()),
-            |_, e| e > 10,
-        );
-        sleep_ms(1_000);
-        let (before, _) = d.counts();
-        sleep_ms(300);
-        assert_eq!(
-            d.counts().0,
-            before,
-            "IDs issued without a lease ({})",
-            server.name()
-        );
-        server.restart();
-        d.wait_for(
-            15,
-            &format!("IDs after the restart ({})", server.name()),
-            |i, _| i > before + 1_000,
-        );
-
-        // Paused for longer than the TTL: the same.
-        server.pause();
-        let (_, errors) = d.counts();
-        d.wait_for(
-            10,
-            &format!("lease errors while paused ({})", server.name()),
-            |_, e| e > errors + 10,
-        );
-        sleep_ms(1_000);
-        let (before, _) = d.counts();
-        sleep_ms(300);
-        assert_eq!(
-            d.counts().0,
-            before,
-            "IDs issued while paused ({})",
-            server.name()
-        );
-        server.resume();
-        d.wait_for(
-            15,
-            &format!("IDs after resuming ({})", server.name()),
-            |i, _| i > before + 1_000,
-        );
+        // Stopped past two TTLs, then paused past the TTL: each time the lease runs out, the
+        // generator stops with lease errors and issues nothing, and goes on once it is back.
+        let outages: [(&str, Step, Step); 2] = [
+            ("stopped", Server::stop, Server::restart),
+            ("paused", |s| s.pause(), |s| s.resume()),
+        ];
+        for (what, begin, end) in outages {
+            let name = format!("{what} ({})", server.name());
+            let (_, errors) = d.counts();
+            begin(&mut server);
+            d.wait_for(10, &format!("lease errors, {name}"), |_, e| e > errors + 10);
+            sleep_ms(1_000);
+            let (before, _) = d.counts();
+            sleep_ms(300);
+            assert_eq!(d.counts().0, before, "IDs issued without a lease, {name}");
+            end(&mut server);
+            d.wait_for(15, &format!("IDs after, {name}"), |i, _| i > before + 1_000);
+        }
 
         let (ids, errors, g) = d.finish();
         assert_eq!(g.worker_id(), worker);
