@@ -86,6 +86,9 @@ impl Server {
 /// Something done to a server (stop it, pause it, ...).
 type Step = fn(&mut Server);
 
+/// The lease TTL of these tests' generators.
+const TTL_MS: u64 = 2_000;
+
 fn backend(url: &str) -> Backend {
     Backend::parse(url).expect("a backend this build has")
 }
@@ -95,7 +98,9 @@ fn generator(url: &str, namespace: &str) -> rimeflake::Builder {
         .layout(Layout::default())
         .backend(backend(url))
         .namespace(namespace)
-        .lease_ttl(Duration::from_millis(1_000))
+        // Short, so that expiry comes quickly; long enough that each call's timeout (a tenth)
+        // holds on a loaded 2-core machine.
+        .lease_ttl(Duration::from_millis(TTL_MS))
         .max_wait(Duration::from_millis(300))
 }
 
@@ -565,7 +570,7 @@ fn the_state_travels_with_the_worker_id_and_a_namespace_keeps_one_layout() {
             ErrorKind::Lease,
             &["held"],
         );
-        sleep_ms(1_200);
+        sleep_ms(TTL_MS + 200);
         let b = generator(&url, "travel").worker_id(9).build().unwrap();
         assert!(b.next_id().unwrap() > last, "{}", server.name());
         b.close().unwrap();

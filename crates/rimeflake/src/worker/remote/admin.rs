@@ -1,0 +1,165 @@
+//! What the CLI's `state show --backend` and `state reset --backend` do on a server: list a
+//! namespace's worker IDs, and replace a corrupt state with one bounded by the operator's
+//! evidence.
+
+use super::{connect, decode_state, encode_state, RemoteWorker, Saved, Timing, Versioned};
+use crate::backend::Backend;
+use crate::error::{Error, ErrorKind, Result};
+use crate::layout::Layout;
+use crate::state::WorkerState;
+use crate::worker::namespace::LayoutRecord;
+
+/// Every worker ID of `namespace` on the server `backend` names: holders, expiry, clock-ids and
+/// reservations (`rimeflake state show --backend`). Reads only.
+///
+/// # Errors
+/// As connecting: a config error for a URL that cannot be used, a lease error when the server
+/// cannot be reached.
+pub fn inspect(backend: &Backend, namespace: &str) -> Result<Vec<RemoteWorker>> {
+    crate::worker::lease::validate_namespace(namespace)?;
+    let timing = Timing {
+        ttl: crate::generator::DEFAULT_LEASE_TTL,
+    };
+    connect(backend, timing)?.workers(namespace)
+}
+
+/// What [`inspect`] found, as `rimeflake state show --backend` prints it.
+pub fn render(backend: &Backend, namespace: &str, workers: &[RemoteWorker]) -> String {
+    let mut out = format!("{backend}\n  namespace {namespace}\n");
+    if workers.is_empty() {
+        out.push_str("    no worker ID has been leased here\n");
+    }
+    for w in workers {
+        let holder = match (&w.holder, w.expires_in_ms) {
+            (Some(h), Some(ms)) => format!("held by {h}, expires in {ms} ms"),
+            (Some(h), None) => format!("held by {h}"),
+            (None, _) => "free".to_string(),
+        };
+        out.push_str(&format!("    worker {:5}  {holder}\n", w.worker_id));
+        match &w.state {
+            None if w.version > 0 => out.push_str(&format!(
+                "      state version {}: CORRUPT (see `rimeflake state reset --backend`)\n",
+                w.version
+            )),
+            None => out.push_str("      no state stored\n"),
+            Some(s) => {
+                let reserved: Vec<String> = s
+                    .reserved
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(c, r)| r.map(|r| format!("clock-id {c}: {r}")))
+                    .collect();
+                out.push_str(&format!(
+                    "      state version {}: clock-id {}; reserved (time units) {}{}\n",
+                    w.version,
+                    s.clock_id,
+                    if reserved.is_empty() {
+                        "none".to_string()
+                    } else {
+                        reserved.join(", ")
+                    },
+                    match s.closed_at {
+                        Some(_) => "; closed cleanly",
+                        None => "",
+                    }
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// What [`reset`] stored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RemoteReset {
+    /// The new state.
+    pub state: WorkerState,
+    /// What bounded the lost state (the evidence given).
+    pub basis: String,
+    /// The corrupt text it replaced (at most 200 characters), to keep in the operator's notes.
+    pub replaced: String,
+}
+
+/// Replaces the CORRUPT state of `worker_id` in `namespace` on the server `backend` names
+/// (`rimeflake state reset --backend`) with one reserved past anything the lost state can have
+/// held, as `options`' evidence bounds it (a server keeps no high-water marks: evidence is
+/// required). Refused while a process holds the worker ID, and when the state is readable.
+///
+/// # Errors
+/// [`ErrorKind::State`] when there is no state or no evidence; [`ErrorKind::Config`] for a
+/// readable state or a layout that is not the namespace's; [`ErrorKind::Lease`] while the worker
+/// ID is held, or when the server cannot be reached.
+pub fn reset(
+    backend: &Backend,
+    namespace: &str,
+    layout: &Layout,
+    worker_id: u64,
+    options: &crate::state::ResetOptions,
+) -> Result<RemoteReset> {
+    crate::worker::lease::validate_namespace(namespace)?;
+    let timing = Timing {
+        ttl: crate::generator::DEFAULT_LEASE_TTL,
+    };
+    let mut conn = connect(backend, timing)?;
+    let what = format!("worker ID {worker_id} of namespace {namespace} on {backend}");
+    let found = conn.load(namespace, worker_id)?.ok_or_else(|| {
+        Error::new(
+            ErrorKind::State,
+            format!("{what} has no state: nothing to reset (check --worker and --namespace)"),
+        )
+    })?;
+    let clock_ids = layout.max_clock_id() as usize + 1;
+    if let Some(s) = decode_state(&found.text) {
+        return Err(Error::config(if s.reserved.len() == clock_ids {
+            format!(
+                "{what} holds a valid state (clock-id {}): there is nothing to reset",
+                s.clock_id
+            )
+        } else {
+            format!(
+                "{what} holds a valid state of a layout with {} clock-ids, not this layout's                  {clock_ids}: use the namespace's own layout",
+                s.reserved.len()
+            )
+        }));
+    }
+    let ours = LayoutRecord::of(layout);
+    match LayoutRecord::parse(&conn.settle_layout(namespace, &ours.to_text())?) {
+        Some(t) if t.fingerprint == ours.fingerprint => {}
+        _ => {
+            return Err(Error::config(format!(
+                "namespace {namespace} on {backend} has another layout than {}: give its layout",
+                ours.description
+            )))
+        }
+    }
+    let now_ms = crate::clock::Clock::now_ms(&crate::clock::SystemClock);
+    let (state, basis) = crate::state::reset::bounded_state(layout, now_ms, None, options)?
+        .ok_or_else(|| {
+            Error::new(
+                ErrorKind::State,
+                format!(
+                    "cannot reset {what} safely: its state is corrupt and a server keeps no                      high-water marks, so nothing bounds the reservations it held. Give                      evidence: the highest ID this worker ID is known to have issued                      (`--above-id ID`), or a time no ID of it has reached on any clock-id                      (`--reserve-until 2030-01-01T00:00:00Z`)"
+                ),
+            )
+        })?;
+    let next = Versioned {
+        version: found.version + 1,
+        text: encode_state(&state),
+    };
+    match conn.reset(namespace, worker_id, found.version, &next)? {
+        Saved::Yes => Ok(RemoteReset {
+            state,
+            basis,
+            replaced: found.text.chars().take(200).collect(),
+        }),
+        Saved::NotHolder => Err(Error::new(
+            ErrorKind::Lease,
+            format!("{what} is held by a running process: stop it, then reset"),
+        )),
+        Saved::Moved => Err(Error::new(
+            ErrorKind::State,
+            format!("the state of {what} changed while it was being reset: run the reset again"),
+        )),
+    }
+}

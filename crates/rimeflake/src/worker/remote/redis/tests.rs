@@ -1,0 +1,294 @@
+use super::*;
+use crate::clock::monotonic_ns;
+use crate::state::WorkerState;
+use crate::worker::remote::contract::{Expired, Server, NS};
+use crate::worker::remote::encode_state;
+use crate::worker::remote::servers::Redis;
+
+const OP: Duration = Duration::from_millis(300);
+
+impl Server for Redis {
+    fn url(&self) -> String {
+        Redis::url(self)
+    }
+    fn connect(&self, url: &str, op: Duration) -> Result<Box<dyn Conn>> {
+        Ok(Box::new(RedisConn::open(url, op)?))
+    }
+    fn op(&self) -> Duration {
+        OP
+    }
+    fn slow(&self) -> Duration {
+        OP * 10
+    }
+    fn unreachable(&self) -> Option<&'static str> {
+        None
+    }
+    fn expired(&self) -> Expired {
+        Expired::Gone
+    }
+    fn drop_lease(&self, namespace: &str, worker_id: u64) {
+        let key = lease_key(namespace, worker_id);
+        assert_eq!(self.command(&["DEL", &key]), ":1\r\n");
+    }
+    fn pause(&self) {
+        Redis::pause(self)
+    }
+    fn resume(&self) {
+        Redis::resume(self)
+    }
+    fn stop(&mut self) {
+        Redis::stop(self)
+    }
+    fn restart(&mut self) {
+        Redis::restart(self)
+    }
+}
+
+crate::worker::remote::contract::contract_tests!(Redis::start());
+
+fn open(redis: &Redis) -> RedisConn {
+    RedisConn::open(&redis.url(), OP).unwrap_or_else(|e| panic!("open: {e}"))
+}
+
+fn state(version: u64, text: &str) -> Versioned {
+    Versioned {
+        version,
+        text: text.to_string(),
+    }
+}
+
+fn ms_since(start_ns: u64) -> u64 {
+    (monotonic_ns() - start_ns) / 1_000_000
+}
+
+/// A port nobody listens on (bound, then let go).
+fn closed_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.local_addr().expect("address").port()
+}
+
+#[test]
+fn keys_share_a_hash_tag() {
+    assert_eq!(lease_key("a:b", 7), "rimeflake:{a:b:7}:lease");
+    assert_eq!(state_key("a:b", 7), "rimeflake:{a:b:7}:state");
+    assert_eq!(layout_key("a:b"), "rimeflake:{a:b}:layout");
+    assert_eq!(workers_key("a:b"), "rimeflake:{a:b}:workers");
+}
+
+#[test]
+fn workers_skips_ids_with_nothing_and_lists_corrupt_states() {
+    let redis = Redis::start();
+    let mut c = open(&redis);
+    let s1 = encode_state(&WorkerState::fresh(2));
+    let mut ws = WorkerState::fresh(2);
+    ws.raise(0, 12_345);
+    let s2 = encode_state(&ws);
+    assert!(c.acquire(NS, 1, "tok-b", 10_000).unwrap());
+    assert_eq!(
+        c.save(NS, 1, "tok-b", 0, &state(1, &s1)).unwrap(),
+        Saved::Yes
+    );
+    assert_eq!(
+        c.save(NS, 1, "tok-b", 1, &state(2, &s2)).unwrap(),
+        Saved::Yes
+    );
+
+    // workers(): a held one, a released one with state, a corrupt one, an empty one.
+    assert!(c.acquire(NS, 2, "tok-c", 10_000).unwrap());
+    c.release(NS, 2, "tok-c").unwrap(); // indexed, but neither lease nor state: skipped
+    assert!(c.acquire(NS, 3, "tok-c", 10_000).unwrap());
+    assert_eq!(
+        c.save(NS, 3, "tok-c", 0, &state(1, &s1)).unwrap(),
+        Saved::Yes
+    );
+    c.release(NS, 3, "tok-c").unwrap();
+    redis.command(&["SADD", &workers_key(NS), "4", "not-a-number"]);
+    redis.command(&["HSET", &state_key(NS, 4), "v", "7", "s", "garbage"]);
+    let ws_list = c.workers(NS).unwrap();
+    let ids: Vec<u64> = ws_list.iter().map(|w| w.worker_id).collect();
+    assert_eq!(ids, [1, 3, 4]);
+    assert_eq!(ws_list[0].holder.as_deref(), Some("tok-b"));
+    let left = ws_list[0].expires_in_ms.expect("an expiry");
+    assert!(left > 0 && left <= 10_000, "{left}");
+    assert_eq!(ws_list[0].state, Some(ws));
+    assert_eq!(ws_list[0].version, 2);
+    assert_eq!(ws_list[1].holder, None);
+    assert_eq!(ws_list[1].expires_in_ms, None);
+    assert_eq!(ws_list[1].state, Some(WorkerState::fresh(2)));
+    assert_eq!((ws_list[2].state.clone(), ws_list[2].version), (None, 7));
+    // load refuses the corrupt version rather than guessing.
+    redis.command(&["HSET", &state_key(NS, 5), "v", "x", "s", "0;-;-"]);
+    assert_eq!(c.load(NS, 5).unwrap_err().kind(), ErrorKind::State);
+
+    // Another namespace sees none of it.
+    assert!(c.workers("other").unwrap().is_empty());
+}
+
+#[test]
+fn scripts_are_sent_again_after_a_flush_and_errors_keep_the_connection_in_step() {
+    let redis = Redis::start();
+    let mut c = open(&redis);
+    assert!(c.acquire(NS, 1, "tok-a", 10_000).unwrap());
+    // The server forgets its scripts (as after a restart): EVALSHA fails, EVAL follows.
+    assert_eq!(redis.command(&["SCRIPT", "FLUSH"]), "+OK\r\n");
+    assert!(c.acquire(NS, 1, "tok-a", 10_000).unwrap());
+    assert!(c.renew(NS, 1, "tok-a", 10_000).unwrap());
+
+    // The index's SADD fails in the same round trip as the script: an error, and the
+    // script's reply is still read off the connection.
+    redis.command(&["SET", &workers_key("odd"), "not a set"]);
+    let e = c.acquire("odd", 1, "tok-a", 10_000).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::State, "{e}");
+    assert!(c.renew(NS, 1, "tok-a", 10_000).unwrap());
+    assert_eq!(c.load(NS, 1).unwrap(), None);
+}
+
+#[test]
+fn resp3_works_too() {
+    let redis = Redis::start();
+    let url = format!("redis://127.0.0.1:{}/0?protocol=resp3", redis.port());
+    let mut c = RedisConn::open(&url, OP).unwrap();
+    assert!(c.acquire(NS, 1, "tok-a", 10_000).unwrap());
+    assert_eq!(
+        c.save(NS, 1, "tok-a", 0, &state(1, "0;1;-")).unwrap(),
+        Saved::Yes
+    );
+    assert_eq!(c.load(NS, 1).unwrap(), Some(state(1, "0;1;-")));
+    assert_eq!(c.workers(NS).unwrap()[0].holder.as_deref(), Some("tok-a"));
+    assert!(c.server_time_ms().unwrap() > 0);
+    // CONFIG GET answers with a map in RESP3.
+    assert_eq!(c.check_settings().unwrap(), Vec::<String>::new());
+    redis.command(&["CONFIG", "SET", "maxmemory-policy", "allkeys-lru"]);
+    assert_eq!(c.check_settings().unwrap().len(), 1);
+}
+
+#[test]
+fn a_paused_server_fails_a_pipeline_on_its_first_reply() {
+    let redis = Redis::start();
+    let mut c = open(&redis);
+    // A pipeline fails on its first reply, not after one timeout per command (as the
+    // crate's Pipeline::query would).
+    let mut pipe = redis::pipe();
+    for _ in 0..50 {
+        pipe.cmd("PING");
+    }
+    redis.pause();
+    let start = monotonic_ns();
+    let e = c
+        .run("ping", |conn| pipelined(conn, &pipe, 50))
+        .unwrap_err();
+    let took = ms_since(start);
+    assert_eq!(e.kind(), ErrorKind::Lease, "{e}");
+    assert!(
+        took < 5 * OP.as_millis() as u64,
+        "the pipeline took {took} ms"
+    );
+    redis.resume();
+    let pongs = c.run("ping", |conn| pipelined(conn, &pipe, 50)).unwrap();
+    assert_eq!(pongs.len(), 50);
+}
+
+#[test]
+fn credentials_are_config_errors_without_the_password() {
+    let redis = Redis::start_with_password("s3cret-Pw");
+    let port = redis.port();
+    let wrong = format!("redis://:wrong-Pw-123@127.0.0.1:{port}/0");
+    let e = RedisConn::open(&wrong, OP)
+        .err()
+        .expect("a wrong password fails");
+    assert_eq!(e.kind(), ErrorKind::Config, "{e}");
+    assert!(!e.message().contains("wrong-Pw-123"), "{e}");
+    assert!(e.message().contains(":***@127.0.0.1"), "{e}");
+    assert!(e.message().contains("password"), "{e}");
+
+    let none = format!("redis://127.0.0.1:{port}/0");
+    let e = RedisConn::open(&none, OP)
+        .err()
+        .expect("a missing password fails");
+    assert_eq!(e.kind(), ErrorKind::Config, "{e}");
+    assert!(e.message().contains("requires a password"), "{e}");
+
+    let mut c = open(&redis);
+    assert!(c.acquire(NS, 1, "tok-a", 10_000).unwrap());
+
+    // A database the server lacks.
+    let db = format!("redis://:s3cret-Pw@127.0.0.1:{port}/99");
+    let e = RedisConn::open(&db, OP).err().expect("no database 99");
+    assert_eq!(e.kind(), ErrorKind::Config, "{e}");
+    assert!(!e.message().contains("s3cret-Pw"), "{e}");
+}
+
+#[test]
+fn an_unreachable_server_is_a_lease_error_in_time() {
+    let port = closed_port();
+    let start = monotonic_ns();
+    let e = RedisConn::open(&format!("redis://:pw-xyz@127.0.0.1:{port}"), OP)
+        .err()
+        .expect("nothing listens");
+    assert!(ms_since(start) < 10 * OP.as_millis() as u64);
+    assert_eq!(e.kind(), ErrorKind::Lease, "{e}");
+    assert!(e.message().contains(&format!("127.0.0.1:{port}")), "{e}");
+    assert!(e.message().contains("within 300 ms"), "{e}");
+    assert!(!e.message().contains("pw-xyz"), "{e}");
+}
+
+#[test]
+fn a_url_typo_is_a_config_error() {
+    for url in [
+        "redis://127.0.0.1:notaport",
+        "redis://:hunter22@127.0.0.1:notaport/0",
+    ] {
+        let e = RedisConn::open(url, OP).err().expect("a typo");
+        assert_eq!(e.kind(), ErrorKind::Config, "{e}");
+        assert!(!e.message().contains("hunter22"), "{e}");
+        assert!(e.message().contains("notaport"), "{e}");
+    }
+}
+
+#[test]
+fn settings_that_may_lose_state_are_warned_about() {
+    let redis = Redis::start();
+    let mut c = open(&redis);
+    assert_eq!(c.check_settings().unwrap(), Vec::<String>::new());
+
+    redis.command(&["CONFIG", "SET", "maxmemory-policy", "allkeys-lru"]);
+    let w = c.check_settings().unwrap();
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(w[0].contains("maxmemory-policy is allkeys-lru"), "{w:?}");
+    redis.command(&["CONFIG", "SET", "maxmemory-policy", "volatile-lru"]);
+    assert_eq!(c.check_settings().unwrap(), Vec::<String>::new());
+    redis.command(&["CONFIG", "SET", "maxmemory-policy", "noeviction"]);
+
+    redis.command(&["CONFIG", "SET", "appendfsync", "everysec"]);
+    let w = c.check_settings().unwrap();
+    assert!(
+        w.len() == 1 && w[0].contains("appendfsync is everysec"),
+        "{w:?}"
+    );
+    redis.command(&["CONFIG", "SET", "appendonly", "no"]);
+    let w = c.check_settings().unwrap();
+    assert!(w.len() == 1 && w[0].contains("appendonly is no"), "{w:?}");
+    redis.command(&["CONFIG", "SET", "appendonly", "yes"]);
+    redis.command(&["CONFIG", "SET", "appendfsync", "always"]);
+
+    // A user without CONFIG (as managed Redis has): one warning, not an error.
+    let acl = [
+        "ACL",
+        "SETUSER",
+        "limited",
+        "on",
+        ">limited-pw",
+        "~*",
+        "+@all",
+        "-config",
+    ];
+    assert_eq!(redis.command(&acl), "+OK\r\n");
+    let url = format!("redis://limited:limited-pw@127.0.0.1:{}/0", redis.port());
+    let mut limited = RedisConn::open(&url, OP).unwrap();
+    let w = limited.check_settings().unwrap();
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(w[0].contains("could not be checked"), "{w:?}");
+    assert!(!w[0].contains("limited-pw"), "{w:?}");
+    // The rest works for that user.
+    assert!(limited.acquire(NS, 1, "tok-a", 10_000).unwrap());
+}
