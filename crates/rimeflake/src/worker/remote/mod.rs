@@ -36,8 +36,10 @@ pub(crate) mod servers;
 /// A simulated server, and deterministic tests of the lease protocol on it.
 #[cfg(test)]
 mod sim;
+mod store;
 
 pub use admin::{inspect, render, reset, RemoteReset};
+pub(crate) use store::RemoteStore;
 
 use crate::backend::Backend;
 use crate::error::{Error, ErrorKind, Result};
@@ -186,7 +188,7 @@ pub(crate) fn encode_state(state: &WorkerState) -> String {
 }
 
 /// What separates a stored state from the token of the holder that wrote it.
-const WRITER: char = '#';
+pub(crate) const WRITER: char = '#';
 
 /// The state [`encode_state`] wrote (followed by `#` and its writer's token, which is ignored
 /// here); `None` if `text` is not one.
@@ -419,132 +421,6 @@ fn random_u64() -> u64 {
         return crate::clock::monotonic_ns() ^ u64::from(std::process::id());
     }
     u64::from_le_bytes(b)
-}
-
-/// The state of a leased worker ID on its server: every save is conditional on the lease's
-/// token and on the version this store last read or wrote.
-pub(crate) struct RemoteStore {
-    conn: Mutex<Box<dyn Conn>>,
-    namespace: String,
-    worker_id: u64,
-    token: String,
-    backend: Backend,
-    /// The version last read or written by this store.
-    version: Mutex<u64>,
-    /// The process that took the lease: a forked child never writes through it.
-    pid: u32,
-}
-
-impl std::fmt::Debug for RemoteStore {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.describe())
-    }
-}
-
-impl RemoteStore {
-    fn lost(&self, why: &str) -> Error {
-        Error::new(
-            ErrorKind::Lease,
-            format!(
-                "worker ID {} of namespace {} on {}: {why}; this generator issues no more IDs \
-                 under it",
-                self.worker_id, self.namespace, self.backend
-            ),
-        )
-    }
-}
-
-impl StateStore for RemoteStore {
-    fn load(&self) -> Result<Option<WorkerState>> {
-        let found = self
-            .conn
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .load(&self.namespace, self.worker_id)?;
-        let mut version = self.version.lock().unwrap_or_else(|p| p.into_inner());
-        match found {
-            None => {
-                *version = 0;
-                Ok(None)
-            }
-            Some(v) => {
-                let state = decode_state(&v.text).ok_or_else(|| {
-                    Error::new(
-                        ErrorKind::State,
-                        format!(
-                            "{} holds a corrupt state ({:?}): nothing is reset silently; see \
-                             `rimeflake state reset --backend`",
-                            self.describe(),
-                            v.text.chars().take(80).collect::<String>()
-                        ),
-                    )
-                })?;
-                *version = v.version;
-                Ok(Some(state))
-            }
-        }
-    }
-
-    fn save(&self, state: &WorkerState) -> Result<()> {
-        if self.pid != crate::fork::pid() {
-            return Err(self.lost("this process is a fork of the one that holds the lease"));
-        }
-        let mut version = self.version.lock().unwrap_or_else(|p| p.into_inner());
-        let mut conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
-        // The writer's token goes with the state: a write whose answer was lost (the call timed
-        // out, the server ran it later) is then recognised as ours, not another holder's.
-        let text = format!("{}{WRITER}{}", encode_state(state), self.token);
-        let mut outcome = Saved::Moved;
-        for _ in 0..2 {
-            let next = Versioned {
-                version: *version + 1,
-                text: text.clone(),
-            };
-            outcome = conn.save(
-                &self.namespace,
-                self.worker_id,
-                &self.token,
-                *version,
-                &next,
-            )?;
-            match outcome {
-                Saved::Yes => {
-                    *version = next.version;
-                    return Ok(());
-                }
-                Saved::Moved => match conn.load(&self.namespace, self.worker_id)? {
-                    // Our own earlier write landed after all: go on from its version (nobody
-                    // else wrote since, or the state would carry their token).
-                    Some(v)
-                        if v.text
-                            .rsplit_once(WRITER)
-                            .is_some_and(|(_, t)| t == self.token) =>
-                    {
-                        *version = v.version
-                    }
-                    _ => break,
-                },
-                Saved::NotHolder => break,
-            }
-        }
-        match outcome {
-            Saved::Yes => Ok(()),
-            Saved::NotHolder => Err(self.lost(
-                "the lease was lost (it expired, and may have been taken by another process)",
-            )),
-            Saved::Moved => Err(self.lost(
-                "another process stored its state meanwhile (it held the worker ID while this \
-                 one had lost the lease)",
-            )),
-        }
-    }
-
-    fn describe(&self) -> String {
-        format!(
-            "worker ID {} of namespace {} on {}",
-            self.worker_id, self.namespace, self.backend
-        )
-    }
 }
 
 #[cfg(test)]
