@@ -91,9 +91,10 @@ faketime: ## install libfaketime (Debian's faketime package) when it is missing
 # The Redis and PostgreSQL backend tests start real servers (crates/rimeflake/tests/servers).
 # Debian keeps PostgreSQL's programs under /usr/lib/postgresql/<version>/bin, off PATH.
 .PHONY: servers
-servers: ## install redis-server and PostgreSQL (Debian's packages) when they are missing, for the backend tests
+servers: ## install redis-server, PostgreSQL and openssl (Debian's packages) when they are missing, for the backend tests
 	@pkgs=""; \
 	command -v redis-server >/dev/null || pkgs="$$pkgs redis-server"; \
+	command -v openssl >/dev/null || pkgs="$$pkgs openssl"; \
 	ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || pkgs="$$pkgs postgresql"; \
 	[ -z "$$pkgs" ] || { \
 	  sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \

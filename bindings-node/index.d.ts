@@ -194,8 +194,9 @@ export interface GeneratorOptions {
   /**
    * `'local'` (the default: leases and state in the state directory), `'memory'` (no state;
    * not restart-safe; needs a `workerId`), or a server that many hosts share:
-   * `'redis://[:password@]host[:port][/db]'` or `'postgresql://user[:password]@host[:port]/db'`;
-   * parsed by the core, as in every front end (else `RIMEFLAKE_BACKEND`).
+   * `'redis://[:password@]host[:port][/db]'` (`rediss://` for TLS) or
+   * `'postgresql://user[:password]@host[:port]/db'` (TLS by libpq's `sslmode`, `sslrootcert`,
+   * `sslcert`, `sslkey`); parsed by the core, as in every front end (else `RIMEFLAKE_BACKEND`).
    */
   backend?: string
   /** A clock that goes back by at most this much is absorbed by counting on (default 2000). */

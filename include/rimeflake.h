@@ -114,8 +114,9 @@ typedef struct rimeflake_config {
   // ~/.local/state/rimeflake.
   const char *state_dir;
   // `"local"` (the embedded default), `"memory"` (no state at all: NOT restart-safe), or a
-  // server that many hosts share: `"redis://[:password@]host[:port][/db]"` or
-  // `"postgresql://user[:password]@host[:port]/db"` (then leave `state_dir` NULL).
+  // server that many hosts share: `"redis://[:password@]host[:port][/db]"` (`rediss://` for
+  // TLS) or `"postgresql://user[:password]@host[:port]/db"` (TLS by libpq's `sslmode`,
+  // `sslrootcert`, `sslcert`, `sslkey`); then leave `state_dir` NULL.
   const char *backend;
   // Clock steps back up to this are absorbed by counting on (default 2000).
   uint64_t max_drift_ms;

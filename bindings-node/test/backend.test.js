@@ -41,6 +41,17 @@ test('a held worker ID and a bad URL are typed errors without the password', () 
     (e) => e instanceof rf.ConfigError && !e.message.includes('s3cret'))
 })
 
+test('TLS: a rediss:// URL checks the server\'s certificate', () => {
+  const url = process.env.RIMEFLAKE_TEST_REDISS_URL
+  assert.ok(url, 'RIMEFLAKE_TEST_REDISS_URL is not set: run the tests under scripts/with-redis')
+  const g = new rf.Generator({ backend: url, namespace: 'node-tls' })
+  assert.ok(g.nextId() > 0n)
+  g.close()
+  // Without the test CA (sslrootcert=), the system's CAs do not vouch for the server.
+  assert.throws(() => new rf.Generator({ backend: url.split('?')[0], namespace: 'node-tls' }),
+    (e) => e instanceof rf.ConfigError && /not trusted/.test(e.message))
+})
+
 test('a child process pointed at Redis by RIMEFLAKE_BACKEND takes a worker ID of its own', () => {
   const url = redisUrl()
   const mine = new rf.Generator({ backend: url, namespace: 'node-env' })

@@ -52,7 +52,7 @@ test('a bad environment value is a ConfigError naming the variable', () => {
 
 test('backends are parsed by the core: unknown ones are a ConfigError, an unreachable server a LeaseError', () => {
   const r = child(`
-    for (const backend of ['rediss://localhost', 'mysql://localhost/ids', 'memory://', 'redis://127.0.0.1:1/0']) {
+    for (const backend of ['rediss://localhost?sslmode=require', 'mysql://localhost/ids', 'memory://', 'redis://127.0.0.1:1/0']) {
       try { new rf.Generator({ backend, workerId: 1 }); console.log('null') } catch (e) { console.log(JSON.stringify(e.code)) }
     }`, { RIMEFLAKE_STATE_DIR: tempDir() })
   assert.equal(r.status, 0, r.stderr)

@@ -40,11 +40,24 @@ def test_a_held_worker_id_and_a_bad_url_are_typed_errors() -> None:
     with rimeflake.Generator(3, backend=url, namespace="py-held"):
         with pytest.raises(rimeflake.LeaseError, match="worker ID 3"):
             rimeflake.Generator(3, backend=url, namespace="py-held")
-    with pytest.raises(rimeflake.ConfigError, match="rediss://"):
-        rimeflake.Generator(backend=rimeflake.BackendURL("rediss://:pw@localhost"))
+    with pytest.raises(rimeflake.ConfigError, match="#insecure") as refused:
+        rimeflake.Generator(backend=rimeflake.BackendURL("rediss://:pw@localhost/#insecure"))
+    assert ":pw@" not in str(refused.value)
     with pytest.raises(rimeflake.ConfigError) as e:
         rimeflake.Generator(backend=rimeflake.BackendURL("redis://:s3cret@127.0.0.1:notaport/0"))
     assert "s3cret" not in str(e.value)
+
+
+def test_tls_checks_the_servers_certificate() -> None:
+    url = os.environ.get("RIMEFLAKE_TEST_REDISS_URL")
+    if not url:
+        pytest.fail("RIMEFLAKE_TEST_REDISS_URL is not set: run the tests under scripts/with-redis")
+    with rimeflake.Generator(backend=rimeflake.BackendURL(url), namespace="py-tls") as g:
+        assert g.next_id() > 0
+    # Without the test CA (sslrootcert=), the system's CAs do not vouch for the server.
+    untrusted = rimeflake.BackendURL(url.split("?")[0])
+    with pytest.raises(rimeflake.ConfigError, match="not trusted"):
+        rimeflake.Generator(backend=untrusted, namespace="py-tls")
 
 
 def test_the_environment_names_the_backend_and_a_process_takes_its_own_worker_id() -> None:

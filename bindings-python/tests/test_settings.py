@@ -59,7 +59,8 @@ def test_backends_are_parsed_by_the_core(env: pytest.MonkeyPatch) -> None:
         assert not g.closed
     with rimeflake.Generator(1, backend="local") as g:
         assert not g.closed
-    for text in ("zookeeper", "mysql://localhost/ids", "rediss://localhost", "redis:/localhost"):
+    for text in ("zookeeper", "mysql://localhost/ids", "rediss://localhost?sslmode=require",
+                 "redis:/localhost"):
         with pytest.raises(rimeflake.ConfigError, match="backend"):
             rimeflake.Generator(1, backend=text)  # type: ignore[arg-type]
     # A server's URL is parsed the same way: here nothing listens, a lease error names it.

@@ -162,6 +162,19 @@ fn measure() -> Backends {
     eprintln!("  starting Redis {redis_version} and PostgreSQL {postgres_version} on loopback...");
     let redis = Redis::start();
     let postgres = Postgres::start();
+    // TLS: servers of their own, with the harness's certificate for `localhost`, checked.
+    let redis_tls = Redis::start_tls();
+    let postgres_tls = Postgres::start_tls();
+    let redis_tls_url = format!(
+        "rediss://localhost:{}/0?sslrootcert={}",
+        redis_tls.tls_port(),
+        redis_tls.certs().path("ca.pem").display()
+    );
+    let postgres_tls_url = format!(
+        "postgresql://postgres@localhost:{}/rimeflake?sslmode=verify-full&sslrootcert={}",
+        postgres_tls.port(),
+        postgres_tls.certs().path("ca.pem").display()
+    );
     let dir = std::env::temp_dir().join(format!("rimeflake-bench-backends-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("create the bench's state directory");
@@ -180,6 +193,16 @@ fn measure() -> Backends {
         Target {
             name: format!("PostgreSQL {postgres_version}"),
             backend: Backend::parse(&postgres.url()).expect("the PostgreSQL URL"),
+            state_dir: None,
+        },
+        Target {
+            name: format!("Redis {redis_version}, TLS (`rediss://`)"),
+            backend: Backend::parse(&redis_tls_url).expect("the rediss:// URL"),
+            state_dir: None,
+        },
+        Target {
+            name: format!("PostgreSQL {postgres_version}, TLS (`verify-full`)"),
+            backend: Backend::parse(&postgres_tls_url).expect("the TLS PostgreSQL URL"),
             state_dir: None,
         },
     ];
@@ -220,8 +243,8 @@ fn measure() -> Backends {
         }
     }
 
-    // next_id: one generator per backend, the three taking turns loop by loop, the first of
-    // each round rotating.
+    // next_id: one generator per backend, taking turns loop by loop, the first of each round
+    // rotating.
     eprintln!("  next_id, {REPS} x {LOOPS} loops of {LOOP} IDs per backend, taking turns...");
     let gens: Vec<Generator> = targets
         .iter()
@@ -266,6 +289,8 @@ fn measure() -> Backends {
 
     drop(redis);
     drop(postgres);
+    drop(redis_tls);
+    drop(postgres_tls);
     let _ = std::fs::remove_dir_all(&dir);
     Backends {
         figures,
@@ -308,7 +333,11 @@ pub fn section(b: &Backends) -> String {
          harness of the core's tests (crates/rimeflake/tests/servers): **Redis {rv}** with the \
          append-only file fsynced on every write (`appendonly yes`, `appendfsync always`, no RDB \
          snapshots); **PostgreSQL {pv}** with `fsync=on` (`synchronous_commit` on, the default), \
-         user `postgres`, database `rimeflake`. The embedded default keeps its state directory \
+         user `postgres`, database `rimeflake`. The TLS rows run on servers of their own with \
+         the same settings plus TLS (Redis `--tls-port`; PostgreSQL `ssl=on`, plain TCP \
+         refused), a P-256 certificate for `localhost` from a CA the harness makes with \
+         `openssl`, checked by the client (rustls, ring): chain and host name. The embedded \
+         default keeps its state directory \
          under {tmp} too. Every generator uses the `twitter` layout, the default reservation (1 s \
          ahead, moved every 500 ms by the I/O thread) and lease TTL (10 s, renewed every \
          2.5 s), and a leased worker ID unless said otherwise (the embedded default leases the \
@@ -322,7 +351,7 @@ pub fn section(b: &Backends) -> String {
         out,
         "**next_id**: one generator per backend, built before timing; loops of {LOOP} IDs, each \
          followed by a pause until the clock has passed the last ID (as the rows above), the \
-         three generators taking turns loop by loop and the first of each round rotating; \
+         generators taking turns loop by loop and the first of each round rotating; \
          {REPS} repetitions of {LOOPS} loops, the median. Ratios to the embedded default: the \
          ratio of the medians, and the median of the {rounds} per-round ratios (each loop over \
          the embedded default's loop of the same round, which follows the machine's load as it \
@@ -355,7 +384,7 @@ pub fn section(b: &Backends) -> String {
         out,
         "\n**build → first ID**: wall time from `Builder::build()` to the return of the first \
          `next_id()`; `close()` (timed apart) then stores the last state and frees the worker \
-         ID. {BUILDS} builds per backend and kind of start, the three backends taking turns, \
+         ID. {BUILDS} builds per backend and kind of start, the backends taking turns, \
          restarts and new namespaces alternating. Restart: the same namespace and the fixed \
          worker ID {RESTART_WORKER} each time, so a build finds the state the last close stored \
          and takes the lease that close freed (a lease still held would fail the build). New \

@@ -14,7 +14,8 @@ BackendName = Literal["local", "memory"]
 a :data:`BackendURL`."""
 
 BackendURL = NewType("BackendURL", str)
-"""A server backend's URL: ``"redis://[:password@]host[:port][/db]"`` or
-``"postgresql://user[:password]@host[:port]/db"``. Wrap a URL in it for type checkers
+"""A server backend's URL: ``"redis://[:password@]host[:port][/db]"`` (``rediss://`` for TLS) or
+``"postgresql://user[:password]@host[:port]/db"`` (TLS by libpq's ``sslmode``, ``sslrootcert``,
+``sslcert``, ``sslkey``; the README's "Many hosts" has the table). Wrap a URL in it for type checkers
 (``rimeflake.BackendURL(os.environ["REDIS_URL"])``), which then cannot confuse it with a
 misspelt name (``"memroy"``); at run time it is the string itself, and any string is accepted."""

@@ -31,8 +31,9 @@ pub struct rimeflake_config {
     /// ~/.local/state/rimeflake.
     pub state_dir: *const c_char,
     /// `"local"` (the embedded default), `"memory"` (no state at all: NOT restart-safe), or a
-    /// server that many hosts share: `"redis://[:password@]host[:port][/db]"` or
-    /// `"postgresql://user[:password]@host[:port]/db"` (then leave `state_dir` NULL).
+    /// server that many hosts share: `"redis://[:password@]host[:port][/db]"` (`rediss://` for
+    /// TLS) or `"postgresql://user[:password]@host[:port]/db"` (TLS by libpq's `sslmode`,
+    /// `sslrootcert`, `sslcert`, `sslkey`); then leave `state_dir` NULL.
     pub backend: *const c_char,
     /// Clock steps back up to this are absorbed by counting on (default 2000).
     pub max_drift_ms: u64,

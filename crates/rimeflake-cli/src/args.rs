@@ -131,8 +131,9 @@ pub struct GeneratorArgs {
     #[arg(long, value_name = "NS")]
     pub namespace: Option<String>,
     /// Where leases and state live: local (the state directory), memory (no state: NOT
-    /// restart-safe, needs a worker ID), or a server shared by many hosts: redis://[:PASSWORD@]HOST[:PORT][/DB]
-    /// or postgresql://USER[:PASSWORD]@HOST[:PORT]/DB [default: $RIMEFLAKE_BACKEND, else local]
+    /// restart-safe, needs a worker ID), or a server shared by many hosts:
+    /// redis[s]://[:PASSWORD@]HOST[:PORT][/DB] or postgresql://USER[:PASSWORD]@HOST[:PORT]/DB
+    /// (TLS: ?sslmode=verify-full&sslrootcert=CA.pem) [default: $RIMEFLAKE_BACKEND, else local]
     #[arg(long, value_name = "BACKEND", conflicts_with = "in_memory")]
     pub backend: Option<String>,
     /// The same as --backend memory.

@@ -1,6 +1,7 @@
-//! `rimeflake gen` and `rimeflake state show` on a server backend (real Redis and PostgreSQL,
-//! started by the harness in crates/rimeflake/tests/servers): a worker ID handed from a host
-//! whose clock is ahead (libfaketime) to one whose clock is right, and back with a small lead.
+//! `rimeflake gen` and `rimeflake state show` on a server backend (real Redis and PostgreSQL
+//! with TLS on, started by the harness in crates/rimeflake/tests/servers): a worker ID handed
+//! from a host whose clock is ahead (libfaketime) to one whose clock is right, and back with a
+//! small lead.
 
 #[path = "../../rimeflake/tests/servers/mod.rs"]
 mod servers;
@@ -65,8 +66,20 @@ fn ids(out: &Output) -> Vec<u64> {
 
 #[test]
 fn a_worker_id_handed_from_a_host_ahead_to_one_behind_never_repeats_an_id() {
-    let redis = servers::Redis::start();
-    let pg = servers::Postgres::start();
+    // Over TLS, certificates checked (verify-full): the hosts a day ahead check them by their
+    // own clock too, within the certificates' 30 days.
+    let redis = servers::Redis::start_tls();
+    let pg = servers::Postgres::start_tls();
+    let redis_url = format!(
+        "rediss://localhost:{}/0?sslrootcert={}",
+        redis.tls_port(),
+        redis.certs().path("ca.pem").display()
+    );
+    let pg_url = format!(
+        "postgresql://postgres@localhost:{}/rimeflake?sslmode=verify-full&sslrootcert={}",
+        pg.port(),
+        pg.certs().path("ca.pem").display()
+    );
     let layout = Layout::default();
     let corrupt_redis = || {
         redis.command(&["HSET", "rimeflake:{handover:4}:state", "s", "garbage"]);
@@ -74,8 +87,7 @@ fn a_worker_id_handed_from_a_host_ahead_to_one_behind_never_repeats_an_id() {
     let corrupt_pg = || {
         pg.psql("UPDATE rimeflake_workers SET state = 'garbage' WHERE namespace = 'handover'");
     };
-    let servers: [(String, &dyn Fn()); 2] =
-        [(redis.url(), &corrupt_redis), (pg.url(), &corrupt_pg)];
+    let servers: [(String, &dyn Fn()); 2] = [(redis_url, &corrupt_redis), (pg_url, &corrupt_pg)];
     for (url, corrupt) in servers {
         // A host a day ahead takes worker ID 4 and hands it on (the lease is released at exit).
         let ahead = ids(&gen(&url, 50_000, Some("+86400")));

@@ -110,7 +110,10 @@ fn the_worker_id_comes_from_the_flag_then_the_environment_then_a_lease() {
     );
     assert_eq!(json_lines(&stdout_ok(&out))[0]["worker_id"], 9);
     config_error(
-        &run(&["gen"], &[("RIMEFLAKE_BACKEND", "rediss://localhost")]),
+        &run(
+            &["gen"],
+            &[("RIMEFLAKE_BACKEND", "rediss://localhost?sslmode=require")],
+        ),
         "RIMEFLAKE_BACKEND",
     );
 }

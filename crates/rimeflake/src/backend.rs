@@ -4,6 +4,8 @@
 use crate::error::{Error, Result};
 use std::fmt;
 
+pub(crate) mod tls;
+
 /// Where a generator keeps its worker lease and durable state.
 #[derive(Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -13,18 +15,23 @@ pub enum Backend {
     /// No state at all: **not restart-safe**, needs a fixed worker ID (see
     /// [`Builder::in_memory`](crate::Builder::in_memory)).
     Memory,
-    /// Leases and state in Redis: a `redis://` URL (`redis://[:password@]host[:port][/db]`).
-    /// Needs the cargo feature `redis`.
+    /// Leases and state in Redis: a `redis://` URL (`redis://[[user]:password@]host[:port][/db]`)
+    /// or, over TLS, a `rediss://` one (certificate and host name checked; `sslrootcert=PATH`
+    /// for a CA of your own, `sslcert=PATH&sslkey=PATH` for a client certificate). Needs the
+    /// cargo feature `redis`.
     Redis(String),
-    /// Leases and state in PostgreSQL: a `postgresql://` or `postgres://` URL. Needs the cargo
-    /// feature `postgres`.
+    /// Leases and state in PostgreSQL: a `postgresql://` or `postgres://` URL, with libpq's
+    /// `sslmode`, `sslrootcert`, `sslcert` and `sslkey` for TLS. Needs the cargo feature
+    /// `postgres`.
     Postgres(String),
 }
 
 impl Backend {
-    /// The backend a string names: `local`, `memory`, a `redis://` URL or a `postgresql://`
-    /// (`postgres://`) URL. A URL whose backend this build lacks is refused, naming the cargo
-    /// feature it needs.
+    /// The backend a string names: `local`, `memory`, a `redis://` or `rediss://` URL or a
+    /// `postgresql://` (`postgres://`) URL. A URL whose backend this build lacks is refused,
+    /// naming the cargo feature it needs; so is a TLS parameter its backend does not take. The
+    /// server is not contacted, and the certificate files named are read only when a generator
+    /// connects.
     ///
     /// # Example
     /// ```
@@ -37,7 +44,7 @@ impl Backend {
     ///
     /// # Errors
     /// [`ErrorKind::Config`](crate::ErrorKind::Config) naming the backend: unknown, or not built
-    /// in. The message never holds the URL's password.
+    /// in, or a TLS parameter it cannot take. The message never holds the URL's password.
     pub fn parse(text: &str) -> Result<Backend> {
         let t = text.trim();
         match t {
@@ -47,22 +54,28 @@ impl Backend {
         }
         let scheme = t.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
         match scheme.as_deref() {
-            Some("redis") if cfg!(feature = "redis") => Ok(Backend::Redis(t.to_string())),
+            Some("redis" | "rediss") if cfg!(feature = "redis") => {
+                tls::split(t)?;
+                Ok(Backend::Redis(t.to_string()))
+            }
             Some("postgres" | "postgresql") if cfg!(feature = "postgres") => {
+                tls::split(t)?;
                 Ok(Backend::Postgres(t.to_string()))
             }
-            Some("rediss") => Err(Error::config(
-                "backend: rediss:// (Redis over TLS) is not built into rimeflake yet; use \
-                 redis:// on a trusted network, or a TLS tunnel to the server",
-            )),
-            Some(s @ ("redis" | "postgres" | "postgresql")) => Err(Error::config(format!(
-                "backend: {s}:// needs rimeflake built with the cargo feature \"{}\"",
-                if s == "redis" { "redis" } else { "postgres" }
-            ))),
+            Some(s @ ("redis" | "rediss" | "postgres" | "postgresql")) => {
+                Err(Error::config(format!(
+                    "backend: {s}:// needs rimeflake built with the cargo feature \"{}\"",
+                    if s.starts_with("redis") {
+                        "redis"
+                    } else {
+                        "postgres"
+                    }
+                )))
+            }
             // The text may hold a password: show only its scheme.
             Some(s) => Err(Error::config(format!(
-                "backend: unknown scheme {s}://; use \"local\", \"memory\", redis:// or \
-                 postgresql://"
+                "backend: unknown scheme {s}://; use \"local\", \"memory\", redis://, \
+                 rediss:// or postgresql://"
             ))),
             None => Err(Error::config(format!(
                 "backend: unknown {t:?}; use \"local\", \"memory\", redis:// or postgresql://"
@@ -154,11 +167,16 @@ mod tests {
         for b in [Backend::Local, Backend::Memory] {
             assert_eq!(Backend::parse(b.name()).unwrap(), b);
         }
-        for url in ["redis://h:6379/0", "postgres://u@h/db", "postgresql://h"] {
+        for url in [
+            "redis://h:6379/0",
+            "rediss://:pw@h:6380/0?sslrootcert=/ca.pem",
+            "postgres://u@h/db?sslmode=verify-full",
+            "postgresql://h",
+        ] {
             match Backend::parse(url) {
                 Ok(b) => {
                     assert!(b.is_remote());
-                    assert_eq!(b.redacted(), url);
+                    assert_eq!(b.redacted(), url.replace(":pw@", ":***@"));
                 }
                 Err(e) => {
                     assert_eq!(e.kind(), ErrorKind::Config);
@@ -166,9 +184,9 @@ mod tests {
                 }
             }
         }
-        let e = Backend::parse("rediss://:pw@h").unwrap_err();
+        let e = Backend::parse("rediss://:pw@h?sslmode=require").unwrap_err();
         assert!(
-            e.message().contains("TLS") && !e.message().contains("pw"),
+            e.message().contains("sslmode") && !e.message().contains("pw"),
             "{e}"
         );
         let e = Backend::parse("mysql://user:secret@h").unwrap_err();

@@ -345,6 +345,31 @@ static void test_backend(void) {
   config.backend = "redis://:s3cret@127.0.0.1:notaport/0";
   CHECK_STATUS(rimeflake_generator_new(&config, &c), RIMEFLAKE_CONFIG);
   CHECK(strstr(rimeflake_last_error_message(), "s3cret") == NULL);
+
+  /* TLS: the server's certificate is checked against the URL's sslrootcert=. */
+  const char *tls_url = getenv("RIMEFLAKE_TEST_REDISS_URL");
+  if (!tls_url || !*tls_url) {
+    fprintf(stderr, "RIMEFLAKE_TEST_REDISS_URL is not set: run the tests under scripts/with-redis\n");
+    check_failures++;
+    return;
+  }
+  config.worker_id = -1;
+  config.namespace_name = "c-tls";
+  config.backend = tls_url;
+  CHECK_OK(rimeflake_generator_new(&config, &c));
+  CHECK_OK(rimeflake_next_id(c, &z));
+  rimeflake_generator_free(c);
+  /* Without the test CA, the system's CAs do not vouch for the server. */
+  char untrusted[512];
+  snprintf(untrusted, sizeof untrusted, "%s", tls_url);
+  char *query = strchr(untrusted, '?');
+  CHECK(query != NULL);
+  if (query) {
+    *query = '\0';
+  }
+  config.backend = untrusted;
+  CHECK_STATUS(rimeflake_generator_new(&config, &c), RIMEFLAKE_CONFIG);
+  CHECK(strstr(rimeflake_last_error_message(), "not trusted") != NULL);
 }
 
 int main(int argc, char **argv) {

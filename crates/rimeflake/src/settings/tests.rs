@@ -99,7 +99,7 @@ fn bad_environment_values_name_the_variable() {
     config_err(resolve_in(&g, &[HOME, (LAYOUT_ENV, "twiter")]), LAYOUT_ENV);
     config_err(resolve_in(&g, &[HOME, (LAYOUT_ENV, "time=41")]), LAYOUT_ENV);
     config_err(
-        resolve_in(&g, &[HOME, (BACKEND_ENV, "rediss://h")]),
+        resolve_in(&g, &[HOME, (BACKEND_ENV, "rediss://h?sslmode=require")]),
         BACKEND_ENV,
     );
     config_err(resolve_in(&g, &[HOME, (BACKEND_ENV, "disk")]), BACKEND_ENV);

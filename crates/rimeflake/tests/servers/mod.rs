@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-const INSTALL: &str = "run `make servers` to install redis-server and PostgreSQL";
+const INSTALL: &str = "run `make servers` to install redis-server, PostgreSQL and openssl";
 
 /// The redis-server on PATH.
 pub fn redis_server() -> PathBuf {
@@ -191,10 +191,15 @@ trait Server {
     /// before it is ready.
     fn spawn_and_wait(&mut self) -> Result<(), String>;
 
+    /// Picks the other ports a server listens on, besides `process().port`, before each first
+    /// start attempt.
+    fn pick_more_ports(&mut self) {}
+
     /// The first start: on a free port, and on another one when the port was taken meanwhile.
     fn start_on_free_port(&mut self) {
         for attempt in 1..=3 {
             self.process().port = free_port();
+            self.pick_more_ports();
             match self.spawn_and_wait() {
                 Ok(()) => return,
                 Err(log) if port_clash(&log) && attempt < 3 => {
@@ -335,11 +340,19 @@ impl Drop for Process {
 pub struct Redis {
     process: Process,
     password: Option<String>,
+    /// With TLS: the certificates, and the TLS port (the plain one stays, for the harness).
+    tls: Option<(Certs, u16)>,
 }
 
 impl Server for Redis {
     fn process(&mut self) -> &mut Process {
         &mut self.process
+    }
+
+    fn pick_more_ports(&mut self) {
+        if let Some((_, port)) = &mut self.tls {
+            *port = free_port();
+        }
     }
 
     /// Starts the server and waits until it answers PING.
@@ -369,6 +382,17 @@ impl Server for Redis {
         if let Some(pw) = &self.password {
             cmd.args(["--requirepass", pw]);
         }
+        if let Some((certs, tls_port)) = &self.tls {
+            cmd.args(["--tls-port", &tls_port.to_string()])
+                .arg("--tls-cert-file")
+                .arg(certs.path("server.pem"))
+                .arg("--tls-key-file")
+                .arg(certs.path("server.key"))
+                .arg("--tls-ca-cert-file")
+                .arg(certs.path("ca.pem"))
+                // Client certificates are asked for by tests that want them (CONFIG SET).
+                .args(["--tls-auth-clients", "no"]);
+        }
         // Errors before the log file opens (a bad argument) go to stderr: keep them too.
         let out = self.process.dir.join("redis.out");
         cmd.stdin(Stdio::null())
@@ -387,15 +411,21 @@ impl Server for Redis {
 
 impl Redis {
     pub fn start() -> Redis {
-        Redis::launch(None)
+        Redis::launch(None, None)
     }
 
     /// A server that answers only clients that AUTH with `pw`.
     pub fn start_with_password(pw: &str) -> Redis {
-        Redis::launch(Some(pw.to_string()))
+        Redis::launch(Some(pw.to_string()), None)
     }
 
-    fn launch(password: Option<String>) -> Redis {
+    /// A server that also listens for TLS on [`Redis::tls_port`], with the certificate
+    /// [`Certs`] made for `localhost`; the plain port stays, for the harness's own commands.
+    pub fn start_tls() -> Redis {
+        Redis::launch(None, Some((Certs::make(), 0)))
+    }
+
+    fn launch(password: Option<String>, tls: Option<(Certs, u16)>) -> Redis {
         let mut redis = Redis {
             process: Process::new(
                 "redis-server",
@@ -405,9 +435,41 @@ impl Redis {
                 None,
             ),
             password,
+            tls,
         };
         redis.start_on_free_port();
         redis
+    }
+
+    /// The TLS port of a server from [`Redis::start_tls`].
+    pub fn tls_port(&self) -> u16 {
+        self.tls.as_ref().expect("a server started with TLS").1
+    }
+
+    /// The certificates of a server from [`Redis::start_tls`].
+    pub fn certs(&self) -> &Certs {
+        &self.tls.as_ref().expect("a server started with TLS").0
+    }
+
+    /// Makes the TLS port show the certificate `name` of [`Certs`] (`impostor`, or `server`
+    /// again) and cuts every client off, so that each must connect (and check it) again.
+    pub fn serve_certificate(&self, name: &str) {
+        let (cert, key) = (
+            self.certs().path(&format!("{name}.pem")),
+            self.certs().path(&format!("{name}.key")),
+        );
+        let (cert, key) = (cert.display().to_string(), key.display().to_string());
+        let reply = self.command(&[
+            "CONFIG",
+            "SET",
+            "tls-cert-file",
+            &cert,
+            "tls-key-file",
+            &key,
+        ]);
+        assert!(reply.starts_with("+OK"), "{reply}");
+        let reply = self.command(&["CLIENT", "KILL", "TYPE", "normal"]);
+        assert!(reply.starts_with(':'), "{reply}");
     }
 
     /// A connection with timeouts (so a test against a paused server fails instead of hanging),
@@ -570,7 +632,14 @@ pub struct Postgres {
     process: Process,
     /// The unprivileged uid and gid the server runs as when the tests run as root.
     owner: Option<(u32, u32)>,
+    /// With TLS (`ssl=on`, plain TCP refused): the certificates, copied for the server into
+    /// its directory.
+    tls: Option<Certs>,
 }
+
+/// The role that logs in with a client certificate only (`cert` in pg_hba.conf), on servers
+/// from [`Postgres::start_tls`]; [`Certs`] has its certificate.
+pub const PG_CERT_ROLE: &str = "rimeflake_cert";
 
 /// PostgreSQL refuses to run as root, and CI runs the tests as root: then initdb and postgres
 /// run as `nobody` (or a system user made for it when there is no `nobody`).
@@ -637,6 +706,7 @@ impl Server for Postgres {
             .args(["-p", &port, "-k"])
             .arg(self.process.dir.join("sock"))
             .args(["-c", "listen_addresses=127.0.0.1", "-c", "fsync=on"])
+            .args(self.tls_settings())
             .stdout(log_stdio(&log))
             .stderr(log_stdio(&log))
             .spawn()
@@ -653,6 +723,85 @@ impl Server for Postgres {
 
 impl Postgres {
     pub fn start() -> Postgres {
+        Postgres::launch(None)
+    }
+
+    /// A server that takes TLS connections only (`hostnossl ... reject`), with the certificate
+    /// [`Certs`] made for `localhost`; the role [`PG_CERT_ROLE`] logs in with its client
+    /// certificate.
+    pub fn start_tls() -> Postgres {
+        Postgres::launch(Some(Certs::make()))
+    }
+
+    /// The certificates of a server from [`Postgres::start_tls`].
+    pub fn certs(&self) -> &Certs {
+        self.tls.as_ref().expect("a server started with TLS")
+    }
+
+    /// Makes the server show the certificate `name` of [`Certs`] (`impostor`, or `server`
+    /// again): its copy of the files replaced and the configuration reloaded, then every
+    /// rimeflake session cut off, so that each must connect (and check it) again.
+    pub fn serve_certificate(&self, name: &str) {
+        for (from, to) in [("pem", "server.pem"), ("key", "server.key")] {
+            let copy = self.process.dir.join(to);
+            fs::copy(self.certs().path(&format!("{name}.{from}")), &copy)
+                .expect("copy a certificate for postgres");
+            self.own_file(&copy);
+        }
+        self.psql("SELECT pg_reload_conf()");
+        // The reload reaches the postmaster by a signal: a new session may start before it has
+        // read the files. Wait until psql, trusting only the new certificate's CA, gets in.
+        let ca = if name == "server" { "ca" } else { "other-ca" };
+        let conninfo = format!(
+            "host=127.0.0.1 port={} user=postgres dbname=rimeflake sslmode=verify-ca \
+             sslrootcert={}",
+            self.process.port,
+            self.certs().path(&format!("{ca}.pem")).display()
+        );
+        let until = deadline(10);
+        loop {
+            let out = Command::new(pg_bin("psql"))
+                .args(["-X", "-w", "-At", "-d", &conninfo, "-c", "SELECT 1"])
+                .env("PGCONNECT_TIMEOUT", "5")
+                .stdin(Stdio::null())
+                .output()
+                .unwrap_or_else(|e| panic!("cannot run psql: {e}"));
+            if out.status.success() {
+                break;
+            }
+            assert!(
+                now_ns() < until,
+                "postgres does not serve {name}.pem: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        self.psql(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE application_name = 'rimeflake'",
+        );
+    }
+
+    /// `-c` settings for TLS, with the server's copies of the files.
+    fn tls_settings(&self) -> Vec<String> {
+        if self.tls.is_none() {
+            return Vec::new();
+        }
+        let file = |name: &str| self.process.dir.join(name).display().to_string();
+        let mut args = Vec::new();
+        for (setting, value) in [
+            ("ssl", "on".to_string()),
+            ("ssl_cert_file", file("server.pem")),
+            ("ssl_key_file", file("server.key")),
+            ("ssl_ca_file", file("ca.pem")),
+        ] {
+            args.push("-c".to_string());
+            args.push(format!("{setting}={value}"));
+        }
+        args
+    }
+
+    fn launch(tls: Option<Certs>) -> Postgres {
         let mut pg = Postgres {
             process: Process::new(
                 "postgres",
@@ -665,8 +814,17 @@ impl Postgres {
                 Some((libc::SIGQUIT, 10)),
             ),
             owner: pg_owner(),
+            tls,
         };
         pg.give(&pg.process.dir);
+        if let Some(certs) = &pg.tls {
+            // The server reads them as its owner; the key must be the owner's, mode 0600.
+            for name in ["server.pem", "server.key", "ca.pem"] {
+                let copy = pg.process.dir.join(name);
+                fs::copy(certs.path(name), &copy).expect("copy a certificate for postgres");
+                pg.own_file(&copy);
+            }
+        }
         // The data directory is made by initdb (as the owner, mode 0700, as postgres requires).
         let sock = pg.process.dir.join("sock");
         fs::create_dir(&sock).expect("create the socket directory");
@@ -691,9 +849,20 @@ impl Postgres {
         );
 
         // Written whole: the first matching line decides, so the password rule for the
-        // password role must come before the trust rules for everyone else.
+        // password role must come before the trust rules for everyone else. With TLS, plain
+        // TCP is refused first, and the certificate role may log in by certificate only.
+        let tls_rules = if pg.tls.is_some() {
+            format!(
+                "hostnossl all  all     127.0.0.1/32  reject\n\
+                 hostnossl all  all     ::1/128       reject\n\
+                 hostssl all  {PG_CERT_ROLE}  127.0.0.1/32  cert\n\
+                 hostssl all  {PG_CERT_ROLE}  ::1/128       cert\n"
+            )
+        } else {
+            String::new()
+        };
         let hba = format!(
-            "# TYPE  DATABASE  USER  ADDRESS  METHOD\n\
+            "# TYPE  DATABASE  USER  ADDRESS  METHOD\n{tls_rules}\
              host    all  {role}  127.0.0.1/32  scram-sha-256\n\
              host    all  {role}  ::1/128       scram-sha-256\n\
              local   all  {role}                scram-sha-256\n\
@@ -721,6 +890,14 @@ impl Postgres {
         );
         // Since PostgreSQL 15 only the owner may create in schema public.
         pg.psql(&format!("GRANT ALL ON SCHEMA public TO {PG_PASSWORD_ROLE}"));
+        if pg.tls.is_some() {
+            pg.psql(&format!(
+                "CREATE ROLE {PG_CERT_ROLE} LOGIN; \
+                 GRANT ALL ON DATABASE rimeflake TO {PG_CERT_ROLE}; \
+                 GRANT ALL ON SCHEMA public TO {PG_CERT_ROLE}; \
+                 ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT ALL ON TABLES TO {PG_CERT_ROLE}"
+            ));
+        }
         pg
     }
 
@@ -730,6 +907,13 @@ impl Postgres {
 
     fn log(&self) -> PathBuf {
         self.process.dir.join("postgres.log")
+    }
+
+    /// Hands a file to the server's owner, readable by it alone (as a key file must be).
+    fn own_file(&self, path: &Path) {
+        use std::os::unix::fs::PermissionsExt;
+        self.give(path);
+        fs::set_permissions(path, fs::Permissions::from_mode(0o600)).expect("chmod 0600");
     }
 
     /// Hands a path the harness made to the unprivileged owner (nothing to do when not root).
@@ -842,5 +1026,126 @@ impl Postgres {
 
     pub fn resume(&self) {
         self.process.resume();
+    }
+}
+
+// ---- TLS ----------------------------------------------------------------------------------------
+
+/// Certificates for the TLS tests, made by the `openssl` command in a fresh directory (removed
+/// when dropped), all P-256 keys valid for 30 days:
+///
+/// - `ca.pem` (`ca.key`): the CA the servers and clients trust;
+/// - `server.pem`, `server.key`: the servers' certificate, signed by that CA for the name
+///   `localhost` only, so that `127.0.0.1` is a host it does not name;
+/// - `client.pem`, `client.key`: a client certificate for [`PG_CERT_ROLE`], signed by that CA;
+/// - `other-ca.pem`: another CA, which signed `impostor.pem` (`impostor.key`) for `localhost`:
+///   what a server that is not ours would show.
+pub struct Certs {
+    dir: PathBuf,
+}
+
+impl Certs {
+    pub fn make() -> Certs {
+        let certs = Certs {
+            dir: fresh_dir("certs"),
+        };
+        fs::create_dir_all(&certs.dir).expect("create the certificates' directory");
+        for ca in ["ca", "other-ca"] {
+            certs.openssl(&[
+                "req",
+                "-x509",
+                "-new",
+                "-newkey",
+                "ec",
+                "-pkeyopt",
+                "ec_paramgen_curve:P-256",
+                "-nodes",
+                "-days",
+                "30",
+                "-keyout",
+                &format!("{ca}.key"),
+                "-out",
+                &format!("{ca}.pem"),
+                "-subj",
+                &format!("/CN=rimeflake test {ca}"),
+            ]);
+        }
+        let server_ext = "subjectAltName=DNS:localhost\nextendedKeyUsage=serverAuth";
+        for (name, ca, subject, ext, serial) in [
+            ("server", "ca", "localhost", server_ext, "2"),
+            (
+                "client",
+                "ca",
+                PG_CERT_ROLE,
+                "extendedKeyUsage=clientAuth",
+                "3",
+            ),
+            ("impostor", "other-ca", "localhost", server_ext, "4"),
+        ] {
+            fs::write(
+                certs.path(&format!("{name}.ext")),
+                format!("basicConstraints=CA:FALSE\nkeyUsage=digitalSignature\n{ext}\n"),
+            )
+            .expect("write an extensions file");
+            certs.openssl(&[
+                "req",
+                "-new",
+                "-newkey",
+                "ec",
+                "-pkeyopt",
+                "ec_paramgen_curve:P-256",
+                "-nodes",
+                "-keyout",
+                &format!("{name}.key"),
+                "-out",
+                &format!("{name}.csr"),
+                "-subj",
+                &format!("/CN={subject}"),
+            ]);
+            certs.openssl(&[
+                "x509",
+                "-req",
+                "-in",
+                &format!("{name}.csr"),
+                "-CA",
+                &format!("{ca}.pem"),
+                "-CAkey",
+                &format!("{ca}.key"),
+                "-set_serial",
+                serial,
+                "-days",
+                "30",
+                "-extfile",
+                &format!("{name}.ext"),
+                "-out",
+                &format!("{name}.pem"),
+            ]);
+        }
+        certs
+    }
+
+    /// A file of these certificates: `ca.pem`, `server.key`...
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+
+    fn openssl(&self, args: &[&str]) {
+        let out = Command::new("openssl")
+            .args(args)
+            .current_dir(&self.dir)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run openssl ({e}): {INSTALL}"));
+        assert!(
+            out.status.success(),
+            "openssl {args:?} failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+impl Drop for Certs {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.dir);
     }
 }

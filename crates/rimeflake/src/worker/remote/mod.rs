@@ -37,6 +37,8 @@ pub(crate) mod servers;
 #[cfg(test)]
 mod sim;
 mod store;
+#[cfg(any(feature = "redis", feature = "postgres"))]
+pub(crate) mod tls;
 
 pub use admin::{inspect, render, reset, RemoteReset};
 pub(crate) use store::RemoteStore;

@@ -6,8 +6,9 @@
 //! that hangs (paused, or a host that vanished) gives a lease error instead of a hang, and the
 //! connection is dropped and opened again by the next call.
 
-use super::{decode_state, Conn, RemoteWorker, Saved, Versioned};
+use super::{decode_state, tls, Conn, RemoteWorker, Saved, Versioned};
 use crate::backend::redact;
+use crate::backend::tls::{SslMode, Tls};
 use crate::error::{Error, ErrorKind, Result};
 use std::collections::HashMap;
 use std::future::Future;
@@ -17,7 +18,8 @@ use tokio::runtime::Runtime;
 use tokio::task::JoinHandle;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::{FromSql, ToSql};
-use tokio_postgres::{Client, Config, NoTls, Row, Statement};
+use tokio_postgres::{Client, Config, Row, Statement};
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 /// The tables rimeflake keeps in PostgreSQL. They are created on the first connection when
 /// missing; a role without the right to create tables can use tables made beforehand with this
@@ -124,6 +126,9 @@ pub(crate) struct PgConn {
     /// `None` only while dropping (see the `Drop` impl).
     rt: Option<Runtime>,
     config: Config,
+    /// The TLS settings of the URL, and the connector made of them.
+    tls: Tls,
+    connector: MakeRustlsConnect,
     /// The URL without its password, for messages.
     shown: String,
     op_timeout: Duration,
@@ -194,7 +199,8 @@ impl PgConn {
         let shown = redact(url);
         // A zero timeout would fail every call at once.
         let op_timeout = op_timeout.max(Duration::from_millis(1));
-        let mut config: Config = url.parse().map_err(|e: tokio_postgres::Error| {
+        let (driver_url, tls) = crate::backend::tls::split(url)?;
+        let mut config: Config = driver_url.parse().map_err(|e: tokio_postgres::Error| {
             Error::config(format!(
                 "backend {shown}: not a usable PostgreSQL URL ({}); the form is \
                  postgresql://user:password@host:port/database",
@@ -208,6 +214,16 @@ impl PgConn {
         if config.get_application_name().is_none() {
             config.application_name("rimeflake");
         }
+        // The driver knows three modes; the verifying ones are `require` plus the checks of
+        // the connector.
+        config.ssl_mode(match tls.mode {
+            SslMode::Disable => tokio_postgres::config::SslMode::Disable,
+            SslMode::Prefer => tokio_postgres::config::SslMode::Prefer,
+            SslMode::Require | SslMode::VerifyCa | SslMode::VerifyFull => {
+                tokio_postgres::config::SslMode::Require
+            }
+        });
+        let connector = MakeRustlsConnect::new(tls::client_config(&tls)?);
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_io()
             .enable_time()
@@ -222,6 +238,8 @@ impl PgConn {
             session: None,
             rt: Some(rt),
             config,
+            tls,
+            connector,
             shown,
             op_timeout,
         };
@@ -248,12 +266,12 @@ impl PgConn {
         // answer (or silence), not a failure to reach it; before `op`, it was about the tables.
         let connected = AtomicBool::new(held.is_some());
         let ready = AtomicBool::new(held.is_some());
-        let config = &self.config;
+        let (config, connector) = (&self.config, &self.connector);
         let work = async {
             let session = match held {
                 Some(s) => s,
                 None => {
-                    let s = Session::open(config).await?;
+                    let s = Session::open(config, connector.clone()).await?;
                     connected.store(true, Ordering::Relaxed);
                     s.create_tables().await?;
                     s
@@ -318,12 +336,23 @@ impl PgConn {
             Fail::Pg(e) => e,
         };
         let url = &self.shown;
+        if let Some(e) = tls::explain(&e, &format!("PostgreSQL at {url}"), &self.tls) {
+            return e;
+        }
         let text = self.scrub(chain(&e));
         let code = e.code();
         let is = |state: &SqlState| code == Some(state);
         if is(&SqlState::INVALID_PASSWORD) {
             Error::config(format!(
                 "PostgreSQL at {url} refused the login: wrong password ({text})"
+            ))
+        } else if is(&SqlState::INVALID_AUTHORIZATION_SPECIFICATION)
+            && text.contains("client certificate")
+            && self.tls.client.is_none()
+        {
+            Error::config(format!(
+                "PostgreSQL at {url} refused the login: it wants a client certificate; give \
+                 one with sslcert=PATH&sslkey=PATH ({text})"
             ))
         } else if is(&SqlState::INVALID_AUTHORIZATION_SPECIFICATION) {
             Error::config(format!(
@@ -340,6 +369,12 @@ impl PgConn {
                 "PostgreSQL at {url}: permission denied ({what}: {text}); grant the user the \
                  rights it lacks, or create rimeflake's tables beforehand (see the schema in \
                  the docs)"
+            ))
+        } else if code.is_none() && text.contains("server does not support TLS") {
+            Error::config(format!(
+                "PostgreSQL at {url} does not take TLS connections, and the URL's sslmode \
+                 requires TLS: turn ssl on at the server, or use sslmode=prefer or disable on \
+                 a trusted network"
             ))
         } else if code.is_none()
             && (text.starts_with("invalid configuration")
@@ -416,8 +451,8 @@ fn chain(e: &tokio_postgres::Error) -> String {
 
 impl Session {
     /// Connects and starts the task that drives the socket.
-    async fn open(config: &Config) -> Done<Session> {
-        let (client, connection) = config.connect(NoTls).await?;
+    async fn open(config: &Config, connector: MakeRustlsConnect) -> Done<Session> {
+        let (client, connection) = config.connect(connector).await?;
         let driver = tokio::spawn(async move {
             // Its error reaches the client as a closed connection.
             let _ = connection.await;

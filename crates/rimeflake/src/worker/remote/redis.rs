@@ -18,8 +18,8 @@
 //! Every conditional step runs as a Lua script, atomic on the server. Scripts compare tokens and
 //! versions as strings: Lua's numbers are doubles and would round versions above 2^53.
 
-use super::{decode_state, Conn, RemoteWorker, Saved, Versioned};
-use crate::backend::redact;
+use super::{decode_state, tls, Conn, RemoteWorker, Saved, Versioned};
+use crate::backend::{redact, tls::Tls};
 use crate::error::{Error, ErrorKind, Result};
 use redis::{Connection, RedisError, RedisResult, Script, Value};
 use std::time::Duration;
@@ -35,6 +35,8 @@ pub(crate) struct RedisConn {
     password: Option<String>,
     /// The longest a connect, and each read or write, may take.
     timeout: Duration,
+    /// TLS (`rediss://`) or not, for the words of a failed handshake.
+    tls: Tls,
     scripts: Scripts,
 }
 
@@ -156,14 +158,8 @@ impl RedisConn {
     /// `op_timeout`. Messages show the URL without its password.
     pub(crate) fn open(url: &str, op_timeout: Duration) -> Result<RedisConn> {
         let shown = redact(url);
-        let client = redis::Client::open(url).map_err(|e| {
-            // The crate's messages about a URL are fixed texts (no part of the URL).
-            Error::config(format!(
-                "backend {shown}: not a usable Redis URL ({}); the form is \
-                 redis://[[user]:password@]host[:port][/db]",
-                plain(&e)
-            ))
-        })?;
+        let (driver_url, tls) = crate::backend::tls::split(url)?;
+        let client = RedisConn::client(&driver_url, &tls, &shown)?;
         let password = client
             .get_connection_info()
             .redis
@@ -177,6 +173,7 @@ impl RedisConn {
             password,
             // A zero timeout means "none" to the socket calls: never let it through.
             timeout: op_timeout.max(Duration::from_millis(1)),
+            tls,
             scripts: Scripts {
                 settle_layout: Lua::new(SETTLE_LAYOUT),
                 acquire: Lua::new(ACQUIRE),
@@ -190,6 +187,45 @@ impl RedisConn {
         // command, and that should show here rather than at the first lease.
         conn.run("PING", |c| redis::cmd("PING").query::<String>(c))?;
         Ok(conn)
+    }
+
+    /// The crate's client for `url` (rimeflake's TLS parameters already split off into `tls`),
+    /// with the certificates the parameters name read now, so a missing file shows at once.
+    fn client(url: &str, tls: &Tls, shown: &str) -> Result<redis::Client> {
+        // The crate's messages about a URL are fixed texts (no part of the URL).
+        let refused = |e: RedisError| {
+            Error::config(format!(
+                "backend {shown}: not a usable Redis URL ({}); the form is \
+                 redis[s]://[[user]:password@]host[:port][/db]",
+                plain(&e)
+            ))
+        };
+        if tls.mode == crate::backend::tls::SslMode::Disable {
+            return redis::Client::open(url).map_err(refused);
+        }
+        tls::ensure_provider();
+        let root_cert = match &tls.roots {
+            Some(crate::backend::tls::Roots::File(path)) => Some(pem(path, "sslrootcert")?),
+            // The crate reads the system's store itself.
+            Some(crate::backend::tls::Roots::System) | None => None,
+        };
+        let client_tls = match &tls.client {
+            Some((cert, key)) => {
+                tls::read_key(key)?;
+                Some(redis::ClientTlsConfig {
+                    client_cert: pem(cert, "sslcert")?,
+                    client_key: std::fs::read(key).map_err(|e| {
+                        Error::config(format!("backend: sslkey={}: {e}", key.display()))
+                    })?,
+                })
+            }
+            None => None,
+        };
+        let certs = redis::TlsCertificates {
+            client_tls,
+            root_cert,
+        };
+        redis::Client::build_with_tls(url, certs).map_err(refused)
     }
 
     /// Runs `f` on the connection, connecting first when there is none. Drops the connection
@@ -277,6 +313,9 @@ impl RedisConn {
         let said = self.scrub(plain(e));
         let lease = |m: String| Error::new(ErrorKind::Lease, m);
 
+        if let Some(e) = tls::explain(e, &format!("Redis at {url}"), &self.tls) {
+            return e;
+        }
         if e.kind() == redis::ErrorKind::AuthenticationFailed || code == "WRONGPASS" {
             return Error::config(format!(
                 "Redis at {url}: authentication failed: the password in the URL is wrong, or the \
@@ -366,6 +405,13 @@ impl RedisConn {
             .find(|(k, _)| k.as_deref().is_some_and(|k| k.eq_ignore_ascii_case(name)))
             .and_then(|(_, v)| text(v)))
     }
+}
+
+/// The PEM file `path` of the parameter `param`, checked to hold certificates.
+fn pem(path: &std::path::Path, param: &str) -> Result<Vec<u8>> {
+    tls::read_certs(path, param)?;
+    std::fs::read(path)
+        .map_err(|e| Error::config(format!("backend: {param}={}: {e}", path.display())))
 }
 
 /// A redis error as plain text: the server's code and message, the I/O error, or the crate's
