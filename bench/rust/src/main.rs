@@ -159,7 +159,7 @@ fn main() {
             let c = coarse.raw_below_cap.unwrap_or(f64::NAN);
             let _ = writeln!(
                 out,
-                "- with the opt-in `CoarseClock` (timestamps lag by up to one kernel tick): \
+                "- with the opt-in `CoarseClock` (timestamps lag by about one kernel tick): \
                  rimeflake {c:.1} ns vs snowflaked sync {a:.1} ns: **{}**; vs rs-snowflake \
                  real_time_generate {b:.1} ns: **{}**",
                 verdict(c <= a),

@@ -199,7 +199,7 @@ pub fn saturated() -> Saturated {
 }
 
 /// `next_id` reading the coarse clock (`CoarseClock`): cheaper than the floor, with timestamps
-/// that lag by up to one kernel tick.
+/// that lag by about one kernel tick.
 pub fn coarse_row() -> Row {
     let g = Generator::builder()
         .layout(Layout::twitter())
@@ -217,7 +217,7 @@ pub fn coarse_row() -> Row {
     r.raw_below_cap = Some(raw_below_cap(K_4096, 1, || g.next_id().unwrap_or(0)));
     r.unique = unique_column(N as usize, || g.next_id().expect("next_id"));
     r.notes = format!(
-        "opt-in: CLOCK_REALTIME_COARSE; timestamps lag the clock by up to {} ms (one tick)",
+        "opt-in: CLOCK_REALTIME_COARSE; timestamps lag the clock by about one tick ({} ms)",
         CoarseClock::resolution().as_secs_f64() * 1000.0
     );
     r

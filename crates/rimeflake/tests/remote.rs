@@ -65,6 +65,13 @@ impl Server {
             Server::Postgres(p) => p.resume(),
         }
     }
+    /// Up and answering, but refusing every write: Redis out of memory, PostgreSQL read-only.
+    fn refuse_writes(&self, on: bool) {
+        match self {
+            Server::Redis(r) => r.out_of_memory(on),
+            Server::Postgres(p) => p.read_only(on),
+        }
+    }
     /// Takes the lease of `worker` from whoever holds it, as an operator or a bug might.
     fn steal(&self, namespace: &str, worker: u64) {
         match self {
@@ -293,7 +300,7 @@ impl Driver {
 }
 
 #[test]
-fn a_stopped_restarted_or_paused_server_gives_lease_errors_then_recovers_without_duplicates() {
+fn a_stopped_paused_or_write_refusing_server_gives_lease_errors_then_recovers_without_duplicates() {
     for mut server in Server::both() {
         let url = server.url();
         let g = generator(&url, "faults").build().unwrap();
@@ -302,11 +309,17 @@ fn a_stopped_restarted_or_paused_server_gives_lease_errors_then_recovers_without
         let d = Driver::start(g);
         d.wait_for(10, &format!("IDs ({})", server.name()), |i, _| i > 1_000);
 
-        // Stopped past two TTLs, then paused past the TTL: each time the lease runs out, the
-        // generator stops with lease errors and issues nothing, and goes on once it is back.
-        let outages: [(&str, Step, Step); 2] = [
+        // Stopped past two TTLs, paused past the TTL, then up but refusing every write (out
+        // of memory, read-only): each time the lease runs out, the generator stops with lease
+        // errors and issues nothing, and goes on once the server is back.
+        let outages: [(&str, Step, Step); 3] = [
             ("stopped", Server::stop, Server::restart),
             ("paused", |s| s.pause(), |s| s.resume()),
+            (
+                "refusing writes",
+                |s| s.refuse_writes(true),
+                |s| s.refuse_writes(false),
+            ),
         ];
         for (what, begin, end) in outages {
             let name = format!("{what} ({})", server.name());
