@@ -210,6 +210,12 @@ export interface GeneratorOptions {
   onRollback?: 'bump' | 'wait' | 'error'
   /** Refuse to reuse a clock-id (IDs then strictly increase, at the cost of waiting). */
   strictMonotonic?: boolean
+  /**
+   * With a server backend: how long a lease lasts without renewal, from 200 ms to a day
+   * (default `RIMEFLAKE_LEASE_TTL_MS`, else 10000). A killed process's worker ID is free
+   * again after it.
+   */
+  leaseTtlMs?: number
 }
 
 /**

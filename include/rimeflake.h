@@ -132,6 +132,10 @@ typedef struct rimeflake_config {
   rimeflake_warning_fn on_warning;
   // Passed to on_warning as it is.
   void *warning_user_data;
+  // With a server backend: how long a lease lasts without renewal, 200 to 86400000 ms. 0
+  // (the default): $RIMEFLAKE_LEASE_TTL_MS, else 10000. A killed process's worker ID is free
+  // again after it.
+  uint64_t lease_ttl_ms;
 } rimeflake_config;
 
 // Counters of a generator (rimeflake_stats). Fields a newer header adds come after these.

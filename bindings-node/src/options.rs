@@ -50,6 +50,11 @@ pub struct GeneratorOptions<'a> {
     /// Refuse to reuse a clock-id (IDs then strictly increase, at the cost of waiting).
     #[napi(ts_type = "boolean")]
     pub strict_monotonic: Option<Unknown<'a>>,
+    /// With a server backend: how long a lease lasts without renewal, from 200 ms to a day
+    /// (default `RIMEFLAKE_LEASE_TTL_MS`, else 10000). A killed process's worker ID is free
+    /// again after it.
+    #[napi(ts_type = "number")]
+    pub lease_ttl_ms: Option<Unknown<'a>>,
 }
 
 /// The options, checked. Its `Debug` form is the key of `Generator.shared`.
@@ -64,6 +69,7 @@ pub struct Options {
     max_wait_ms: Option<u64>,
     on_rollback: Option<String>,
     strict_monotonic: Option<bool>,
+    lease_ttl_ms: Option<u64>,
 }
 
 fn arg<'a>(env: &Env, value: &Option<Unknown<'a>>, name: &'static str) -> Option<Arg> {
@@ -102,6 +108,9 @@ impl Options {
             strict_monotonic: arg(env, &o.strict_monotonic, "options.strictMonotonic")
                 .map(|a| a.boolean())
                 .transpose()?,
+            lease_ttl_ms: arg(env, &o.lease_ttl_ms, "options.leaseTtlMs")
+                .map(|a| a.count())
+                .transpose()?,
         })
     }
 
@@ -135,6 +144,9 @@ impl Options {
         }
         if let Some(strict) = self.strict_monotonic {
             b = b.strict_monotonic(strict);
+        }
+        if let Some(ms) = self.lease_ttl_ms {
+            b = b.lease_ttl(Duration::from_millis(ms));
         }
         if let Some(backend) = &self.backend {
             b = b.backend(Backend::parse(backend)?);

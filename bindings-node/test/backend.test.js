@@ -3,7 +3,8 @@
 // (which `make test-node` runs the tests under).
 const test = require('node:test')
 const assert = require('node:assert/strict')
-const { spawnSync } = require('node:child_process')
+const { spawn, spawnSync } = require('node:child_process')
+const { once } = require('node:events')
 const { rf, root } = require('./support')
 
 function redisUrl() {
@@ -39,6 +40,41 @@ test('a held worker ID and a bad URL are typed errors without the password', () 
   held.close()
   assert.throws(() => new rf.Generator({ backend: 'redis://:s3cret@127.0.0.1:notaport/0' }),
     (e) => e instanceof rf.ConfigError && !e.message.includes('s3cret'))
+})
+
+test('leaseTtlMs: a killed holder\'s worker ID is free again after its lease', async () => {
+  const url = redisUrl()
+  const src = `const rf = require(${JSON.stringify(root)});
+    const g = new rf.Generator({ backend: process.argv[1], namespace: 'node-ttl', workerId: 5, leaseTtlMs: 500 });
+    console.log(String(g.nextId())); setInterval(() => {}, 60000)`
+  const child = spawn(process.execPath, ['-e', src, url], { stdio: ['ignore', 'pipe', 'inherit'] })
+  try {
+    const [first] = await once(child.stdout, 'data')
+    assert.ok(BigInt(String(first).trim()) > 0n)
+    assert.throws(() => new rf.Generator({ backend: url, namespace: 'node-ttl', workerId: 5 }),
+      (e) => e instanceof rf.LeaseError && /worker ID 5/.test(e.message))
+    child.kill('SIGKILL') // no release: the lease must run out
+    await once(child, 'exit')
+    // The default TTL would keep it 10 s; this one, half a second.
+    const deadline = Date.now() + 5000
+    for (;;) {
+      try {
+        const g = new rf.Generator({ backend: url, namespace: 'node-ttl', workerId: 5 })
+        assert.ok(g.nextId() > 0n)
+        g.close()
+        break
+      } catch (e) {
+        assert.ok(e instanceof rf.LeaseError, String(e))
+        assert.ok(Date.now() < deadline, 'worker ID 5 still held 5 s after the kill')
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+    }
+  } finally {
+    child.kill('SIGKILL')
+  }
+  assert.throws(() => new rf.Generator({ backend: url, leaseTtlMs: 100 }),
+    (e) => e instanceof rf.ConfigError && /lease_ttl/.test(e.message))
+  assert.throws(() => new rf.Generator({ backend: url, leaseTtlMs: -1 }), RangeError)
 })
 
 test('TLS: a rediss:// URL checks the server\'s certificate', () => {

@@ -21,7 +21,9 @@ use std::time::Duration;
 ///
 /// ``backend="local"`` is the embedded default: durable state and worker leases in the state
 /// directory, so processes sharing it never share a worker ID and a restart continues safely.
-/// ``backend="memory"`` keeps no state (not restart-safe) and needs a ``worker_id``.
+/// ``backend="memory"`` keeps no state (not restart-safe) and needs a ``worker_id``. A server's
+/// URL (a ``BackendURL``) leases worker IDs there; ``lease_ttl_ms`` is how long such a lease
+/// lasts without renewal (``$RIMEFLAKE_LEASE_TTL_MS``, else 10000; 200 to 86400000).
 /// ``on_rollback=None`` takes the layout's default: ``"bump"`` when it has clock-id bits,
 /// ``"wait"`` otherwise (``"bump"`` on a layout without them is a ``ConfigError``).
 ///
@@ -37,9 +39,11 @@ pub struct Generator {
 impl Generator {
     #[new]
     #[pyo3(signature = (worker_id=None, *, layout=None, namespace=None, state_dir=None,
-        backend=None, max_drift_ms=None, on_rollback=None, max_wait_ms=None, strict_monotonic=false),
+        backend=None, max_drift_ms=None, on_rollback=None, max_wait_ms=None, strict_monotonic=false,
+        lease_ttl_ms=None),
         text_signature = "(worker_id=None, *, layout=None, namespace=None, state_dir=None, \
-        backend=None, max_drift_ms=2000, on_rollback=None, max_wait_ms=5000, strict_monotonic=False)")]
+        backend=None, max_drift_ms=2000, on_rollback=None, max_wait_ms=5000, \
+        strict_monotonic=False, lease_ttl_ms=None)")]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -52,6 +56,7 @@ impl Generator {
         on_rollback: Option<&str>,
         max_wait_ms: Option<&Bound<'_, PyAny>>,
         strict_monotonic: bool,
+        lease_ttl_ms: Option<&Bound<'_, PyAny>>,
     ) -> Result<Self> {
         let mut b = rimeflake::Generator::builder().strict_monotonic(strict_monotonic);
         if let Some(ns) = namespace {
@@ -67,6 +72,13 @@ impl Generator {
         if let Some(ms) = max_wait_ms {
             b = b.max_wait(Duration::from_millis(args::option(
                 "max_wait_ms",
+                ms,
+                u64::MAX,
+            )?));
+        }
+        if let Some(ms) = lease_ttl_ms {
+            b = b.lease_ttl(Duration::from_millis(args::option(
+                "lease_ttl_ms",
                 ms,
                 u64::MAX,
             )?));

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -46,6 +47,36 @@ def test_a_held_worker_id_and_a_bad_url_are_typed_errors() -> None:
     with pytest.raises(rimeflake.ConfigError) as e:
         rimeflake.Generator(backend=rimeflake.BackendURL("redis://:s3cret@127.0.0.1:notaport/0"))
     assert "s3cret" not in str(e.value)
+
+
+def test_a_killed_holders_worker_id_is_free_after_its_lease_ttl() -> None:
+    url = redis_url()
+    code = (
+        "import sys, time, rimeflake\n"
+        "g = rimeflake.Generator(5, backend=rimeflake.BackendURL(sys.argv[1]),\n"
+        "                        namespace='py-ttl', lease_ttl_ms=500)\n"
+        "print(g.next_id(), flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    with subprocess.Popen([sys.executable, "-c", code, url], stdout=subprocess.PIPE,
+                          text=True) as child:
+        assert child.stdout is not None and int(child.stdout.readline()) > 0
+        with pytest.raises(rimeflake.LeaseError, match="worker ID 5"):
+            rimeflake.Generator(5, backend=url, namespace="py-ttl")
+        child.kill()  # no release: the lease must run out
+        child.wait()
+    # The default TTL would keep it 10 s; this one, half a second.
+    deadline = time.monotonic() + 5
+    while True:
+        try:
+            with rimeflake.Generator(5, backend=url, namespace="py-ttl") as g:
+                assert g.next_id() > 0
+            break
+        except rimeflake.LeaseError:
+            assert time.monotonic() < deadline, "worker ID 5 still held 5 s after the kill"
+            time.sleep(0.05)
+    with pytest.raises(rimeflake.ConfigError, match="lease_ttl"):
+        rimeflake.Generator(backend=url, lease_ttl_ms=100)
 
 
 def test_tls_checks_the_servers_certificate() -> None:

@@ -11,7 +11,7 @@ import pytest
 import rimeflake
 
 ENV = ("RIMEFLAKE_STATE_DIR", "RIMEFLAKE_WORKER_ID", "RIMEFLAKE_LAYOUT", "RIMEFLAKE_BACKEND",
-       "RIMEFLAKE_NO_CONTAINER_WARNING")
+       "RIMEFLAKE_NO_CONTAINER_WARNING", "RIMEFLAKE_LEASE_TTL_MS")
 DISCORD = "clock_id=0,time=41,worker=10,sequence=12,epoch_ms=1420070400000"
 
 
@@ -44,6 +44,8 @@ def test_the_environment_fills_in_what_is_left_out(env: pytest.MonkeyPatch) -> N
     ("RIMEFLAKE_WORKER_ID", "-1"),
     ("RIMEFLAKE_LAYOUT", "twiter"),
     ("RIMEFLAKE_BACKEND", "zookeeper"),
+    ("RIMEFLAKE_LEASE_TTL_MS", "10s"),
+    ("RIMEFLAKE_LEASE_TTL_MS", "100"),
 ])
 def test_a_bad_variable_is_a_config_error_naming_it(env: pytest.MonkeyPatch, name: str, value: str) -> None:
     env.setenv(name, value)

@@ -130,7 +130,7 @@ pub(crate) unsafe fn out<'a, T>(ptr: *mut T, name: &'static str) -> Result<&'a m
 }
 
 #[cold]
-fn bad_pointer(name: &str, null: bool) -> Failure {
+pub(crate) fn bad_pointer(name: &str, null: bool) -> Failure {
     Failure::invalid(if null {
         format!("{name} is NULL")
     } else {

@@ -1,7 +1,7 @@
 //! `rimeflake_config`: what a C program passes to `rimeflake_generator_new`, in a struct that
 //! can grow without breaking programs built against an older header (`struct_size`).
 
-use crate::boundary::{ffi_boundary, optional_text, out, Failure};
+use crate::boundary::{bad_pointer, ffi_boundary, optional_text, Failure};
 use crate::status::rimeflake_status;
 use crate::warnings::rimeflake_warning_fn;
 use core_rimeflake::generator::{DEFAULT_MAX_DRIFT, DEFAULT_MAX_WAIT};
@@ -49,7 +49,15 @@ pub struct rimeflake_config {
     pub on_warning: rimeflake_warning_fn,
     /// Passed to on_warning as it is.
     pub warning_user_data: *mut c_void,
+    /// With a server backend: how long a lease lasts without renewal, 200 to 86400000 ms. 0
+    /// (the default): $RIMEFLAKE_LEASE_TTL_MS, else 10000. A killed process's worker ID is free
+    /// again after it.
+    pub lease_ttl_ms: u64,
 }
+
+/// The size of the struct before `lease_ttl_ms` was added: the smallest one accepted. A program
+/// built against that header gets the defaults of the fields added since.
+const FIRST_SIZE: usize = std::mem::offset_of!(rimeflake_config, lease_ttl_ms);
 
 impl rimeflake_config {
     fn defaults(struct_size: usize) -> Self {
@@ -66,36 +74,57 @@ impl rimeflake_config {
             strict_monotonic: false,
             on_warning: None,
             warning_user_data: std::ptr::null_mut(),
+            lease_ttl_ms: 0,
         }
     }
 
-    /// A copy of the caller's config, checked against `struct_size`.
+    /// A copy of the caller's config, checked against `struct_size`: an older header's smaller
+    /// struct gets the defaults of the fields it lacks.
     ///
     /// # Safety
-    /// `config` must point to `config.struct_size` readable bytes.
-    pub(crate) unsafe fn read(config: &rimeflake_config) -> Result<rimeflake_config, Failure> {
+    /// A non-NULL `config` must point to `config.struct_size` readable bytes. It is never
+    /// taken as a reference: an older header's struct is smaller than ours.
+    pub(crate) unsafe fn read(
+        config: *const rimeflake_config,
+    ) -> Result<rimeflake_config, Failure> {
+        if config.is_null() || !config.is_aligned() {
+            return Err(bad_pointer("config", config.is_null()));
+        }
         let ours = size_of::<rimeflake_config>();
-        let theirs = config.struct_size;
-        if theirs < ours {
+        // SAFETY: struct_size comes first, and every header has it.
+        let theirs = unsafe { std::ptr::addr_of!((*config).struct_size).read() };
+        if theirs < FIRST_SIZE {
             return Err(Failure::invalid(format!(
-                "config.struct_size is {theirs}, less than this library's rimeflake_config \
-                 ({ours} bytes): fill the config with rimeflake_config_init"
+                "config.struct_size is {theirs}, less than any rimeflake_config ({FIRST_SIZE} \
+                 bytes or more): fill the config with rimeflake_config_init"
             )));
         }
         // A newer header's fields, which this library cannot honour: all must be left unset.
         // SAFETY: the caller's struct has `theirs` bytes.
-        let extra = unsafe {
-            std::slice::from_raw_parts((config as *const rimeflake_config).cast::<u8>(), theirs)
-        };
-        if extra[ours..].iter().any(|&b| b != 0) {
+        let bytes = unsafe { std::slice::from_raw_parts(config.cast::<u8>(), theirs) };
+        if bytes
+            .get(ours..)
+            .is_some_and(|extra| extra.iter().any(|&b| b != 0))
+        {
             return Err(Failure::invalid(format!(
                 "config sets fields past the {ours} bytes this library (rimeflake {}) knows: \
                  link a newer librimeflake",
                 env!("CARGO_PKG_VERSION")
             )));
         }
-        // SAFETY: `ours` bytes are readable; every field is plain data.
-        Ok(unsafe { std::ptr::read(config) })
+        // The fields the caller's header has, over the defaults of any it lacks. The copy
+        // ends on a field's boundary (FIRST_SIZE or later, as offsets of our fields are).
+        let mut copy = rimeflake_config::defaults(theirs);
+        let known = theirs.min(ours);
+        // SAFETY: `known` bytes are readable there and writable here; every field is plain data.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                bytes.as_ptr(),
+                (&mut copy as *mut rimeflake_config).cast::<u8>(),
+                known,
+            );
+        }
+        Ok(copy)
     }
 
     /// The core's builder with what this config sets; the rest the core resolves itself.
@@ -133,6 +162,9 @@ impl rimeflake_config {
             .max_drift(Duration::from_millis(self.max_drift_ms))
             .max_wait(Duration::from_millis(self.max_wait_ms))
             .strict_monotonic(self.strict_monotonic);
+        if self.lease_ttl_ms != 0 {
+            b = b.lease_ttl(Duration::from_millis(self.lease_ttl_ms));
+        }
         if let Some(callback) = self.on_warning {
             b = crate::warnings::attach(b, callback, self.warning_user_data);
         }
@@ -151,17 +183,27 @@ pub unsafe extern "C" fn rimeflake_config_init_sized(
     size: usize,
 ) -> rimeflake_status {
     ffi_boundary!({
-        let ours = size_of::<rimeflake_config>();
-        if size < ours {
+        if size < FIRST_SIZE {
             return Err(Failure::invalid(format!(
-                "size is {size}, less than this library's rimeflake_config ({ours} bytes)"
+                "size is {size}, less than any rimeflake_config ({FIRST_SIZE} bytes or more)"
             )));
         }
-        // SAFETY: the caller vouches for `size` writable bytes at `config`.
-        let config = unsafe { out(config, "config") }?;
+        if config.is_null() || !config.is_aligned() {
+            return Err(bad_pointer("config", config.is_null()));
+        }
+        // The defaults of the fields the caller's header has (an older one has fewer), and
+        // zeros after ours (a newer one's fields, unset).
+        let defaults = rimeflake_config::defaults(size);
+        let known = size.min(size_of::<rimeflake_config>());
+        // SAFETY: the caller vouches for `size` writable bytes at `config`; never a reference.
         unsafe {
-            std::ptr::write_bytes((config as *mut rimeflake_config).cast::<u8>(), 0, size);
-            std::ptr::write(config, rimeflake_config::defaults(size));
+            let bytes = config.cast::<u8>();
+            std::ptr::write_bytes(bytes, 0, size);
+            std::ptr::copy_nonoverlapping(
+                (&defaults as *const rimeflake_config).cast::<u8>(),
+                bytes,
+                known,
+            );
         }
         Ok(())
     })

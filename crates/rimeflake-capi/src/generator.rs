@@ -62,7 +62,7 @@ pub unsafe extern "C" fn rimeflake_generator_new(
             core_rimeflake::Generator::builder()
         } else {
             // SAFETY: the caller vouches for the config and its text fields.
-            let config = unsafe { rimeflake_config::read(arg(config, "config")?) }?;
+            let config = unsafe { rimeflake_config::read(config) }?;
             unsafe { config.builder() }?
         };
         let made = builder.build()?;

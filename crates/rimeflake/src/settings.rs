@@ -8,6 +8,7 @@
 //! | backend | [`BACKEND_ENV`] ([`Backend::parse`]) | `local` |
 //! | worker ID | [`WORKER_ID_ENV`] (a number within the layout's worker IDs) | a lease |
 //! | state directory | [`STATE_DIR_ENV`] | `$XDG_STATE_HOME/rimeflake` or `~/.local/state/rimeflake` |
+//! | lease TTL (server backends) | [`LEASE_TTL_ENV`] (milliseconds) | [`DEFAULT_LEASE_TTL`](crate::generator::DEFAULT_LEASE_TTL), 10 s |
 //! | namespace | — | [`Layout::default_namespace`] of the layout |
 //!
 //! A variable set to the empty string counts as unset; a bad value is a
@@ -23,14 +24,22 @@ use crate::worker::{dirs, WorkerSource};
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 pub use crate::worker::dirs::STATE_DIR_ENV;
 pub use crate::worker::source::WORKER_ID_ENV;
 
 /// The environment variable with the layout: a preset name or a layout spec.
 pub const LAYOUT_ENV: &str = "RIMEFLAKE_LAYOUT";
-/// The environment variable with the backend: `local` or `memory`.
+/// The environment variable with the backend: `local`, `memory` or a server's URL.
 pub const BACKEND_ENV: &str = "RIMEFLAKE_BACKEND";
+/// The environment variable with the lease TTL of a server backend, in milliseconds.
+pub const LEASE_TTL_ENV: &str = "RIMEFLAKE_LEASE_TTL_MS";
+
+/// The shortest lease TTL: each server call may take a tenth of it.
+const MIN_LEASE_TTL: Duration = Duration::from_millis(200);
+/// The longest lease TTL: a crashed holder's worker ID stays taken this long.
+const MAX_LEASE_TTL: Duration = Duration::from_secs(24 * 3600);
 
 /// What the caller set on the builder (`None`: not set).
 #[derive(Clone, Debug, Default)]
@@ -41,6 +50,7 @@ pub(crate) struct Given {
     pub(crate) state_dir: Option<PathBuf>,
     pub(crate) store: Option<Arc<dyn StateStore>>,
     pub(crate) namespace: Option<String>,
+    pub(crate) lease_ttl: Option<Duration>,
 }
 
 /// Every setting, decided.
@@ -51,6 +61,8 @@ pub(crate) struct Resolved {
     pub(crate) worker: Option<WorkerSource>,
     pub(crate) storage: Storage,
     pub(crate) namespace: String,
+    /// The lease TTL of a server backend (checked whatever the backend).
+    pub(crate) lease_ttl: Duration,
     pub(crate) warnings: Vec<Warning>,
 }
 
@@ -253,13 +265,42 @@ pub(crate) fn resolve(
         Some(ns) => ns.clone(),
         None => layout.default_namespace(),
     };
+    let lease_ttl = match given.lease_ttl {
+        Some(ttl) => check_lease_ttl(ttl, "lease_ttl")?,
+        None => match var(LEASE_TTL_ENV)? {
+            Some(raw) => {
+                let ms: u64 = raw.trim().parse().map_err(|_| {
+                    Error::config(format!(
+                        "{LEASE_TTL_ENV}={raw:?} is not a number of milliseconds"
+                    ))
+                })?;
+                check_lease_ttl(Duration::from_millis(ms), LEASE_TTL_ENV)?
+            }
+            None => crate::generator::DEFAULT_LEASE_TTL,
+        },
+    };
     Ok(Resolved {
         layout,
         worker,
         storage,
         namespace,
+        lease_ttl,
         warnings,
     })
+}
+
+/// `ttl` when it is within the bounds of a lease TTL; else a config error naming `what`.
+fn check_lease_ttl(ttl: Duration, what: &str) -> Result<Duration> {
+    if (MIN_LEASE_TTL..=MAX_LEASE_TTL).contains(&ttl) {
+        return Ok(ttl);
+    }
+    Err(Error::config(format!(
+        "{what}: {} ms is out of range: a lease TTL is from {} ms (each server call may take a \
+         tenth of it) to {} ms (a day)",
+        ttl.as_millis(),
+        MIN_LEASE_TTL.as_millis(),
+        MAX_LEASE_TTL.as_millis()
+    )))
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <string.h>
@@ -189,9 +190,20 @@ static void test_config_size(void) {
   bigger.bytes[sizeof(rimeflake_config) + 3] = 1;
   CHECK_STATUS(rimeflake_generator_new(&bigger.config, &gen), RIMEFLAKE_INVALID_ARGUMENT);
   CHECK(gen == NULL);
-  /* An older header's smaller struct, or one never initialised. */
+  /* An older header's smaller struct (the one before lease_ttl_ms): read up to its size, the
+   * rest defaulted, even where the caller's memory past it holds anything. */
+  size_t older = offsetof(rimeflake_config, lease_ttl_ms);
+  memset(&config, 0xAB, sizeof config);
+  CHECK_OK(rimeflake_config_init_sized(&config, older));
+  CHECK(config.struct_size == older && config.worker_id == -1 && config.max_wait_ms == 5000);
+  CHECK(((unsigned char *)&config)[older] == 0xAB); /* nothing written past its size */
+  config.state_dir = dir;
+  CHECK_OK(rimeflake_generator_new(&config, &gen));
+  rimeflake_generator_free(gen);
+  gen = NULL;
+  /* Smaller than any header's, or never initialised. */
   config_for(&config, dir, NULL, -1);
-  config.struct_size = sizeof config - 8;
+  config.struct_size = older - 8;
   CHECK_STATUS(rimeflake_generator_new(&config, &gen), RIMEFLAKE_INVALID_ARGUMENT);
   CHECK_STATUS(rimeflake_config_init_sized(&config, 8), RIMEFLAKE_INVALID_ARGUMENT);
 }
@@ -353,7 +365,20 @@ static void test_backend(void) {
     check_failures++;
     return;
   }
+  /* A lease TTL out of range is refused; one in range is taken. */
+  c = NULL;
+  config.backend = url;
   config.worker_id = -1;
+  config.namespace_name = "c-ttl";
+  config.lease_ttl_ms = 100;
+  CHECK_STATUS(rimeflake_generator_new(&config, &c), RIMEFLAKE_CONFIG);
+  CHECK(strstr(rimeflake_last_error_message(), "lease_ttl") != NULL);
+  config.lease_ttl_ms = 500;
+  CHECK_OK(rimeflake_generator_new(&config, &c));
+  CHECK_OK(rimeflake_next_id(c, &z));
+  rimeflake_generator_free(c);
+  c = NULL;
+  config.lease_ttl_ms = 0;
   config.namespace_name = "c-tls";
   config.backend = tls_url;
   CHECK_OK(rimeflake_generator_new(&config, &c));

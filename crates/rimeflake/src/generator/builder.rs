@@ -98,6 +98,7 @@ pub struct Builder<C: Clock = SystemClock> {
     pub(crate) reserve_ahead: Duration,
     pub(crate) refresh_every: Duration,
     pub(crate) allow_network_fs: bool,
+    /// Set from the resolved settings at `build`.
     pub(crate) lease_ttl: Duration,
 }
 
@@ -253,13 +254,13 @@ impl<C: Clock> Builder<C> {
         self
     }
 
-    /// How long a lease on a remote backend (Redis, PostgreSQL) lasts without renewal (default
-    /// 10 s, at least 200 ms). It is renewed four times per TTL; the generator stops issuing IDs
+    /// How long a lease on a remote backend (Redis, PostgreSQL) lasts without renewal (default:
+    /// `$RIMEFLAKE_LEASE_TTL_MS`, else 10 s; from 200 ms to a day). It is renewed four times per TTL; the generator stops issuing IDs
     /// three quarters of a TTL after the last successful renewal was sent, and each server call
     /// may take a tenth of it (at most 2 s). A shorter TTL frees a crashed host's worker ID
     /// sooner; a longer one rides out longer server hiccups.
     pub fn lease_ttl(mut self, ttl: Duration) -> Self {
-        self.lease_ttl = ttl;
+        self.given.lease_ttl = Some(ttl);
         self
     }
 
@@ -320,6 +321,7 @@ impl<C: Clock> Builder<C> {
             worker: resolved.worker,
             storage: resolved.storage,
             namespace: resolved.namespace,
+            lease_ttl: resolved.lease_ttl,
             ..self
         }
         .start(interrupted)

@@ -135,9 +135,6 @@ impl<C: Clock> Inner<C> {
                 (lease.worker_id(), Some(store), Some(Box::new(lease)))
             }
             Storage::Remote(backend) => {
-                if r.lease_ttl < Duration::from_millis(200) {
-                    return Err(Error::config("lease_ttl: at least 200 ms"));
-                }
                 let source = r
                     .worker
                     .clone()

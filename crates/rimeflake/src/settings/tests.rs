@@ -212,3 +212,49 @@ fn a_server_backend_keeps_its_state_on_the_server() {
         "leave state_dir out",
     );
 }
+
+#[test]
+fn the_lease_ttl_comes_from_the_builder_then_the_environment_then_ten_seconds() {
+    let ms = Duration::from_millis;
+    let r = resolve_in(&Given::default(), &[HOME]).unwrap();
+    assert_eq!(r.lease_ttl, crate::generator::DEFAULT_LEASE_TTL);
+    let r = resolve_in(&Given::default(), &[HOME, (LEASE_TTL_ENV, "")]).unwrap();
+    assert_eq!(r.lease_ttl, crate::generator::DEFAULT_LEASE_TTL);
+    let r = resolve_in(&Given::default(), &[HOME, (LEASE_TTL_ENV, "2500")]).unwrap();
+    assert_eq!(r.lease_ttl, ms(2500));
+    let given = Given {
+        lease_ttl: Some(ms(700)),
+        ..Given::default()
+    };
+    let r = resolve_in(&given, &[HOME, (LEASE_TTL_ENV, "2500")]).unwrap();
+    assert_eq!(r.lease_ttl, ms(700));
+    // The bounds are checked wherever the value came from, naming where.
+    for bad in [
+        "abc",
+        "-1",
+        "1.5",
+        "199",
+        "86400001",
+        "99999999999999999999999",
+    ] {
+        config_err(
+            resolve_in(&Given::default(), &[HOME, (LEASE_TTL_ENV, bad)]),
+            LEASE_TTL_ENV,
+        );
+    }
+    for (ttl, ok) in [
+        (199, false),
+        (200, true),
+        (86_400_000, true),
+        (86_400_001, false),
+    ] {
+        let given = Given {
+            lease_ttl: Some(ms(ttl)),
+            ..Given::default()
+        };
+        match resolve_in(&given, &[HOME]) {
+            Ok(r) => assert!(ok && r.lease_ttl == ms(ttl), "{ttl}"),
+            Err(e) => assert!(!ok && e.message().contains("lease_ttl"), "{ttl}: {e}"),
+        }
+    }
+}
