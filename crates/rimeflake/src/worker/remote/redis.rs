@@ -19,7 +19,8 @@
 //! versions as strings: Lua's numbers are doubles and would round versions above 2^53.
 
 use super::{decode_state, tls, Conn, RemoteWorker, Saved, Versioned};
-use crate::backend::{redact, tls::Tls};
+use crate::backend::redact;
+use crate::backend::tls::{Roots, SslMode, Tls};
 use crate::error::{Error, ErrorKind, Result};
 use redis::{Connection, RedisError, RedisResult, Script, Value};
 use std::time::Duration;
@@ -200,23 +201,28 @@ impl RedisConn {
                 plain(&e)
             ))
         };
-        if tls.mode == crate::backend::tls::SslMode::Disable {
+        if tls.mode == SslMode::Disable {
             return redis::Client::open(url).map_err(refused);
         }
         tls::ensure_provider();
+        // The crate takes PEM bytes: each file is read once and checked before it gets them.
+        let pem_certs = |path: &std::path::Path, param: &str| -> Result<Vec<u8>> {
+            let pem = tls::read_file(path, param)?;
+            tls::certs(&pem, path, param)?;
+            Ok(pem)
+        };
         let root_cert = match &tls.roots {
-            Some(crate::backend::tls::Roots::File(path)) => Some(pem(path, "sslrootcert")?),
+            Some(Roots::File(path)) => Some(pem_certs(path, "sslrootcert")?),
             // The crate reads the system's store itself.
-            Some(crate::backend::tls::Roots::System) | None => None,
+            Some(Roots::System) | None => None,
         };
         let client_tls = match &tls.client {
             Some((cert, key)) => {
-                tls::read_key(key)?;
+                let client_key = tls::read_file(key, "sslkey")?;
+                tls::key(&client_key, key)?;
                 Some(redis::ClientTlsConfig {
-                    client_cert: pem(cert, "sslcert")?,
-                    client_key: std::fs::read(key).map_err(|e| {
-                        Error::config(format!("backend: sslkey={}: {e}", key.display()))
-                    })?,
+                    client_cert: pem_certs(cert, "sslcert")?,
+                    client_key,
                 })
             }
             None => None,
@@ -405,13 +411,6 @@ impl RedisConn {
             .find(|(k, _)| k.as_deref().is_some_and(|k| k.eq_ignore_ascii_case(name)))
             .and_then(|(_, v)| text(v)))
     }
-}
-
-/// The PEM file `path` of the parameter `param`, checked to hold certificates.
-fn pem(path: &std::path::Path, param: &str) -> Result<Vec<u8>> {
-    tls::read_certs(path, param)?;
-    std::fs::read(path)
-        .map_err(|e| Error::config(format!("backend: {param}={}: {e}", path.display())))
 }
 
 /// A redis error as plain text: the server's code and message, the I/O error, or the crate's

@@ -9,12 +9,23 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use std::error::Error as StdError;
 use std::path::Path;
 
-/// The PEM certificates in `path`, for the parameter `param`.
-pub(crate) fn read_certs(path: &Path, param: &str) -> Result<Vec<CertificateDer<'static>>> {
+/// The bytes of the file `path` that the parameter `param` names. Each file is read once, and
+/// what is checked is what is used.
+pub(crate) fn read_file(path: &Path, param: &str) -> Result<Vec<u8>> {
+    std::fs::read(path).map_err(|e| {
+        Error::config(format!(
+            "backend: {param}={}: cannot read it: {e}",
+            path.display()
+        ))
+    })
+}
+
+/// The PEM certificates in `pem`, read from the file `path` of the parameter `param`.
+pub(crate) fn certs(pem: &[u8], path: &Path, param: &str) -> Result<Vec<CertificateDer<'static>>> {
     let shown = path.display();
-    let certs = CertificateDer::pem_file_iter(path)
-        .and_then(|certs| certs.collect::<std::result::Result<Vec<_>, _>>())
-        .map_err(|e| Error::config(format!("backend: {param}={shown}: cannot read it: {e}")))?;
+    let certs = CertificateDer::pem_slice_iter(pem)
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(|e| Error::config(format!("backend: {param}={shown}: not PEM: {e}")))?;
     if certs.is_empty() {
         return Err(Error::config(format!(
             "backend: {param}={shown} holds no PEM certificate (-----BEGIN CERTIFICATE-----)"
@@ -23,9 +34,9 @@ pub(crate) fn read_certs(path: &Path, param: &str) -> Result<Vec<CertificateDer<
     Ok(certs)
 }
 
-/// The private key in `path` (PKCS#8, PKCS#1 or SEC1, in PEM), for `sslkey`.
-pub(crate) fn read_key(path: &Path) -> Result<PrivateKeyDer<'static>> {
-    PrivateKeyDer::from_pem_file(path).map_err(|e| {
+/// The private key in `pem` (PKCS#8, PKCS#1 or SEC1), read from the file `path` of `sslkey`.
+pub(crate) fn key(pem: &[u8], path: &Path) -> Result<PrivateKeyDer<'static>> {
+    PrivateKeyDer::from_pem_slice(pem).map_err(|e| {
         Error::config(format!(
             "backend: sslkey={}: cannot read a PEM private key from it: {e}",
             path.display()
@@ -39,7 +50,8 @@ fn root_store(tls: &Tls) -> Result<rustls::RootCertStore> {
     let mut store = rustls::RootCertStore::empty();
     match &tls.roots {
         Some(Roots::File(path)) => {
-            for cert in read_certs(path, "sslrootcert")? {
+            let pem = read_file(path, "sslrootcert")?;
+            for cert in certs(&pem, path, "sslrootcert")? {
                 store.add(cert).map_err(|e| {
                     Error::config(format!(
                         "backend: sslrootcert={}: not a usable CA certificate: {e}",
@@ -104,15 +116,17 @@ pub(crate) fn client_config(tls: &Tls) -> Result<rustls::ClientConfig> {
             .with_custom_certificate_verifier(Arc::new(verify::NoName { chain, provider }))
     };
     match &tls.client {
-        Some((cert, key)) => builder
-            .with_client_auth_cert(read_certs(cert, "sslcert")?, read_key(key)?)
-            .map_err(|e| {
+        Some((cert_path, key_path)) => {
+            let chain = certs(&read_file(cert_path, "sslcert")?, cert_path, "sslcert")?;
+            let private = key(&read_file(key_path, "sslkey")?, key_path)?;
+            builder.with_client_auth_cert(chain, private).map_err(|e| {
                 Error::config(format!(
                     "backend: sslcert={} and sslkey={} do not make a client certificate: {e}",
-                    cert.display(),
-                    key.display()
+                    cert_path.display(),
+                    key_path.display()
                 ))
-            }),
+            })
+        }
         None => Ok(builder.with_no_client_auth()),
     }
 }
