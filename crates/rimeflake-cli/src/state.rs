@@ -18,11 +18,9 @@ pub fn show(args: &StateShowArgs) -> Result<(), Failure> {
             Some(ns) => ns.clone(),
             None => args.layout.layout()?.default_namespace(),
         };
-        let workers = rimeflake::worker::remote::inspect(&backend, &namespace)?;
+        let found = rimeflake::worker::remote::inspect(&backend, &namespace)?;
         let mut out = std::io::stdout().lock();
-        out.write_all(
-            rimeflake::worker::remote::render(&backend, &namespace, &workers).as_bytes(),
-        )?;
+        out.write_all(rimeflake::worker::remote::render(&backend, &namespace, &found).as_bytes())?;
         return Ok(());
     }
     let dir = state_dir(&args.state_dir)?;

@@ -148,12 +148,7 @@ fn read_state(path: &Path, layout: Option<&LayoutRecord>) -> StateHealth {
         .state
         .reserved
         .iter()
-        .map(|r| {
-            let l = layout?;
-            // Units count from the start of the epoch's unit (Unix-aligned).
-            let start = l.epoch_ms - l.epoch_ms % l.unit_ms.max(1);
-            start.checked_add(r.as_ref()?.checked_mul(l.unit_ms)?)
-        })
+        .map(|r| layout?.unix_ms((*r)?))
         .collect();
     StateHealth::Ok {
         clock_id: rec.state.clock_id,

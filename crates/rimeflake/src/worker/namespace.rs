@@ -36,6 +36,13 @@ impl LayoutRecord {
         }
     }
 
+    /// The Unix ms at which `units` time units of this layout end (units count from the start
+    /// of the epoch's unit, Unix-aligned); `None` past the range of a `u64`.
+    pub fn unix_ms(&self, units: u64) -> Option<u64> {
+        let start = self.epoch_ms - self.epoch_ms % self.unit_ms.max(1);
+        start.checked_add(units.checked_mul(self.unit_ms)?)
+    }
+
     pub(crate) fn to_text(&self) -> String {
         format!(
             "# rimeflake namespace layout: written once; generators with another layout are \

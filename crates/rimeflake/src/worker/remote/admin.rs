@@ -9,27 +9,47 @@ use crate::layout::Layout;
 use crate::state::WorkerState;
 use crate::worker::namespace::LayoutRecord;
 
-/// Every worker ID of `namespace` on the server `backend` names: holders, expiry, clock-ids and
-/// reservations (`rimeflake state show --backend`). Reads only.
+/// A namespace on a server, as [`inspect`] finds it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RemoteNamespace {
+    /// The namespace's layout record, if a generator stored one (and it can be read).
+    pub layout: Option<LayoutRecord>,
+    /// Every worker ID with a lease or a state.
+    pub workers: Vec<RemoteWorker>,
+}
+
+/// The layout and every worker ID of `namespace` on the server `backend` names: holders,
+/// expiry, clock-ids and reservations (`rimeflake state show --backend`). Reads only.
 ///
 /// # Errors
 /// As connecting: a config error for a URL that cannot be used, a lease error when the server
 /// cannot be reached.
-pub fn inspect(backend: &Backend, namespace: &str) -> Result<Vec<RemoteWorker>> {
+pub fn inspect(backend: &Backend, namespace: &str) -> Result<RemoteNamespace> {
     crate::worker::lease::validate_namespace(namespace)?;
     let timing = Timing {
         ttl: crate::generator::DEFAULT_LEASE_TTL,
     };
-    connect(backend, timing)?.workers(namespace)
+    let mut conn = connect(backend, timing)?;
+    let layout = conn.layout(namespace)?;
+    Ok(RemoteNamespace {
+        layout: layout.as_deref().and_then(LayoutRecord::parse),
+        workers: conn.workers(namespace)?,
+    })
 }
 
-/// What [`inspect`] found, as `rimeflake state show --backend` prints it.
-pub fn render(backend: &Backend, namespace: &str, workers: &[RemoteWorker]) -> String {
-    let mut out = format!("{backend}\n  namespace {namespace}\n");
-    if workers.is_empty() {
+/// What [`inspect`] found, as `rimeflake state show --backend` prints it: reservations in the
+/// layout's time units, and as UTC dates when the namespace's layout is known.
+pub fn render(backend: &Backend, namespace: &str, found: &RemoteNamespace) -> String {
+    let layout = found
+        .layout
+        .as_ref()
+        .map_or("no layout stored", |l| l.description.as_str());
+    let mut out = format!("{backend}\n  namespace {namespace}: {layout}\n");
+    if found.workers.is_empty() {
         out.push_str("    no worker ID has been leased here\n");
     }
-    for w in workers {
+    for w in &found.workers {
         let holder = match (&w.holder, w.expires_in_ms) {
             (Some(h), Some(ms)) => format!("held by {h}, expires in {ms} ms"),
             (Some(h), None) => format!("held by {h}"),
@@ -43,26 +63,22 @@ pub fn render(backend: &Backend, namespace: &str, workers: &[RemoteWorker]) -> S
             )),
             None => out.push_str("      no state stored\n"),
             Some(s) => {
-                let reserved: Vec<String> = s
-                    .reserved
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(c, r)| r.map(|r| format!("clock-id {c}: {r}")))
-                    .collect();
+                let closed = match s.closed_at {
+                    Some(_) => "closed cleanly",
+                    None => "running, or stopped without close",
+                };
                 out.push_str(&format!(
-                    "      state version {}: clock-id {}; reserved (time units) {}{}\n",
-                    w.version,
-                    s.clock_id,
-                    if reserved.is_empty() {
-                        "none".to_string()
-                    } else {
-                        reserved.join(", ")
-                    },
-                    match s.closed_at {
-                        Some(_) => "; closed cleanly",
-                        None => "",
-                    }
+                    "      state version {}: clock-id {}, {closed}\n",
+                    w.version, s.clock_id
                 ));
+                for (cid, r) in s.reserved.iter().enumerate() {
+                    let Some(r) = r else { continue };
+                    let when = match found.layout.as_ref().and_then(|l| l.unix_ms(*r)) {
+                        Some(ms) => format!(" ({})", crate::utc::iso8601(ms)),
+                        None => String::new(),
+                    };
+                    out.push_str(&format!("        clock-id {cid}: reserved to {r}{when}\n"));
+                }
             }
         }
     }
@@ -118,7 +134,8 @@ pub fn reset(
             )
         } else {
             format!(
-                "{what} holds a valid state of a layout with {} clock-ids, not this layout's                  {clock_ids}: use the namespace's own layout",
+                "{what} holds a valid state of a layout with {} clock-ids, not this layout's \
+                 {clock_ids}: use the namespace's own layout",
                 s.reserved.len()
             )
         }));

@@ -152,9 +152,11 @@ fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
 
 pub(super) fn leases_and_states_round_trip(c: &mut dyn Conn) {
     // The first layout record stays; a later, different one gets the stored one back.
+    assert_eq!(c.layout(NS).unwrap(), None);
     assert_eq!(c.settle_layout(NS, "layout-a").unwrap(), "layout-a");
     assert_eq!(c.settle_layout(NS, "layout-b").unwrap(), "layout-a");
     assert_eq!(c.settle_layout("other", "layout-b").unwrap(), "layout-b");
+    assert_eq!(c.layout(NS).unwrap().as_deref(), Some("layout-a"));
 
     assert!(c.acquire(NS, 7, "tok-a", 10_000).unwrap());
     assert!(

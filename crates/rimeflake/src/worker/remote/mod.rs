@@ -40,7 +40,7 @@ mod store;
 #[cfg(any(feature = "redis", feature = "postgres"))]
 pub(crate) mod tls;
 
-pub use admin::{inspect, render, reset, RemoteReset};
+pub use admin::{inspect, render, reset, RemoteNamespace, RemoteReset};
 pub(crate) use store::RemoteStore;
 
 use crate::backend::Backend;
@@ -95,6 +95,8 @@ pub(crate) trait Conn: Send {
     /// Stores the namespace's layout record if it has none; returns the record stored (ours, or
     /// the one that was there).
     fn settle_layout(&mut self, namespace: &str, record: &str) -> Result<String>;
+    /// The namespace's layout record, if it has one (reads only).
+    fn layout(&mut self, namespace: &str) -> Result<Option<String>>;
     /// Takes the lease of `worker_id` for `token` for `ttl_ms` (by the server's clock) if nobody
     /// holds it (an expired lease is nobody's). Taking one's own lease again also succeeds.
     fn acquire(

@@ -585,6 +585,17 @@ impl Conn for PgConn {
         })
     }
 
+    fn layout(&mut self, namespace: &str) -> Result<Option<String>> {
+        self.call("read the layout", |mut s| async move {
+            let out = async {
+                let rows = s.query(SELECT_LAYOUT, &[&namespace]).await?;
+                rows.first().map(|row| col::<String>(row, 0)).transpose()
+            }
+            .await;
+            (s, out)
+        })
+    }
+
     fn acquire(
         &mut self,
         namespace: &str,

@@ -515,6 +515,13 @@ impl Conn for RedisConn {
         })
     }
 
+    fn layout(&mut self, namespace: &str) -> Result<Option<String>> {
+        let key = layout_key(namespace);
+        self.run("read the layout", |c| {
+            redis::cmd("GET").arg(&key).query::<Option<String>>(c)
+        })
+    }
+
     fn acquire(
         &mut self,
         namespace: &str,

@@ -536,6 +536,11 @@ impl Conn for SimConn {
         })
     }
 
+    fn layout(&mut self, namespace: &str) -> Result<Option<String>> {
+        let ns = namespace.to_string();
+        self.call("read the layout", move |s| s.layouts.get(&ns).cloned())
+    }
+
     fn acquire(
         &mut self,
         namespace: &str,
