@@ -132,7 +132,10 @@ fn a_worker_id_handed_from_a_host_ahead_to_one_behind_never_repeats_an_id() {
         assert!(text.contains("closed cleanly"), "{text}");
         // The namespace's layout is read from the server, so reservations show as dates.
         assert!(text.contains("namespace handover: default"), "{text}");
-        assert!(text.contains("reserved to ") && text.contains("Z)"), "{text}");
+        assert!(
+            text.contains("reserved to ") && text.contains("Z)"),
+            "{text}"
+        );
         assert!(
             text.contains(&format!("clock-id {}", cid(right[0]))),
             "{text}"

@@ -175,6 +175,19 @@ fn redis_over_tls_checks_the_ca_and_the_host_name() {
         ErrorKind::Config,
         &["sslrootcert=/nonexistent/ca.pem"],
     );
+    // A FIFO or a directory named as a certificate fails at once, without blocking.
+    let fifo = redis.certs().path("fifo.pem");
+    let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+    let dir = redis.certs().path("");
+    for path in [&fifo, &dir] {
+        refused(
+            &format!("rediss://localhost:{tls}/0?sslrootcert={}", path.display()),
+            ErrorKind::Config,
+            &["not a regular file"],
+        );
+    }
     let e = Backend::parse(&format!("rediss://:s3cret@localhost:{tls}/0#insecure")).unwrap_err();
     assert!(e.message().contains("#insecure") && !e.message().contains("s3cret"));
 

@@ -9,15 +9,33 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use std::error::Error as StdError;
 use std::path::Path;
 
+/// Certificate files larger than this are refused (a system's whole CA bundle is a few
+/// hundred KB).
+const MAX_PEM: usize = 4 << 20;
+
 /// The bytes of the file `path` that the parameter `param` names. Each file is read once, and
-/// what is checked is what is used.
+/// what is checked is what is used. Links are followed (mounted secrets are links), but the
+/// file must be a regular one of bounded size: a FIFO or a device there fails at once instead
+/// of blocking or reading without end.
 pub(crate) fn read_file(path: &Path, param: &str) -> Result<Vec<u8>> {
-    std::fs::read(path).map_err(|e| {
-        Error::config(format!(
-            "backend: {param}={}: cannot read it: {e}",
-            path.display()
-        ))
-    })
+    use std::os::unix::fs::OpenOptionsExt;
+    let fail = |why: String| Error::config(format!("backend: {param}={}: {why}", path.display()));
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| fail(format!("cannot read it: {e}")))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| fail(format!("cannot read it: {e}")))?;
+    if !meta.is_file() {
+        return Err(fail("not a regular file".to_string()));
+    }
+    if meta.len() > MAX_PEM as u64 {
+        return Err(fail(format!("larger than {MAX_PEM} bytes: not a PEM file")));
+    }
+    crate::state::disk::read_capped(&file, MAX_PEM)
+        .map_err(|e| fail(format!("cannot read it: {e}")))
 }
 
 /// The PEM certificates in `pem`, read from the file `path` of the parameter `param`.
