@@ -16,105 +16,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tokio::runtime::Runtime;
 use tokio::task::JoinHandle;
-use tokio_postgres::error::SqlState;
 use tokio_postgres::types::{FromSql, ToSql};
 use tokio_postgres::{Client, Config, Row, Statement};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
-/// The tables rimeflake keeps in PostgreSQL. They are created on the first connection when
-/// missing; a role without the right to create tables can use tables made beforehand with this
-/// SQL.
-///
-/// - `rimeflake_namespaces`: one row per namespace, with the layout record every generator of
-///   the namespace must match.
-/// - `rimeflake_workers`: one row per worker ID of a namespace: the lease (`owner`, a token, and
-///   `lease_expires`, by the server's clock; both NULL when nobody holds it) and the worker's
-///   state (`state`, as text) with its `version`, raised by one on every write.
-pub(crate) const SCHEMA: &str = "\
-CREATE TABLE IF NOT EXISTS rimeflake_namespaces (
-    namespace text PRIMARY KEY,
-    layout    text NOT NULL
-);
-CREATE TABLE IF NOT EXISTS rimeflake_workers (
-    namespace     text        NOT NULL,
-    worker_id     bigint      NOT NULL,
-    owner         text,
-    lease_expires timestamptz,
-    state         text,
-    version       bigint      NOT NULL DEFAULT 0,
-    PRIMARY KEY (namespace, worker_id)
-);
-";
-
-// ---- statements ---------------------------------------------------------------------------------
-// Parameters carry explicit casts, so that each one is prepared with the type Rust sends
-// (bigint is i64, text is &str).
-
-const TABLES_EXIST: &str = "SELECT to_regclass('rimeflake_namespaces') IS NOT NULL \
-     AND to_regclass('rimeflake_workers') IS NOT NULL";
-
-const INSERT_LAYOUT: &str = "INSERT INTO rimeflake_namespaces (namespace, layout) \
-     VALUES ($1::text, $2::text) ON CONFLICT (namespace) DO NOTHING";
-
-const SELECT_LAYOUT: &str = "SELECT layout FROM rimeflake_namespaces WHERE namespace = $1::text";
-
-// An expired lease is nobody's: it may be taken over in the same statement, by the server's clock.
-const ACQUIRE: &str = "INSERT INTO rimeflake_workers (namespace, worker_id, owner, lease_expires) \
-     VALUES ($1::text, $2::bigint, $3::text, now() + $4::bigint * interval '1 millisecond') \
-     ON CONFLICT (namespace, worker_id) DO UPDATE \
-     SET owner = EXCLUDED.owner, lease_expires = EXCLUDED.lease_expires \
-     WHERE rimeflake_workers.owner IS NULL \
-        OR rimeflake_workers.owner = EXCLUDED.owner \
-        OR rimeflake_workers.lease_expires <= now() \
-     RETURNING worker_id";
-
-const RENEW: &str = "UPDATE rimeflake_workers \
-     SET lease_expires = now() + $4::bigint * interval '1 millisecond' \
-     WHERE namespace = $1::text AND worker_id = $2::bigint AND owner = $3::text";
-
-const RELEASE: &str = "UPDATE rimeflake_workers SET owner = NULL, lease_expires = NULL \
-     WHERE namespace = $1::text AND worker_id = $2::bigint AND owner = $3::text";
-
-const LOAD: &str = "SELECT state, version FROM rimeflake_workers \
-     WHERE namespace = $1::text AND worker_id = $2::bigint";
-
-// The lease's expiry is not checked: while the owner is still this token nobody else has taken
-// the worker ID, and the generator stops before the expiry by its own clock.
-const SAVE: &str = "UPDATE rimeflake_workers SET state = $5::text, version = $6::bigint \
-     WHERE namespace = $1::text AND worker_id = $2::bigint AND owner = $3::text \
-       AND version = $4::bigint";
-
-// Why a conditional write failed: who holds the lease, and whether it is still live.
-const LOOK: &str = "SELECT owner, owner IS NOT NULL AND lease_expires > now() \
-     FROM rimeflake_workers WHERE namespace = $1::text AND worker_id = $2::bigint";
-
-// `state reset` of a worker ID that may have no row yet (expected version 0).
-const RESET_NEW: &str = "INSERT INTO rimeflake_workers (namespace, worker_id, state, version) \
-     VALUES ($1::text, $2::bigint, $3::text, $4::bigint) \
-     ON CONFLICT (namespace, worker_id) DO UPDATE \
-     SET state = EXCLUDED.state, version = EXCLUDED.version \
-     WHERE (rimeflake_workers.owner IS NULL OR rimeflake_workers.lease_expires <= now()) \
-       AND rimeflake_workers.version = 0 \
-     RETURNING worker_id";
-
-// `state reset` over a stored version: only when no live lease holds the worker ID.
-const RESET: &str = "UPDATE rimeflake_workers SET state = $3::text, version = $4::bigint \
-     WHERE namespace = $1::text AND worker_id = $2::bigint \
-       AND (owner IS NULL OR lease_expires <= now()) AND version = $5::bigint";
-
-// clock_timestamp(), not now(): now() is when the transaction began.
-const SERVER_TIME: &str = "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint";
-
-// One reading of the server's clock for every row, so a holder always has a time left.
-const WORKERS: &str = "SELECT w.worker_id, \
-       CASE WHEN w.owner IS NOT NULL AND w.lease_expires > c.at THEN w.owner END, \
-       CASE WHEN w.owner IS NOT NULL AND w.lease_expires > c.at \
-            THEN (extract(epoch FROM w.lease_expires - c.at) * 1000)::bigint END, \
-       w.state, w.version \
-     FROM rimeflake_workers w, (SELECT clock_timestamp() AS at) c \
-     WHERE w.namespace = $1::text ORDER BY w.worker_id";
-
-const SETTINGS: &str = "SELECT current_setting('fsync'), current_setting('synchronous_commit')";
+mod errors;
+mod sql;
+use errors::{chain, is_creation_race};
+pub(crate) use sql::SCHEMA;
+use sql::*;
 
 // ---- the connection -----------------------------------------------------------------------------
 
@@ -327,84 +237,6 @@ impl PgConn {
             self.session = None;
         }
     }
-
-    /// A failure told in rimeflake's terms: the kind says whether a person must fix something
-    /// (config) or the server is unavailable (lease). Never holds the password.
-    fn explain(&self, fail: Fail, what: &str, connected: bool) -> Error {
-        let e = match fail {
-            Fail::Ours(e) => return e,
-            Fail::Pg(e) => e,
-        };
-        let url = &self.shown;
-        if let Some(e) = tls::explain(&e, &format!("PostgreSQL at {url}"), &self.tls) {
-            return e;
-        }
-        let text = self.scrub(chain(&e));
-        let code = e.code();
-        let is = |state: &SqlState| code == Some(state);
-        if is(&SqlState::INVALID_PASSWORD) {
-            Error::config(format!(
-                "PostgreSQL at {url} refused the login: wrong password ({text})"
-            ))
-        } else if is(&SqlState::INVALID_AUTHORIZATION_SPECIFICATION)
-            && text.contains("client certificate")
-            && self.tls.client.is_none()
-        {
-            Error::config(format!(
-                "PostgreSQL at {url} refused the login: it wants a client certificate; give \
-                 one with sslcert=PATH&sslkey=PATH ({text})"
-            ))
-        } else if is(&SqlState::INVALID_AUTHORIZATION_SPECIFICATION) {
-            Error::config(format!(
-                "PostgreSQL at {url} refused the login: unknown user, or no pg_hba.conf entry \
-                 lets it in ({text})"
-            ))
-        } else if is(&SqlState::INVALID_CATALOG_NAME) {
-            Error::config(format!(
-                "PostgreSQL at {url}: unknown database ({text}); create it, or name another in \
-                 the URL"
-            ))
-        } else if is(&SqlState::INSUFFICIENT_PRIVILEGE) {
-            Error::config(format!(
-                "PostgreSQL at {url}: permission denied ({what}: {text}); grant the user the \
-                 rights it lacks, or create rimeflake's tables beforehand (see the schema in \
-                 the docs)"
-            ))
-        } else if code.is_none() && text.contains("server does not support TLS") {
-            Error::config(format!(
-                "PostgreSQL at {url} does not take TLS connections, and the URL's sslmode \
-                 requires TLS: turn ssl on at the server, or use sslmode=prefer or disable on \
-                 a trusted network"
-            ))
-        } else if code.is_none()
-            && (text.starts_with("invalid configuration")
-                || text.starts_with("authentication error"))
-        {
-            // tokio-postgres names these kinds only in its messages: a password the server
-            // wants and the URL lacks, TLS the URL requires, an authentication it cannot do.
-            Error::config(format!("PostgreSQL at {url}: {text}"))
-        } else if connected {
-            Error::new(
-                ErrorKind::Lease,
-                format!("PostgreSQL at {url} failed ({what}): {text}"),
-            )
-        } else {
-            Error::new(
-                ErrorKind::Lease,
-                format!("cannot connect to PostgreSQL at {url}: {text}"),
-            )
-        }
-    }
-
-    /// `text` with the password replaced, in case a driver or server message ever repeats it.
-    fn scrub(&self, text: String) -> String {
-        match self.config.get_password().map(String::from_utf8_lossy) {
-            Some(pw) if !pw.is_empty() && text.contains(pw.as_ref()) => {
-                text.replace(pw.as_ref(), "***")
-            }
-            _ => text,
-        }
-    }
 }
 
 /// Runs `f` to its end on `rt`. Called from inside another tokio runtime (an async caller),
@@ -432,21 +264,6 @@ where
             .join()
             .unwrap_or_else(|p| std::panic::resume_unwind(p)))
     })
-}
-
-/// An error with its causes, which tokio-postgres keeps apart ("db error" alone says little).
-fn chain(e: &tokio_postgres::Error) -> String {
-    if let Some(db) = e.as_db_error() {
-        return db.to_string().replace('\n', "; ");
-    }
-    let mut text = e.to_string();
-    let mut source = std::error::Error::source(e);
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
 }
 
 impl Session {
@@ -531,18 +348,6 @@ impl Session {
             _ => Ok(Saved::Moved),
         }
     }
-}
-
-/// A unique or duplicate-object error from concurrent `CREATE TABLE IF NOT EXISTS`: the catalog
-/// row of the other creator's table collided with ours.
-fn is_creation_race(e: &tokio_postgres::Error) -> bool {
-    [
-        SqlState::UNIQUE_VIOLATION,
-        SqlState::DUPLICATE_TABLE,
-        SqlState::DUPLICATE_OBJECT,
-    ]
-    .iter()
-    .any(|s| e.code() == Some(s))
 }
 
 /// Column `i` of `row`, as `T`; a type the server should not have sent is an error, not a panic.

@@ -22,7 +22,12 @@ use super::{decode_state, tls, Conn, RemoteWorker, Saved, Versioned};
 use crate::backend::redact;
 use crate::backend::tls::{Roots, SslMode, Tls};
 use crate::error::{Error, ErrorKind, Result};
-use redis::{Connection, RedisError, RedisResult, Script, Value};
+use errors::{breaks_connection, is_refusal, plain};
+use redis::{Connection, RedisError, RedisResult, Value};
+use scripts::{Lua, Scripts};
+
+mod errors;
+mod scripts;
 use std::time::Duration;
 
 /// A connection to one Redis server, reopened by the next call after it broke.
@@ -40,96 +45,6 @@ pub(crate) struct RedisConn {
     tls: Tls,
     scripts: Scripts,
 }
-
-/// A Lua script: [`Script`] gives its SHA1 for `EVALSHA`; the code is sent by `EVAL` when the
-/// server does not know it yet (after a restart or `SCRIPT FLUSH`).
-struct Lua {
-    code: &'static str,
-    script: Script,
-}
-
-impl Lua {
-    fn new(code: &'static str) -> Lua {
-        Lua {
-            code,
-            script: Script::new(code),
-        }
-    }
-}
-
-/// The scripts, hashed once per connection object.
-struct Scripts {
-    settle_layout: Lua,
-    acquire: Lua,
-    renew: Lua,
-    release: Lua,
-    save: Lua,
-    reset: Lua,
-}
-
-/// KEYS[1]: layout. ARGV[1]: our record. Stores it unless one is there; returns the stored one.
-const SETTLE_LAYOUT: &str = r"
-redis.call('SET', KEYS[1], ARGV[1], 'NX')
-return redis.call('GET', KEYS[1])
-";
-
-/// KEYS[1]: lease. ARGV: token, ttl ms. Takes a free lease, or extends our own; 1 if ours.
-const ACQUIRE: &str = r"
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  return 1
-end
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return 1
-end
-return 0
-";
-
-/// KEYS[1]: lease. ARGV: token, ttl ms. Extends the lease while it is ours.
-const RENEW: &str = r"
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return 1
-end
-return 0
-";
-
-/// KEYS[1]: lease. ARGV[1]: token. Ends the lease while it is ours.
-const RELEASE: &str = r"
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('DEL', KEYS[1])
-  return 1
-end
-return 0
-";
-
-/// KEYS: lease, state. ARGV: token, expected version, next version, next text. An expired
-/// lease is a missing key, so GET gives false and the caller is no holder.
-const SAVE: &str = r"
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then
-  return 'notholder'
-end
-local v = redis.call('HGET', KEYS[2], 'v') or '0'
-if v ~= ARGV[2] then
-  return 'moved'
-end
-redis.call('HSET', KEYS[2], 'v', ARGV[3], 's', ARGV[4])
-return 'ok'
-";
-
-/// KEYS: lease, state. ARGV: expected version, next version, next text. Only while nobody holds
-/// the lease.
-const RESET: &str = r"
-if redis.call('EXISTS', KEYS[1]) == 1 then
-  return 'notholder'
-end
-local v = redis.call('HGET', KEYS[2], 'v') or '0'
-if v ~= ARGV[1] then
-  return 'moved'
-end
-redis.call('HSET', KEYS[2], 'v', ARGV[2], 's', ARGV[3])
-return 'ok'
-";
 
 fn lease_key(namespace: &str, worker_id: u64) -> String {
     format!("rimeflake:{{{namespace}:{worker_id}}}:lease")
@@ -175,14 +90,7 @@ impl RedisConn {
             // A zero timeout means "none" to the socket calls: never let it through.
             timeout: op_timeout.max(Duration::from_millis(1)),
             tls,
-            scripts: Scripts {
-                settle_layout: Lua::new(SETTLE_LAYOUT),
-                acquire: Lua::new(ACQUIRE),
-                renew: Lua::new(RENEW),
-                release: Lua::new(RELEASE),
-                save: Lua::new(SAVE),
-                reset: Lua::new(RESET),
-            },
+            scripts: Scripts::new(),
         };
         // A PING: a server that wants a password and got none says so only at the first
         // command, and that should show here rather than at the first lease.
@@ -309,87 +217,6 @@ impl RedisConn {
         })
     }
 
-    /// Our error for a failed `doing`: config errors for credentials and permissions, lease
-    /// errors for everything that may pass (a server down, slow, loading or full).
-    fn error(&self, e: &RedisError, doing: &str) -> Error {
-        let url = &self.url;
-        let code = e.code().unwrap_or("");
-        // Text from the server or the crate, with the password hidden should it ever echo it.
-        let detail = self.scrub(e.detail().unwrap_or("").to_string());
-        let said = self.scrub(plain(e));
-        let lease = |m: String| Error::new(ErrorKind::Lease, m);
-
-        if let Some(e) = tls::explain(e, &format!("Redis at {url}"), &self.tls) {
-            return e;
-        }
-        if e.kind() == redis::ErrorKind::AuthenticationFailed || code == "WRONGPASS" {
-            return Error::config(format!(
-                "Redis at {url}: authentication failed: the password in the URL is wrong, or the \
-                 user does not exist (or the URL gives a password and the server has none)"
-            ));
-        }
-        if code == "NOAUTH" {
-            return Error::config(format!(
-                "Redis at {url}: the server requires a password and the URL has none: use \
-                 redis://:password@host:port/db"
-            ));
-        }
-        if code == "NOPERM" {
-            return Error::config(format!(
-                "Redis at {url}: the user is not allowed to {doing} ({detail}): grant it the \
-                 commands GET SET PEXPIRE DEL EXISTS HGET HSET HMGET SADD SMEMBERS PTTL TIME \
-                 EVAL EVALSHA on the keys rimeflake:*"
-            ));
-        }
-        if e.to_string().contains("refused to switch database") {
-            return Error::config(format!(
-                "Redis at {url}: the server has no such database ({detail})"
-            ));
-        }
-        if e.is_io_error() {
-            let why = if e.is_connection_refusal() {
-                "connection refused"
-            } else if e.is_timeout() {
-                "no answer in time"
-            } else if e.is_connection_dropped() {
-                "the connection was closed"
-            } else {
-                &said
-            };
-            return lease(format!(
-                "could not reach Redis at {url} within {} ms ({doing}: {why})",
-                self.timeout.as_millis()
-            ));
-        }
-        match (code, e.kind()) {
-            ("WRONGTYPE", _) => Error::new(
-                ErrorKind::State,
-                format!(
-                    "Redis at {url}: {doing}: a key under rimeflake:* holds another type than \
-                     rimeflake stores there: something else writes these keys"
-                ),
-            ),
-            ("OOM", _) => lease(format!(
-                "Redis at {url} is out of memory ({doing}: {said}): raise maxmemory or free memory"
-            )),
-            (_, redis::ErrorKind::BusyLoadingError) => lease(format!(
-                "Redis at {url} is still loading its data ({doing}): try again shortly"
-            )),
-            (_, redis::ErrorKind::ReadOnly) => lease(format!(
-                "Redis at {url} is a read-only replica ({doing}): use the primary"
-            )),
-            _ => lease(format!("Redis at {url}: {doing} failed: {said}")),
-        }
-    }
-
-    /// `text` with the password hidden, should a server ever have echoed it.
-    fn scrub(&self, text: String) -> String {
-        match &self.password {
-            Some(pw) if text.contains(pw.as_str()) => text.replace(pw.as_str(), "***"),
-            _ => text,
-        }
-    }
-
     /// Runs `CONFIG GET name`; `None` when the server has no such setting. The reply is a flat
     /// array of names and values (RESP2) or a map (RESP3).
     fn config_get(conn: &mut Connection, name: &str) -> RedisResult<Option<String>> {
@@ -411,51 +238,6 @@ impl RedisConn {
             .find(|(k, _)| k.as_deref().is_some_and(|k| k.eq_ignore_ascii_case(name)))
             .and_then(|(_, v)| text(v)))
     }
-}
-
-/// A redis error as plain text: the server's code and message, the I/O error, or the crate's
-/// description.
-fn plain(e: &RedisError) -> String {
-    match (e.code(), e.detail()) {
-        (Some(code), Some(detail)) => format!("{code} {detail}"),
-        (_, Some(detail)) => format!("{}: {detail}", description(e)),
-        _ => description(e),
-    }
-}
-
-/// The crate's text for `e` without the kind it appends (`"text- Kind"`, `"text - Kind: detail"`).
-fn description(e: &RedisError) -> String {
-    let text = e.to_string();
-    if e.is_io_error() {
-        return text;
-    }
-    match text.split_once("- ") {
-        Some((head, _)) => head.trim_end().to_string(),
-        None => text,
-    }
-}
-
-/// Whether the server refused a command with an error reply (unknown command, no permission),
-/// as opposed to a failed connection or wrong credentials.
-fn is_refusal(e: &RedisError) -> bool {
-    let auth = e.kind() == redis::ErrorKind::AuthenticationFailed
-        || matches!(e.code(), Some("NOAUTH" | "WRONGPASS"));
-    // A server still loading its data refuses everything: that says nothing about CONFIG.
-    let loading = e.kind() == redis::ErrorKind::BusyLoadingError;
-    !auth && !loading && !breaks_connection(e)
-}
-
-/// Whether the connection may be out of step after `e`: anything but an error the server
-/// replied with.
-fn breaks_connection(e: &RedisError) -> bool {
-    e.is_io_error()
-        || e.is_unrecoverable_error()
-        || matches!(
-            e.kind(),
-            redis::ErrorKind::ParseError
-                | redis::ErrorKind::ClientError
-                | redis::ErrorKind::TypeError
-        )
 }
 
 /// Sends `pipe` (of `count` commands) and reads its replies; the first error reply, if any,

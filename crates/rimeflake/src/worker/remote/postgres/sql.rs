@@ -1,0 +1,103 @@
+//! The SQL of the PostgreSQL backend: the schema, and every statement, each prepared once per
+//! connection.
+
+/// The tables rimeflake keeps in PostgreSQL. They are created on the first connection when
+/// missing; a role without the right to create tables can use tables made beforehand with this
+/// SQL.
+///
+/// - `rimeflake_namespaces`: one row per namespace, with the layout record every generator of
+///   the namespace must match.
+/// - `rimeflake_workers`: one row per worker ID of a namespace: the lease (`owner`, a token, and
+///   `lease_expires`, by the server's clock; both NULL when nobody holds it) and the worker's
+///   state (`state`, as text) with its `version`, raised by one on every write.
+pub(crate) const SCHEMA: &str = "\
+CREATE TABLE IF NOT EXISTS rimeflake_namespaces (
+    namespace text PRIMARY KEY,
+    layout    text NOT NULL
+);
+CREATE TABLE IF NOT EXISTS rimeflake_workers (
+    namespace     text        NOT NULL,
+    worker_id     bigint      NOT NULL,
+    owner         text,
+    lease_expires timestamptz,
+    state         text,
+    version       bigint      NOT NULL DEFAULT 0,
+    PRIMARY KEY (namespace, worker_id)
+);
+";
+
+// Parameters carry explicit casts, so that each one is prepared with the type Rust sends
+// (bigint is i64, text is &str).
+
+pub(super) const TABLES_EXIST: &str = "SELECT to_regclass('rimeflake_namespaces') IS NOT NULL \
+     AND to_regclass('rimeflake_workers') IS NOT NULL";
+
+pub(super) const INSERT_LAYOUT: &str = "INSERT INTO rimeflake_namespaces (namespace, layout) \
+     VALUES ($1::text, $2::text) ON CONFLICT (namespace) DO NOTHING";
+
+pub(super) const SELECT_LAYOUT: &str =
+    "SELECT layout FROM rimeflake_namespaces WHERE namespace = $1::text";
+
+// An expired lease is nobody's: it may be taken over in the same statement, by the server's clock.
+pub(super) const ACQUIRE: &str =
+    "INSERT INTO rimeflake_workers (namespace, worker_id, owner, lease_expires) \
+     VALUES ($1::text, $2::bigint, $3::text, now() + $4::bigint * interval '1 millisecond') \
+     ON CONFLICT (namespace, worker_id) DO UPDATE \
+     SET owner = EXCLUDED.owner, lease_expires = EXCLUDED.lease_expires \
+     WHERE rimeflake_workers.owner IS NULL \
+        OR rimeflake_workers.owner = EXCLUDED.owner \
+        OR rimeflake_workers.lease_expires <= now() \
+     RETURNING worker_id";
+
+pub(super) const RENEW: &str = "UPDATE rimeflake_workers \
+     SET lease_expires = now() + $4::bigint * interval '1 millisecond' \
+     WHERE namespace = $1::text AND worker_id = $2::bigint AND owner = $3::text";
+
+pub(super) const RELEASE: &str = "UPDATE rimeflake_workers SET owner = NULL, lease_expires = NULL \
+     WHERE namespace = $1::text AND worker_id = $2::bigint AND owner = $3::text";
+
+pub(super) const LOAD: &str = "SELECT state, version FROM rimeflake_workers \
+     WHERE namespace = $1::text AND worker_id = $2::bigint";
+
+// The lease's expiry is not checked: while the owner is still this token nobody else has taken
+// the worker ID, and the generator stops before the expiry by its own clock.
+pub(super) const SAVE: &str =
+    "UPDATE rimeflake_workers SET state = $5::text, version = $6::bigint \
+     WHERE namespace = $1::text AND worker_id = $2::bigint AND owner = $3::text \
+       AND version = $4::bigint";
+
+// Why a conditional write failed: who holds the lease, and whether it is still live.
+pub(super) const LOOK: &str = "SELECT owner, owner IS NOT NULL AND lease_expires > now() \
+     FROM rimeflake_workers WHERE namespace = $1::text AND worker_id = $2::bigint";
+
+// `state reset` of a worker ID that may have no row yet (expected version 0).
+pub(super) const RESET_NEW: &str =
+    "INSERT INTO rimeflake_workers (namespace, worker_id, state, version) \
+     VALUES ($1::text, $2::bigint, $3::text, $4::bigint) \
+     ON CONFLICT (namespace, worker_id) DO UPDATE \
+     SET state = EXCLUDED.state, version = EXCLUDED.version \
+     WHERE (rimeflake_workers.owner IS NULL OR rimeflake_workers.lease_expires <= now()) \
+       AND rimeflake_workers.version = 0 \
+     RETURNING worker_id";
+
+// `state reset` over a stored version: only when no live lease holds the worker ID.
+pub(super) const RESET: &str =
+    "UPDATE rimeflake_workers SET state = $3::text, version = $4::bigint \
+     WHERE namespace = $1::text AND worker_id = $2::bigint \
+       AND (owner IS NULL OR lease_expires <= now()) AND version = $5::bigint";
+
+// clock_timestamp(), not now(): now() is when the transaction began.
+pub(super) const SERVER_TIME: &str =
+    "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint";
+
+// One reading of the server's clock for every row, so a holder always has a time left.
+pub(super) const WORKERS: &str = "SELECT w.worker_id, \
+       CASE WHEN w.owner IS NOT NULL AND w.lease_expires > c.at THEN w.owner END, \
+       CASE WHEN w.owner IS NOT NULL AND w.lease_expires > c.at \
+            THEN (extract(epoch FROM w.lease_expires - c.at) * 1000)::bigint END, \
+       w.state, w.version \
+     FROM rimeflake_workers w, (SELECT clock_timestamp() AS at) c \
+     WHERE w.namespace = $1::text ORDER BY w.worker_id";
+
+pub(super) const SETTINGS: &str =
+    "SELECT current_setting('fsync'), current_setting('synchronous_commit')";

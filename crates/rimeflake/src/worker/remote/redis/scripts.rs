@@ -1,0 +1,108 @@
+//! The Lua scripts of the Redis backend: every conditional step, atomic on the server. They
+//! compare tokens and versions as strings (Lua's numbers are doubles and would round versions
+//! above 2^53).
+
+use redis::Script;
+
+/// A Lua script: [`Script`] gives its SHA1 for `EVALSHA`; the code is sent by `EVAL` when the
+/// server does not know it yet (after a restart or `SCRIPT FLUSH`).
+pub(super) struct Lua {
+    pub(super) code: &'static str,
+    pub(super) script: Script,
+}
+
+impl Lua {
+    pub(super) fn new(code: &'static str) -> Lua {
+        Lua {
+            code,
+            script: Script::new(code),
+        }
+    }
+}
+
+/// The scripts, hashed once per connection object.
+pub(super) struct Scripts {
+    pub(super) settle_layout: Lua,
+    pub(super) acquire: Lua,
+    pub(super) renew: Lua,
+    pub(super) release: Lua,
+    pub(super) save: Lua,
+    pub(super) reset: Lua,
+}
+
+impl Scripts {
+    pub(super) fn new() -> Scripts {
+        Scripts {
+            settle_layout: Lua::new(SETTLE_LAYOUT),
+            acquire: Lua::new(ACQUIRE),
+            renew: Lua::new(RENEW),
+            release: Lua::new(RELEASE),
+            save: Lua::new(SAVE),
+            reset: Lua::new(RESET),
+        }
+    }
+}
+
+/// KEYS[1]: layout. ARGV[1]: our record. Stores it unless one is there; returns the stored one.
+pub(super) const SETTLE_LAYOUT: &str = r"
+redis.call('SET', KEYS[1], ARGV[1], 'NX')
+return redis.call('GET', KEYS[1])
+";
+
+/// KEYS[1]: lease. ARGV: token, ttl ms. Takes a free lease, or extends our own; 1 if ours.
+pub(super) const ACQUIRE: &str = r"
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  return 1
+end
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0
+";
+
+/// KEYS[1]: lease. ARGV: token, ttl ms. Extends the lease while it is ours.
+pub(super) const RENEW: &str = r"
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0
+";
+
+/// KEYS[1]: lease. ARGV[1]: token. Ends the lease while it is ours.
+pub(super) const RELEASE: &str = r"
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  return 1
+end
+return 0
+";
+
+/// KEYS: lease, state. ARGV: token, expected version, next version, next text. An expired
+/// lease is a missing key, so GET gives false and the caller is no holder.
+pub(super) const SAVE: &str = r"
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  return 'notholder'
+end
+local v = redis.call('HGET', KEYS[2], 'v') or '0'
+if v ~= ARGV[2] then
+  return 'moved'
+end
+redis.call('HSET', KEYS[2], 'v', ARGV[3], 's', ARGV[4])
+return 'ok'
+";
+
+/// KEYS: lease, state. ARGV: expected version, next version, next text. Only while nobody holds
+/// the lease.
+pub(super) const RESET: &str = r"
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  return 'notholder'
+end
+local v = redis.call('HGET', KEYS[2], 'v') or '0'
+if v ~= ARGV[1] then
+  return 'moved'
+end
+redis.call('HSET', KEYS[2], 'v', ARGV[2], 's', ARGV[3])
+return 'ok'
+";
