@@ -72,6 +72,29 @@ impl Server {
             Server::Postgres(p) => p.read_only(on),
         }
     }
+    /// What the thief of [`Server::steal`] does next: writes the state as its own (the same
+    /// reservations, its token as the writer, the version moved on), then lets the lease go.
+    fn write_state_and_leave(&self, namespace: &str, worker: u64) {
+        match self {
+            Server::Redis(r) => {
+                let state = format!("rimeflake:{{{namespace}:{worker}}}:state");
+                let script = "local s = redis.call('HGET', KEYS[1], 's') \
+                     redis.call('HSET', KEYS[1], 's', string.match(s, '^[^#]*') .. '#thief/1/0') \
+                     return redis.call('HINCRBY', KEYS[1], 'v', 1)";
+                let reply = r.command(&["EVAL", script, "1", &state]);
+                assert!(reply.starts_with(':'), "{reply}");
+                let lease = format!("rimeflake:{{{namespace}:{worker}}}:lease");
+                r.command(&["DEL", &lease]);
+            }
+            Server::Postgres(p) => {
+                p.psql(&format!(
+                    "UPDATE rimeflake_workers SET state = split_part(state, '#', 1) || \
+                     '#thief/1/0', version = version + 1, owner = NULL, lease_expires = NULL \
+                     WHERE namespace = '{namespace}' AND worker_id = {worker}"
+                ));
+            }
+        }
+    }
     /// Takes the lease of `worker` from whoever holds it, as an operator or a bug might.
     fn steal(&self, namespace: &str, worker: u64) {
         match self {
@@ -439,52 +462,72 @@ fn a_holder_whose_lease_was_taken_stops_and_cannot_move_the_state() {
 
 #[test]
 fn a_leased_worker_id_taken_by_another_process_moves_the_generator_to_another_one() {
-    for server in Server::both() {
-        let url = server.url();
-        let g = generator(&url, "moved")
-            .worker(WorkerSource::LocalLease { range: Some(0..=7) })
-            .build()
-            .unwrap();
-        let first = g.worker_id();
-        let mut ids: Vec<u64> = (0..1_000).map(|_| g.next_id().unwrap()).collect();
-        server.steal("moved", first);
-        // Lease errors while the keeper finds out, then IDs again under another worker ID.
-        let mut errors = 0;
+    // The other process still holds it; or it wrote the state and left, so the worker ID comes
+    // back to this generator's lease with a state it no longer knows.
+    for leaves in [false, true] {
+        for server in Server::both() {
+            moves_to_another_worker_id(&server, leaves);
+        }
+    }
+}
+
+/// One run of the test above on `server`: the thief stays, or (`leaves`) writes and leaves.
+fn moves_to_another_worker_id(server: &Server, leaves: bool) {
+    let url = server.url();
+    let what = format!("{}, thief leaves: {leaves}", server.name());
+    let g = generator(&url, "moved")
+        .worker(WorkerSource::LocalLease { range: Some(0..=7) })
+        .build()
+        .unwrap();
+    let first = g.worker_id();
+    let mut ids: Vec<u64> = (0..1_000).map(|_| g.next_id().unwrap()).collect();
+    server.steal("moved", first);
+    let mut errors = 0;
+    if leaves {
+        // Once the holder has noticed (its lease errors), the thief writes and leaves.
         let started = rimeflake::clock::monotonic_ns();
-        while rimeflake::clock::monotonic_ns() - started < 10_000_000_000 {
-            match g.next_id() {
-                Ok(id) => {
-                    ids.push(id);
-                    sleep_ms(1);
-                }
-                Err(e) => {
-                    assert_eq!(e.kind(), ErrorKind::Lease, "{e}");
-                    errors += 1;
-                    sleep_ms(5);
-                }
+        while let Ok(id) = g.next_id() {
+            ids.push(id);
+            assert!(rimeflake::clock::monotonic_ns() - started < 10_000_000_000);
+            sleep_ms(5);
+        }
+        errors += 1;
+        server.write_state_and_leave("moved", first);
+    }
+    // Lease errors while the keeper finds out, then IDs again under another worker ID.
+    let started = rimeflake::clock::monotonic_ns();
+    while rimeflake::clock::monotonic_ns() - started < 10_000_000_000 {
+        match g.next_id() {
+            Ok(id) => {
+                ids.push(id);
+                sleep_ms(1);
             }
-            if g.worker_id() != first {
-                break;
+            Err(e) => {
+                assert_eq!(e.kind(), ErrorKind::Lease, "{e}");
+                errors += 1;
+                sleep_ms(5);
             }
         }
-        assert_ne!(
-            g.worker_id(),
-            first,
-            "still on the stolen worker ID ({})",
-            server.name()
-        );
-        assert!(errors > 0, "{}", server.name());
-        ids.extend((0..1_000).map(|_| g.next_id().unwrap()));
-        let layout = Layout::default();
-        let moved = ids
-            .iter()
-            .filter(|&&id| layout.decode(id).unwrap().worker_id != first);
-        assert!(moved.count() >= 1_000, "{}", server.name());
-        let unique: HashSet<u64> = ids.iter().copied().collect();
-        assert_eq!(unique.len(), ids.len(), "{}", server.name());
-        g.close().unwrap();
-        // A fixed worker ID cannot move: that generator stays failed (the stolen-lease test).
+        if g.worker_id() != first {
+            break;
+        }
     }
+    assert_ne!(
+        g.worker_id(),
+        first,
+        "still on the stolen worker ID ({what})"
+    );
+    assert!(errors > 0, "{what}");
+    ids.extend((0..1_000).map(|_| g.next_id().unwrap()));
+    let layout = Layout::default();
+    let moved = ids
+        .iter()
+        .filter(|&&id| layout.decode(id).unwrap().worker_id != first);
+    assert!(moved.count() >= 1_000, "{what}");
+    let unique: HashSet<u64> = ids.iter().copied().collect();
+    assert_eq!(unique.len(), ids.len(), "{what}");
+    g.close().unwrap();
+    // A fixed worker ID cannot move: that generator stays failed (the stolen-lease test).
 }
 
 // ---- (f) configuration mistakes -----------------------------------------------------------------

@@ -6,9 +6,11 @@
 //! that runs out without another success (the server is down, paused, or unreachable), or the
 //! server says the lease is no longer ours, the keeper tells the generator, which shuts its hot
 //! path and returns lease errors. It keeps trying: once the server gives the same worker ID back
-//! to the same token, the generator goes on (its state writes are conditional on the state's
-//! version too, so if another process held the worker ID in between, they keep failing and the
-//! generator stays shut).
+//! to the same token, the generator goes on. Its state writes are conditional on the state's
+//! version too: if another process held the worker ID in between and wrote its state, they fail,
+//! and the store tells the generator ([`Shared::state_moved`]) as the keeper does when another
+//! process holds the worker ID: one that leases any worker ID starts again on another, one with
+//! a fixed worker ID stays shut.
 //!
 //! Its decisions are [`KeeperState`], a state machine of times and answers that tests drive on
 //! a simulated clock and server (`sim`); the thread only reads the clock, makes the calls and
@@ -34,15 +36,34 @@ pub(crate) trait Holder: Send + Sync {
     fn lease_taken(&self) {}
 }
 
-/// What the keeper shares with its lease.
-#[derive(Debug, Default)]
+/// What the keeper shares with its lease and the lease's store.
+#[derive(Default)]
 pub(crate) struct Shared {
     /// Set when the lease is released or forgotten: the keeper stops, without a server call.
     stop: AtomicBool,
     thread: OnceLock<std::thread::Thread>,
+    /// The generator, once the keeper has started: the store tells it too.
+    holder: OnceLock<Weak<dyn Holder>>,
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared")
+            .field("stop", &self.stop)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Shared {
+    /// Another process wrote the worker ID's state (the store found it when a write was
+    /// refused): the generator's picture of it is stale, as when the worker ID is held by
+    /// another; a generator that leases any worker ID starts again on another.
+    pub(crate) fn state_moved(&self) {
+        if let Some(h) = self.holder.get().and_then(Weak::upgrade) {
+            h.lease_taken();
+        }
+    }
+
     /// Stops the keeper (it exits at its next wake-up, which this brings forward).
     pub(crate) fn stop(&self) {
         self.stop.store(true, SeqCst);
@@ -88,6 +109,7 @@ impl Holder for Nobody {
 
 /// Starts `keeper` (with the send time of its lease's acquiring call) for the generator `holder`.
 pub(crate) fn spawn((keeper, sent): (Keeper, u64), holder: Weak<dyn Holder>) -> Result<()> {
+    let _ = keeper.shared.holder.set(holder.clone());
     let k = Keeper { holder, ..keeper };
     std::thread::Builder::new()
         .name("rimeflake-lease".into())

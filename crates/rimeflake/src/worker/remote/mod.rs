@@ -359,6 +359,7 @@ impl RemoteLease {
                 if skew_ms > 0 { "behind" } else { "ahead of" }
             ));
         }
+        let keeper = Arc::<keeper::Shared>::default();
         let store = Arc::new(RemoteStore {
             conn: Mutex::new(conn),
             namespace: namespace.to_string(),
@@ -367,6 +368,7 @@ impl RemoteLease {
             backend: backend.clone(),
             version: Mutex::new(0),
             pid: crate::fork::pid(),
+            keeper: Arc::clone(&keeper),
         });
         Ok(RemoteLease {
             worker_id,
@@ -378,7 +380,7 @@ impl RemoteLease {
             warnings,
             sent_boottime_ns: sent_ns,
             store,
-            keeper: Arc::default(),
+            keeper,
             pid: crate::fork::pid(),
         })
     }

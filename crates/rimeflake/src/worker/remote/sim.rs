@@ -634,6 +634,8 @@ fn store(conn: SimConn, worker_id: u64, token: &str) -> RemoteStore {
         backend: Backend::Redis("redis://sim".to_string()),
         version: Mutex::new(0),
         pid: crate::fork::pid(),
+        // No generator behind it: the world tallies what one would do.
+        keeper: Default::default(),
     }
 }
 

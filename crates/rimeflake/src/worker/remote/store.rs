@@ -5,7 +5,7 @@ use super::{decode_state, encode_state, Conn, Saved, Versioned, WRITER};
 use crate::backend::Backend;
 use crate::error::{Error, ErrorKind, Result};
 use crate::state::{StateStore, WorkerState};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// The state of a leased worker ID on its server: every save is conditional on the lease's
 /// token and on the version this store last read or wrote.
@@ -19,6 +19,8 @@ pub(crate) struct RemoteStore {
     pub(super) version: Mutex<u64>,
     /// The process that took the lease: a forked child never writes through it.
     pub(super) pid: u32,
+    /// Shared with the lease's keeper: told when another process moved the state.
+    pub(super) keeper: Arc<super::keeper::Shared>,
 }
 
 impl std::fmt::Debug for RemoteStore {
@@ -118,10 +120,13 @@ impl StateStore for RemoteStore {
             Saved::NotHolder => Err(self.lost(
                 "the lease was lost (it expired, and may have been taken by another process)",
             )),
-            Saved::Moved => Err(self.lost(
-                "another process stored its state meanwhile (it held the worker ID while this \
-                 one had lost the lease)",
-            )),
+            Saved::Moved => {
+                self.keeper.state_moved();
+                Err(self.lost(
+                    "another process stored its state meanwhile (it held the worker ID while \
+                     this one had lost the lease)",
+                ))
+            }
         }
     }
 
