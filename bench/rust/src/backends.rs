@@ -165,16 +165,7 @@ fn measure() -> Backends {
     // TLS: servers of their own, with the harness's certificate for `localhost`, checked.
     let redis_tls = Redis::start_tls();
     let postgres_tls = Postgres::start_tls();
-    let redis_tls_url = format!(
-        "rediss://localhost:{}/0?sslrootcert={}",
-        redis_tls.tls_port(),
-        redis_tls.certs().path("ca.pem").display()
-    );
-    let postgres_tls_url = format!(
-        "postgresql://postgres@localhost:{}/rimeflake?sslmode=verify-full&sslrootcert={}",
-        postgres_tls.port(),
-        postgres_tls.certs().path("ca.pem").display()
-    );
+    let (redis_tls_url, postgres_tls_url) = (redis_tls.tls_url(), postgres_tls.tls_url());
     let dir = std::env::temp_dir().join(format!("rimeflake-bench-backends-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("create the bench's state directory");

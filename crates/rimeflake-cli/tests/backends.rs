@@ -70,16 +70,7 @@ fn a_worker_id_handed_from_a_host_ahead_to_one_behind_never_repeats_an_id() {
     // own clock too, within the certificates' 30 days.
     let redis = servers::Redis::start_tls();
     let pg = servers::Postgres::start_tls();
-    let redis_url = format!(
-        "rediss://localhost:{}/0?sslrootcert={}",
-        redis.tls_port(),
-        redis.certs().path("ca.pem").display()
-    );
-    let pg_url = format!(
-        "postgresql://postgres@localhost:{}/rimeflake?sslmode=verify-full&sslrootcert={}",
-        pg.port(),
-        pg.certs().path("ca.pem").display()
-    );
+    let (redis_url, pg_url) = (redis.tls_url(), pg.tls_url());
     let layout = Layout::default();
     let corrupt_redis = || {
         redis.command(&["HSET", "rimeflake:{handover:4}:state", "s", "garbage"]);

@@ -128,7 +128,7 @@ fn redis_over_tls_checks_the_ca_and_the_host_name() {
     let (tls, plain) = (redis.tls_port(), redis.port());
     let ca = redis.certs().path("ca.pem").display().to_string();
     let other = redis.certs().path("other-ca.pem").display().to_string();
-    let good = format!("rediss://localhost:{tls}/0?sslrootcert={ca}");
+    let good = redis.tls_url();
 
     let g = works(&good, "tls");
     // Restarted: every renewal and the re-acquire go over new TLS connections.
@@ -225,10 +225,7 @@ fn postgres_over_tls_checks_as_libpq_does() {
         )
     };
 
-    let full = url(
-        "localhost",
-        &format!("sslmode=verify-full&sslrootcert={ca}"),
-    );
+    let full = pg.tls_url();
     let g = works(&full, "tls");
     assert_eq!(on_tls().trim(), "1");
     pg.restart();

@@ -142,6 +142,16 @@ impl Postgres {
         self.tls.as_ref().expect("a server started with TLS")
     }
 
+    /// The superuser's URL on a server from [`Postgres::start_tls`], checked as `verify-full`
+    /// against the harness's CA.
+    pub fn tls_url(&self) -> String {
+        format!(
+            "postgresql://postgres@localhost:{}/rimeflake?sslmode=verify-full&sslrootcert={}",
+            self.process.port,
+            self.certs().path("ca.pem").display()
+        )
+    }
+
     /// Makes the server show the certificate `name` of [`Certs`] (`impostor`, or `server`
     /// again): its copy of the files replaced and the configuration reloaded, then every
     /// rimeflake session cut off, so that each must connect (and check it) again.
@@ -157,17 +167,14 @@ impl Postgres {
         // read the files. Wait until psql, trusting only the new certificate's CA, gets in.
         let ca = if name == "server" { "ca" } else { "other-ca" };
         let conninfo = format!(
-            "host=127.0.0.1 port={} user=postgres dbname=rimeflake sslmode=verify-ca \
-             sslrootcert={}",
-            self.process.port,
+            "dbname=rimeflake sslmode=verify-ca sslrootcert={}",
             self.certs().path(&format!("{ca}.pem")).display()
         );
         let until = deadline(10);
         loop {
-            let out = Command::new(pg_bin("psql"))
-                .args(["-X", "-w", "-At", "-d", &conninfo, "-c", "SELECT 1"])
-                .env("PGCONNECT_TIMEOUT", "5")
-                .stdin(Stdio::null())
+            let out = self
+                .psql_command(&conninfo)
+                .args(["-c", "SELECT 1"])
                 .output()
                 .unwrap_or_else(|e| panic!("cannot run psql: {e}"));
             if out.status.success() {
@@ -381,28 +388,44 @@ impl Postgres {
     }
 
     fn psql_in(&self, db: &str, sql: &str) -> String {
-        let port = self.process.port.to_string();
-        let out = Command::new(pg_bin("psql"))
-            // -X: no ~/.psqlrc; -w: never prompt; ON_ERROR_STOP: a failing statement fails psql.
-            .args([
-                "-X",
-                "-w",
-                "-At",
-                "-v",
-                "ON_ERROR_STOP=1",
-                "-h",
-                "127.0.0.1",
-                "-p",
-                &port,
-            ])
-            .args(["-U", "postgres", "-d", db, "-c", sql])
-            .env("PGCONNECT_TIMEOUT", "10")
-            .stdin(Stdio::null())
+        let mut cmd = self.psql_command(db);
+        self.run_psql(cmd.args(["-c", sql]), sql)
+    }
+
+    /// psql as `postgres` on database `db` over TCP: no ~/.psqlrc (-X), never a prompt (-w),
+    /// unaligned tuples only, and a failing statement fails psql.
+    fn psql_command(&self, db: &str) -> Command {
+        let mut cmd = Command::new(pg_bin("psql"));
+        cmd.args([
+            "-X",
+            "-w",
+            "-At",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-h",
+            "127.0.0.1",
+        ])
+        .args([
+            "-p",
+            &self.process.port.to_string(),
+            "-U",
+            "postgres",
+            "-d",
+            db,
+        ])
+        .env("PGCONNECT_TIMEOUT", "10")
+        .stdin(Stdio::null());
+        cmd
+    }
+
+    /// Runs `cmd` (doing `what`) and returns its output; panics with psql's stderr on failure.
+    fn run_psql(&self, cmd: &mut Command, what: &str) -> String {
+        let out = cmd
             .output()
             .unwrap_or_else(|e| panic!("cannot run psql: {e}"));
         if !out.status.success() {
             panic!(
-                "psql -c {sql:?} failed ({}):\n{}\n{}",
+                "psql -c {what:?} failed ({}):\n{}\n{}",
                 out.status,
                 String::from_utf8_lossy(&out.stderr),
                 self.process.logs()
@@ -421,29 +444,10 @@ impl Postgres {
             "ALTER SYSTEM RESET default_transaction_read_only"
         };
         for sql in [sql, "SELECT pg_reload_conf()"] {
-            let out = Command::new(pg_bin("psql"))
-                .args([
-                    "-X",
-                    "-w",
-                    "-At",
-                    "-v",
-                    "ON_ERROR_STOP=1",
-                    "-h",
-                    "127.0.0.1",
-                ])
-                .args(["-p", &self.process.port.to_string(), "-U", "postgres"])
-                .args(["-d", "rimeflake", "-c", sql])
-                // This session itself may write, whatever the default is now.
-                .env("PGOPTIONS", "-c default_transaction_read_only=off")
-                .env("PGCONNECT_TIMEOUT", "10")
-                .stdin(Stdio::null())
-                .output()
-                .unwrap_or_else(|e| panic!("cannot run psql: {e}"));
-            assert!(
-                out.status.success(),
-                "psql -c {sql:?}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
+            let mut cmd = self.psql_command("rimeflake");
+            // This session itself may write, whatever the default is now.
+            cmd.env("PGOPTIONS", "-c default_transaction_read_only=off");
+            self.run_psql(cmd.args(["-c", sql]), sql);
         }
     }
 

@@ -132,6 +132,16 @@ impl Redis {
         &self.tls.as_ref().expect("a server started with TLS").0
     }
 
+    /// The URL of the TLS port of a server from [`Redis::start_tls`], checked against the
+    /// harness's CA.
+    pub fn tls_url(&self) -> String {
+        format!(
+            "rediss://localhost:{}/0?sslrootcert={}",
+            self.tls_port(),
+            self.certs().path("ca.pem").display()
+        )
+    }
+
     /// Makes the TLS port show the certificate `name` of [`Certs`] (`impostor`, or `server`
     /// again) and cuts every client off, so that each must connect (and check it) again.
     pub fn serve_certificate(&self, name: &str) {
