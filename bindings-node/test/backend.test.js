@@ -45,7 +45,7 @@ test('a held worker ID and a bad URL are typed errors without the password', () 
 test('leaseTtlMs: a killed holder\'s worker ID is free again after its lease', async () => {
   const url = redisUrl()
   const src = `const rf = require(${JSON.stringify(root)});
-    const g = new rf.Generator({ backend: process.argv[1], namespace: 'node-ttl', workerId: 5, leaseTtlMs: 500 });
+    const g = new rf.Generator({ backend: process.argv[1], namespace: 'node-ttl', workerId: 5, leaseTtlMs: 2000 });
     console.log(String(g.nextId())); setInterval(() => {}, 60000)`
   const child = spawn(process.execPath, ['-e', src, url], { stdio: ['ignore', 'pipe', 'inherit'] })
   try {
@@ -55,8 +55,8 @@ test('leaseTtlMs: a killed holder\'s worker ID is free again after its lease', a
       (e) => e instanceof rf.LeaseError && /worker ID 5/.test(e.message))
     child.kill('SIGKILL') // no release: the lease must run out
     await once(child, 'exit')
-    // The default TTL would keep it 10 s; this one, half a second.
-    const deadline = Date.now() + 5000
+    // The default TTL would keep it 10 s; this one, 2 s.
+    const deadline = Date.now() + 8000
     for (;;) {
       try {
         const g = new rf.Generator({ backend: url, namespace: 'node-ttl', workerId: 5 })
@@ -65,7 +65,7 @@ test('leaseTtlMs: a killed holder\'s worker ID is free again after its lease', a
         break
       } catch (e) {
         assert.ok(e instanceof rf.LeaseError, String(e))
-        assert.ok(Date.now() < deadline, 'worker ID 5 still held 5 s after the kill')
+        assert.ok(Date.now() < deadline, 'worker ID 5 still held 8 s after the kill')
         await new Promise((resolve) => setTimeout(resolve, 50))
       }
     }
