@@ -121,11 +121,7 @@ impl<C: Clock> Inner<C> {
                 }
             }
             Storage::Dir(dir) => {
-                let source = r
-                    .worker
-                    .clone()
-                    .unwrap_or(WorkerSource::LocalLease { range: None });
-                let request = source.resolve(layout.max_worker_id())?;
+                let request = lease_request(r.worker.as_ref(), &layout)?;
                 let options = worker::LeaseOptions {
                     allow_network_fs: r.allow_network_fs,
                 };
@@ -135,11 +131,7 @@ impl<C: Clock> Inner<C> {
                 (lease.worker_id(), Some(store), Some(Box::new(lease)))
             }
             Storage::Remote(backend) => {
-                let source = r
-                    .worker
-                    .clone()
-                    .unwrap_or(WorkerSource::LocalLease { range: None });
-                let request = source.resolve(layout.max_worker_id())?;
+                let request = lease_request(r.worker.as_ref(), &layout)?;
                 let lease =
                     RemoteLease::acquire(backend, &r.namespace, &layout, &request, r.lease_ttl)?;
                 for w in &lease.warnings {
@@ -428,4 +420,13 @@ impl<C: Clock> StartRules<'_, C> {
             }
         }
     }
+}
+
+/// What a storage that leases worker IDs (a state directory, a server) is asked for: the
+/// worker source given, else any free worker ID of the layout.
+fn lease_request(given: Option<&WorkerSource>, layout: &Layout) -> Result<worker::LeaseRequest> {
+    given
+        .cloned()
+        .unwrap_or(WorkerSource::LocalLease { range: None })
+        .resolve(layout.max_worker_id())
 }
