@@ -20,6 +20,11 @@ pub const BUILDS: usize = 11;
 const RESTART_NS: &str = "bench-restart";
 const RESTART_WORKER: u64 = 1;
 
+/// The crowded namespace: every worker ID of `twitter` (10 bits) held by another token but one.
+const CROWDED_NS: &str = "bench-crowded";
+const CROWDED_FREE: u64 = 777;
+const WORKER_IDS: u64 = 1024;
+
 /// The embedded default is the reference of every ratio; it comes first.
 const EMBEDDED: usize = 0;
 
@@ -39,6 +44,9 @@ pub struct Figures {
     pub close_ms: Vec<f64>,
     /// ms from `build()` to the first ID of the first build on this server or state directory.
     pub first_ms: f64,
+    /// ms from `build()` to the first ID in a namespace where every worker ID but one is held
+    /// (servers only: empty for the others).
+    pub crowded_ms: Vec<f64>,
 }
 
 impl Figures {
@@ -208,6 +216,7 @@ fn measure() -> Backends {
             fresh_ms: Vec::new(),
             close_ms: Vec::new(),
             first_ms: 0.0,
+            crowded_ms: Vec::new(),
         })
         .collect();
 
@@ -231,6 +240,20 @@ fn measure() -> Backends {
                 f.fresh_ms.push(to_first);
             }
             f.close_ms.push(close);
+        }
+    }
+
+    // build -> first ID where all worker IDs but one are held, planted on the servers directly
+    // (a lease of 1,023 other generators, without their connections). Each close frees the one.
+    eprintln!(
+        "  build -> first ID in a namespace with {} of {WORKER_IDS} worker IDs held...",
+        WORKER_IDS - 1
+    );
+    crowd_redis(&redis);
+    crowd_postgres(&postgres);
+    for _ in 0..BUILDS {
+        for (t, f) in targets.iter().zip(figures.iter_mut()).skip(1).take(2) {
+            f.crowded_ms.push(t.start_once(CROWDED_NS, None).0);
         }
     }
 
@@ -289,6 +312,35 @@ fn measure() -> Backends {
         postgres_version,
         tmp_fs: tmp_fs(),
     }
+}
+
+/// Holds every worker ID of [`CROWDED_NS`] but [`CROWDED_FREE`] on Redis for an hour, as other
+/// generators' leases would (the keys of crates/rimeflake/src/worker/remote/redis.rs).
+fn crowd_redis(redis: &Redis) {
+    let script = "for i = 0, tonumber(ARGV[2]) - 1 do \
+         if i ~= tonumber(ARGV[3]) then \
+           redis.call('SET', 'rimeflake:{' .. ARGV[1] .. ':' .. i .. '}:lease', 'bench-squatter', 'PX', 3600000) \
+         end end return 1";
+    let reply = redis.command(&[
+        "EVAL",
+        script,
+        "0",
+        CROWDED_NS,
+        &WORKER_IDS.to_string(),
+        &CROWDED_FREE.to_string(),
+    ]);
+    assert_eq!(reply, ":1\r\n", "crowding Redis: {reply}");
+}
+
+/// The same on PostgreSQL (the table of crates/rimeflake/src/worker/remote/postgres/sql.rs,
+/// made by the first build).
+fn crowd_postgres(postgres: &Postgres) {
+    postgres.psql(&format!(
+        "INSERT INTO rimeflake_workers (namespace, worker_id, owner, lease_expires) \
+         SELECT '{CROWDED_NS}', g, 'bench-squatter', now() + interval '1 hour' \
+         FROM generate_series(0, {}) g WHERE g <> {CROWDED_FREE}",
+        WORKER_IDS - 1
+    ));
 }
 
 /// `next_id` of backend `i` over the embedded default: the median of the per-round ratios.
@@ -404,6 +456,35 @@ pub fn section(b: &Backends) -> String {
             restart / base_restart,
             ms(median(f.close_ms.clone())),
             ms(f.first_ms),
+        );
+    }
+
+    let _ = writeln!(
+        out,
+        "\n**build → first ID in a crowded namespace**: as a new-namespace start, but in a \
+         namespace where {} of its {WORKER_IDS} worker IDs are held by other tokens (leases \
+         planted on the server for an hour), so the one free worker ID must be found. Redis tries \
+         a random first one, then reads the next 256 leases in one pipelined round trip and \
+         tries only one that looked free (a namespace's worker IDs live in as many cluster \
+         slots, so no one script can pick); PostgreSQL picks and takes a free one in one \
+         statement. {BUILDS} \
+         builds per server, taking turns.\n",
+        WORKER_IDS - 1
+    );
+    let _ = writeln!(
+        out,
+        "| backend | crowded: ms (median of {BUILDS}) | crowded: range | × its new-namespace \
+         median |\n|---|---|---|---|"
+    );
+    for f in b.figures.iter().filter(|f| !f.crowded_ms.is_empty()) {
+        let crowded = median(f.crowded_ms.clone());
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {:.2} |",
+            f.name,
+            ms(crowded),
+            range(&f.crowded_ms),
+            crowded / median(f.fresh_ms.clone()),
         );
     }
 

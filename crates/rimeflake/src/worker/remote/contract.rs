@@ -71,6 +71,16 @@ macro_rules! contract_tests {
             }
 
             #[test]
+            fn the_first_free_of_many_worker_ids_is_taken() {
+                c::the_first_free_of_many_worker_ids_is_taken(&mut *$start.open());
+            }
+
+            #[test]
+            fn racers_for_one_range_each_take_a_worker_id_of_their_own() {
+                c::racers_for_one_range_each_take_a_worker_id_of_their_own(&$start);
+            }
+
+            #[test]
             fn saves_need_the_token_and_the_version() {
                 c::saves_need_the_token_and_the_version(&mut *$start.open());
             }
@@ -262,6 +272,78 @@ pub(super) fn only_one_of_two_racing_tokens_wins(server: &dyn Server) {
     }
 }
 
+pub(super) fn the_first_free_of_many_worker_ids_is_taken(c: &mut dyn Conn) {
+    let first = |c: &mut dyn Conn, ids: &[u64], token: &str| {
+        c.acquire_first(NS, ids, token, 10_000)
+            .unwrap()
+            .map(|t| t.worker_id)
+    };
+    for id in [5, 3] {
+        assert!(c.acquire(NS, id, "tok-a", 10_000).unwrap());
+    }
+    // In the order given, past the held ones; a missing row and a released lease are free alike.
+    assert_eq!(first(c, &[5, 3, 9, 1], "tok-b"), Some(9));
+    assert_eq!(first(c, &[5, 3, 9, 1], "tok-c"), Some(1));
+    c.release(NS, 3, "tok-a").unwrap();
+    assert_eq!(first(c, &[5, 9, 3, 1], "tok-d"), Some(3));
+    // Every one held: none, and nothing changed hands.
+    assert_eq!(first(c, &[1, 3, 5, 9], "tok-e"), None);
+    let holders: Vec<_> = c
+        .workers(NS)
+        .unwrap()
+        .into_iter()
+        .map(|w| (w.worker_id, w.holder))
+        .collect();
+    let h = |t: &str| Some(t.to_string());
+    assert_eq!(
+        holders,
+        [
+            (1, h("tok-c")),
+            (3, h("tok-d")),
+            (5, h("tok-a")),
+            (9, h("tok-b"))
+        ]
+    );
+    // A token's own lease is taken again (and extended), as by `acquire`.
+    assert_eq!(first(c, &[5, 9], "tok-b"), Some(9));
+    assert_eq!(first(c, &[], "tok-b"), None);
+}
+
+/// Eight connections take worker IDs of one range at once, every one from the same first
+/// candidate, as hosts starting together from one random start would: each gets its own.
+pub(super) fn racers_for_one_range_each_take_a_worker_id_of_their_own(server: &dyn Server) {
+    drop(server.open());
+    let ids: Vec<u64> = (100..110).collect();
+    for round in 0..5 {
+        let ns = format!("{NS}-race-{round}");
+        let barrier = std::sync::Barrier::new(8);
+        let taken: Vec<Option<u64>> = std::thread::scope(|scope| {
+            let racers: Vec<_> = (0..8)
+                .map(|i| {
+                    let (barrier, ids, ns) = (&barrier, &ids, &ns);
+                    scope.spawn(move || {
+                        let mut c = server
+                            .connect(&server.url(), Duration::from_secs(10))
+                            .expect("open");
+                        barrier.wait();
+                        c.acquire_first(ns, ids, &format!("tok-{i}"), 10_000)
+                            .expect("acquire")
+                            .map(|t| t.worker_id)
+                    })
+                })
+                .collect();
+            racers.into_iter().map(|t| t.join().unwrap()).collect()
+        });
+        let mut got: Vec<u64> = taken.iter().map(|t| t.expect("a free one")).collect();
+        got.sort_unstable();
+        got.dedup();
+        assert_eq!(got.len(), 8, "round {round}: {taken:?}");
+        // Each holds what it was given: the server agrees.
+        let held = server.open().workers(&ns).unwrap();
+        assert_eq!(held.iter().filter(|w| w.holder.is_some()).count(), 8);
+    }
+}
+
 pub(super) fn saves_need_the_token_and_the_version(c: &mut dyn Conn) {
     assert!(c.acquire(NS, 1, "tok-a", 10_000).unwrap());
     assert_eq!(
@@ -300,10 +382,12 @@ pub(super) fn an_expired_lease_goes_to_the_next_holder(
     b: &mut dyn Conn,
     expired: Expired,
 ) {
-    // Worker ID 3 with a state, 4 without.
-    assert!(a.acquire(NS, 3, "tok-a", 50).unwrap());
+    // Worker ID 3 with a state, 4 without. Held long enough to be seen held (a loaded machine
+    // can take 50 ms between two calls), then taken again for 50 ms, which shortens it.
+    assert!(a.acquire(NS, 3, "tok-a", 10_000).unwrap());
     assert_eq!(a.save(NS, 3, "tok-a", 0, &v(1, "a1")).unwrap(), Saved::Yes);
     assert!(!b.acquire(NS, 3, "tok-b", 10_000).unwrap());
+    assert!(a.acquire(NS, 3, "tok-a", 50).unwrap());
     assert!(a.acquire(NS, 4, "tok-a", 50).unwrap());
     std::thread::sleep(Duration::from_millis(100));
 

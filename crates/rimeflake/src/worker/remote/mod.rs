@@ -71,6 +71,15 @@ pub(crate) enum Saved {
     Moved,
 }
 
+/// A lease [`Conn::acquire_first`] took.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Taken {
+    pub(crate) worker_id: u64,
+    /// On `CLOCK_BOOTTIME`: when the call that took it was sent. The server set the lease's
+    /// expiry after that, so the lease lasts at least its TTL from here.
+    pub(crate) sent_boottime_ns: u64,
+}
+
 /// One worker ID of a namespace as a server has it, for `state show`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -106,6 +115,28 @@ pub(crate) trait Conn: Send {
         token: &str,
         ttl_ms: u64,
     ) -> Result<bool>;
+    /// Takes the lease of the first worker ID of `candidates`, in their order, that [`Conn::acquire`]
+    /// would take; `None` when every one is held. Returns the worker ID and when (on
+    /// `CLOCK_BOOTTIME`) the call that took it was sent. This default tries them one call at a
+    /// time; a server that can pick a free one in one statement does.
+    fn acquire_first(
+        &mut self,
+        namespace: &str,
+        candidates: &[u64],
+        token: &str,
+        ttl_ms: u64,
+    ) -> Result<Option<Taken>> {
+        for &worker_id in candidates {
+            let sent_boottime_ns = crate::clock::boottime_ns();
+            if self.acquire(namespace, worker_id, token, ttl_ms)? {
+                return Ok(Some(Taken {
+                    worker_id,
+                    sent_boottime_ns,
+                }));
+            }
+        }
+        Ok(None)
+    }
     /// Extends the lease to `ttl_ms` from now if `token` holds it; `false` if it does not.
     fn renew(&mut self, namespace: &str, worker_id: u64, token: &str, ttl_ms: u64) -> Result<bool>;
     /// Ends the lease if `token` holds it; the state stays.
@@ -320,16 +351,11 @@ impl RemoteLease {
                 (0..n).map(|i| lo + (start + i) % n).collect()
             }
         };
-        let mut taken = None;
-        let mut sent_ns = 0;
-        for &id in &ids {
-            sent_ns = crate::clock::boottime_ns();
-            if conn.acquire(namespace, id, &token, ttl_ms)? {
-                taken = Some(id);
-                break;
-            }
-        }
-        let Some(worker_id) = taken else {
+        let Some(Taken {
+            worker_id,
+            sent_boottime_ns,
+        }) = conn.acquire_first(namespace, &ids, &token, ttl_ms)?
+        else {
             return Err(match request {
                 LeaseRequest::Exact(id) => Error::new(
                     ErrorKind::Lease,
@@ -378,7 +404,7 @@ impl RemoteLease {
             timing,
             skew_ms,
             warnings,
-            sent_boottime_ns: sent_ns,
+            sent_boottime_ns,
             store,
             keeper,
             pid: crate::fork::pid(),

@@ -6,7 +6,7 @@
 //! that hangs (paused, or a host that vanished) gives a lease error instead of a hang, and the
 //! connection is dropped and opened again by the next call.
 
-use super::{decode_state, tls, Conn, RemoteWorker, Saved, Versioned};
+use super::{decode_state, tls, Conn, RemoteWorker, Saved, Taken, Versioned};
 use crate::backend::redact;
 use crate::backend::tls::{SslMode, Tls};
 use crate::error::{Error, ErrorKind, Result};
@@ -408,12 +408,57 @@ impl Conn for PgConn {
         token: &str,
         ttl_ms: u64,
     ) -> Result<bool> {
-        let id = to_i64(worker_id, "worker ID")?;
+        Ok(self
+            .acquire_first(namespace, &[worker_id], token, ttl_ms)?
+            .is_some())
+    }
+
+    /// One statement picks and takes a free worker ID. When another transaction took the one
+    /// it picked in between, it asks again: each round either takes one, finds none free, or
+    /// saw one more worker ID taken by someone else, so there are at most as many rounds as
+    /// candidates.
+    fn acquire_first(
+        &mut self,
+        namespace: &str,
+        candidates: &[u64],
+        token: &str,
+        ttl_ms: u64,
+    ) -> Result<Option<Taken>> {
+        let ids = candidates
+            .iter()
+            .map(|&id| to_i64(id, "worker ID"))
+            .collect::<Result<Vec<i64>>>()?;
         let ttl = to_i64(ttl_ms, "lease TTL (ms)")?;
-        self.call("acquire", |mut s| async move {
-            let out = s.query(ACQUIRE, &[&namespace, &id, &token, &ttl]).await;
-            (s, out.map(|rows| !rows.is_empty()))
-        })
+        for _ in 0..candidates.len() {
+            let sent_boottime_ns = crate::clock::boottime_ns();
+            let ids = &ids;
+            let (picked, taken) = self.call("acquire", |mut s| async move {
+                let out = async {
+                    let row = s
+                        .query(ACQUIRE_FIRST, &[&namespace, ids, &token, &ttl])
+                        .await?;
+                    let row = row.first().ok_or_else(|| {
+                        Fail::Ours(Error::new(ErrorKind::Lease, "acquire returned no row"))
+                    })?;
+                    let taken = col::<Option<i64>>(row, 1)?;
+                    let taken = taken.map(|id| to_u64(id, "worker ID")).transpose()?;
+                    Ok((col::<Option<i64>>(row, 0)?, taken))
+                }
+                .await;
+                (s, out)
+            })?;
+            match (picked, taken) {
+                (_, Some(worker_id)) => {
+                    return Ok(Some(Taken {
+                        worker_id,
+                        sent_boottime_ns,
+                    }))
+                }
+                (None, None) => return Ok(None),
+                (Some(_), None) => continue,
+            }
+        }
+        Ok(None)
     }
 
     fn renew(&mut self, namespace: &str, worker_id: u64, token: &str, ttl_ms: u64) -> Result<bool> {

@@ -18,7 +18,7 @@
 //! Every conditional step runs as a Lua script, atomic on the server. Scripts compare tokens and
 //! versions as strings: Lua's numbers are doubles and would round versions above 2^53.
 
-use super::{decode_state, tls, Conn, RemoteWorker, Saved, Versioned};
+use super::{decode_state, tls, Conn, RemoteWorker, Saved, Taken, Versioned};
 use crate::backend::redact;
 use crate::backend::tls::{Roots, SslMode, Tls};
 use crate::error::{Error, ErrorKind, Result};
@@ -64,6 +64,9 @@ fn workers_key(namespace: &str) -> String {
 
 /// Workers read per round trip by [`Conn::workers`]: bounds the size of one reply.
 const WORKERS_PER_BATCH: usize = 500;
+
+/// Leases looked at per round trip by [`Conn::acquire_first`] when its first try is refused.
+const PEEK_PER_BATCH: usize = 256;
 
 impl RedisConn {
     /// Parses `url` and connects, so a wrong address or password shows at once.
@@ -324,6 +327,50 @@ impl Conn for RedisConn {
             Some((&index, worker_id)),
         )?;
         Ok(got == 1)
+    }
+
+    /// The first candidate is tried at once (a namespace with room takes one round trip). When
+    /// it is held, the next candidates' leases are read in one pipelined round trip, and only
+    /// one that looked free (or ours) is tried: the script decides, as for every acquire. So a
+    /// crowded namespace costs a few round trips, not one per worker ID held. Every key is read
+    /// by a command of its own, as a cluster would route it.
+    fn acquire_first(
+        &mut self,
+        namespace: &str,
+        candidates: &[u64],
+        token: &str,
+        ttl_ms: u64,
+    ) -> Result<Option<Taken>> {
+        let mut rest = candidates;
+        while let Some((&worker_id, tail)) = rest.split_first() {
+            let sent_boottime_ns = crate::clock::boottime_ns();
+            if self.acquire(namespace, worker_id, token, ttl_ms)? {
+                return Ok(Some(Taken {
+                    worker_id,
+                    sent_boottime_ns,
+                }));
+            }
+            let batch = &tail[..tail.len().min(PEEK_PER_BATCH)];
+            if batch.is_empty() {
+                break;
+            }
+            let mut pipe = redis::pipe();
+            for &id in batch {
+                pipe.cmd("GET").arg(lease_key(namespace, id));
+            }
+            let holders: Vec<Option<String>> = self.run("look for a free worker ID", |c| {
+                pipelined(c, &pipe, batch.len())?
+                    .into_iter()
+                    .map(redis::from_owned_redis_value)
+                    .collect()
+            })?;
+            let free = holders
+                .iter()
+                .position(|h| h.as_deref().is_none_or(|h| h == token));
+            // From the first that looked free; past the batch when none did.
+            rest = &tail[free.unwrap_or(batch.len())..];
+        }
+        Ok(None)
     }
 
     fn renew(&mut self, namespace: &str, worker_id: u64, token: &str, ttl_ms: u64) -> Result<bool> {

@@ -38,16 +38,30 @@ pub(super) const INSERT_LAYOUT: &str = "INSERT INTO rimeflake_namespaces (namesp
 pub(super) const SELECT_LAYOUT: &str =
     "SELECT layout FROM rimeflake_namespaces WHERE namespace = $1::text";
 
-// An expired lease is nobody's: it may be taken over in the same statement, by the server's clock.
-pub(super) const ACQUIRE: &str =
-    "INSERT INTO rimeflake_workers (namespace, worker_id, owner, lease_expires) \
-     VALUES ($1::text, $2::bigint, $3::text, now() + $4::bigint * interval '1 millisecond') \
-     ON CONFLICT (namespace, worker_id) DO UPDATE \
-     SET owner = EXCLUDED.owner, lease_expires = EXCLUDED.lease_expires \
-     WHERE rimeflake_workers.owner IS NULL \
-        OR rimeflake_workers.owner = EXCLUDED.owner \
-        OR rimeflake_workers.lease_expires <= now() \
-     RETURNING worker_id";
+// Takes the first free worker ID of the array $2, in its order, in one statement: `free` picks
+// it by the statement's snapshot, and the insert takes it unless a row for it is held, checked
+// again on the newest row (ON CONFLICT waits for and then sees another transaction's write).
+// An expired lease is nobody's, by the server's clock; taking one's own lease again extends it.
+// Returns the worker ID picked and the one taken: picked but not taken means another
+// transaction took it in between, and the caller asks again; nothing picked, all are held.
+pub(super) const ACQUIRE_FIRST: &str = "WITH free AS ( \
+       SELECT c.id FROM unnest($2::bigint[]) WITH ORDINALITY AS c(id, ord) \
+       WHERE NOT EXISTS ( \
+         SELECT 1 FROM rimeflake_workers w \
+         WHERE w.namespace = $1::text AND w.worker_id = c.id \
+           AND w.owner <> $3::text AND w.lease_expires > now()) \
+       ORDER BY c.ord LIMIT 1 \
+     ), taken AS ( \
+       INSERT INTO rimeflake_workers (namespace, worker_id, owner, lease_expires) \
+       SELECT $1::text, id, $3::text, now() + $4::bigint * interval '1 millisecond' FROM free \
+       ON CONFLICT (namespace, worker_id) DO UPDATE \
+       SET owner = EXCLUDED.owner, lease_expires = EXCLUDED.lease_expires \
+       WHERE rimeflake_workers.owner IS NULL \
+          OR rimeflake_workers.owner = EXCLUDED.owner \
+          OR rimeflake_workers.lease_expires <= now() \
+       RETURNING worker_id \
+     ) \
+     SELECT (SELECT id FROM free), (SELECT worker_id FROM taken)";
 
 pub(super) const RENEW: &str = "UPDATE rimeflake_workers \
      SET lease_expires = now() + $4::bigint * interval '1 millisecond' \
