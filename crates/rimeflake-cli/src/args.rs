@@ -7,7 +7,8 @@ use rimeflake::{Backend, Encoding, Generator, Layout};
 use std::path::PathBuf;
 
 const AFTER_HELP: &str = "What is not given comes from the environment: RIMEFLAKE_LAYOUT, \
-RIMEFLAKE_WORKER_ID, RIMEFLAKE_BACKEND, RIMEFLAKE_STATE_DIR (an empty one counts as unset).
+RIMEFLAKE_WORKER_ID, RIMEFLAKE_BACKEND, RIMEFLAKE_STATE_DIR (an empty one counts as unset), and \
+RIMEFLAKE_LEASE_TTL_MS (a server backend's lease, 200 ms to a day; default 10 s).
 
 Exit status: 0 on success, 1 when rimeflake fails (an invalid ID, a clock \
 that went back too far, a state or lease error), 2 for bad arguments or configuration.";
@@ -88,7 +89,7 @@ pub struct StateShowArgs {
     #[arg(long, value_name = "URL")]
     pub backend: Option<String>,
     /// With a server backend: the namespace to list [default: the layout's own]
-    #[arg(long, value_name = "NS", requires = "backend")]
+    #[arg(long, value_name = "NS")]
     pub namespace: Option<String>,
     /// With a server backend: the layout whose namespace to list [default: $RIMEFLAKE_LAYOUT,
     /// else default]
@@ -119,8 +120,8 @@ impl LayoutArgs {
 pub struct GeneratorArgs {
     #[command(flatten)]
     pub layout: LayoutArgs,
-    /// A fixed worker ID [default: $RIMEFLAKE_WORKER_ID, else lease the lowest free worker ID
-    /// of the state directory]
+    /// A fixed worker ID [default: $RIMEFLAKE_WORKER_ID, else lease a free one: the lowest of
+    /// the state directory, or one from a random start on a server backend]
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = parse_worker)]
     pub worker: Option<u64>,
     /// The state directory [default: $RIMEFLAKE_STATE_DIR, else the user's state directory]

@@ -8,12 +8,14 @@ use std::io::Write;
 
 /// Prints every lease of every namespace: holder, layout, clock-id and reservations.
 pub fn show(args: &StateShowArgs) -> Result<(), Failure> {
-    let backend = match &args.backend {
-        Some(text) => Some(rimeflake::Backend::parse(text)?),
-        None if args.state_dir.is_none() => rimeflake::settings::backend_from_env()?,
-        None => None,
-    };
-    if let Some(backend) = backend.filter(rimeflake::Backend::is_remote) {
+    let backend = server(&args.backend, &args.state_dir)?;
+    if backend.is_none() && args.namespace.is_some() {
+        return Err(Failure::usage(
+            "--namespace is for a server backend (--backend URL or $RIMEFLAKE_BACKEND); on a \
+             state directory, state show lists every namespace",
+        ));
+    }
+    if let Some(backend) = backend {
         let namespace = match &args.namespace {
             Some(ns) => ns.clone(),
             None => args.layout.layout()?.default_namespace(),
@@ -39,11 +41,7 @@ pub fn show(args: &StateShowArgs) -> Result<(), Failure> {
 /// Replaces a corrupt state file (see `rimeflake::state::reset`), says what bounded the lost
 /// state, what is reserved now, and where the copy of the corrupt file is.
 pub fn reset(args: &StateResetArgs) -> Result<(), Failure> {
-    let backend = match &args.backend {
-        Some(text) => Some(rimeflake::Backend::parse(text)?),
-        None if args.state_dir.is_none() => rimeflake::settings::backend_from_env()?,
-        None => None,
-    };
+    let backend = server(&args.backend, &args.state_dir)?;
     let options = rimeflake::state::ResetOptions {
         above_id: args.above_id,
         reserve_until_ms: args
@@ -52,7 +50,7 @@ pub fn reset(args: &StateResetArgs) -> Result<(), Failure> {
             .map(rimeflake::utc::parse_time)
             .transpose()?,
     };
-    if let Some(backend) = backend.filter(rimeflake::Backend::is_remote) {
+    if let Some(backend) = backend {
         let layout = args.layout.layout()?;
         let namespace = args
             .namespace
@@ -107,6 +105,26 @@ pub fn reset(args: &StateResetArgs) -> Result<(), Failure> {
 }
 
 /// The directory given, else the environment's, else the default (the core decides).
+/// The server a `state` command acts on: `--backend`, else (when no `--state-dir` is given)
+/// `$RIMEFLAKE_BACKEND`, as the core resolves it; `None` for the state directory.
+fn server(
+    backend: &Option<String>,
+    state_dir: &Option<std::path::PathBuf>,
+) -> Result<Option<rimeflake::Backend>, Failure> {
+    let backend = match backend {
+        Some(text) => Some(rimeflake::Backend::parse(text)?),
+        None if state_dir.is_none() => rimeflake::settings::backend_from_env()?,
+        None => None,
+    };
+    match backend {
+        Some(rimeflake::Backend::Memory) => Err(Failure::usage(
+            "the memory backend keeps no state to show or reset: give a state directory \
+             (--state-dir) or a server's URL (--backend)",
+        )),
+        other => Ok(other.filter(rimeflake::Backend::is_remote)),
+    }
+}
+
 fn state_dir(given: &Option<std::path::PathBuf>) -> Result<std::path::PathBuf, Failure> {
     Ok(rimeflake::settings::state_dir(given.as_deref())?)
 }

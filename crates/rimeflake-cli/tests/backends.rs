@@ -101,16 +101,10 @@ fn a_worker_id_handed_from_a_host_ahead_to_one_behind_never_repeats_an_id() {
         }
 
         // `state show` lists the worker ID, free, with its clock-ids and reservations, and
-        // never prints a password.
+        // never prints a password. The server comes from the environment here, as it may.
         let out = Command::new(BIN)
-            .args([
-                "state",
-                "show",
-                "--backend",
-                &url,
-                "--namespace",
-                "handover",
-            ])
+            .args(["state", "show", "--namespace", "handover"])
+            .env("RIMEFLAKE_BACKEND", &url)
             .output()
             .unwrap();
         let text = String::from_utf8_lossy(&out.stdout);
@@ -186,4 +180,70 @@ fn a_worker_id_handed_from_a_host_ahead_to_one_behind_never_repeats_an_id() {
             "{stderr}"
         );
     }
+    // Not even one with `/`, `?` or `@` left unencoded (drivers take those), nor a connection
+    // string that is not a URL at all.
+    let pg = servers::Postgres::start();
+    let odd = [
+        format!(
+            "postgresql://postgres:s3/cr@t@127.0.0.1:{}/rimeflake",
+            pg.port()
+        ),
+        format!("redis://:s3?cr@t@127.0.0.1:{}/0", redis_pw.port()),
+        "host=127.0.0.1 user=app password=s3cr@t".to_string(),
+    ];
+    for url in &odd {
+        for args in [vec!["gen"], vec!["state", "show"]] {
+            let out = Command::new(BIN)
+                .args(&args)
+                .args(["--backend", url])
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(!out.status.success(), "{args:?} {url}");
+            assert!(
+                !stderr.contains("s3") && !stderr.contains("cr@t"),
+                "{stderr}"
+            );
+        }
+    }
+}
+
+#[test]
+fn state_commands_say_when_a_backend_keeps_no_state_or_a_namespace_needs_a_server() {
+    let dir = tempfile_dir("state-args");
+    let run = |args: &[&str], backend: Option<&str>| {
+        let mut cmd = Command::new(BIN);
+        cmd.args(args)
+            .env_remove("RIMEFLAKE_BACKEND")
+            .env("RIMEFLAKE_STATE_DIR", &dir);
+        if let Some(b) = backend {
+            cmd.env("RIMEFLAKE_BACKEND", b);
+        }
+        let out = cmd.output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, err) = run(&["state", "show", "--namespace", "twitter"], None);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--namespace is for a server backend"), "{err}");
+    for (args, backend) in [
+        (&["state", "show", "--backend", "memory"][..], None),
+        (&["state", "show"][..], Some("memory")),
+        (&["state", "reset", "--worker", "1"][..], Some("memory")),
+    ] {
+        let (code, err) = run(args, backend);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert!(err.contains("memory backend keeps no state"), "{err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A fresh directory under the target's temporary directory.
+fn tempfile_dir(name: &str) -> PathBuf {
+    let dir =
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
 }

@@ -74,11 +74,21 @@ impl Backend {
             }
             // The text may hold a password: show only its scheme.
             Some(s) => Err(Error::config(format!(
-                "backend: unknown scheme {s}://; use \"local\", \"memory\", redis://, \
-                 rediss:// or postgresql://"
+                "backend: unknown scheme {s}://; {USE}"
             ))),
+            // A word (a typo of a name) is shown; other text may be a connection string with a
+            // password (`host=db password=...`), and is not.
+            None if !t.is_empty()
+                && t.len() <= 32
+                && t.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') =>
+            {
+                Err(Error::config(format!("backend: unknown {t:?}; {USE}")))
+            }
             None => Err(Error::config(format!(
-                "backend: unknown {t:?}; use \"local\", \"memory\", redis:// or postgresql://"
+                "backend: not a backend name or URL (its {} characters are not shown: they may \
+                 hold a password); {USE}",
+                t.chars().count()
             ))),
         }
     }
@@ -107,23 +117,34 @@ impl Backend {
     }
 }
 
+/// What a backend may be, for messages.
+const USE: &str = "use \"local\", \"memory\", redis://, rediss://, postgresql:// or postgres://";
+
 /// `url` with the password of its user part replaced by `***`.
+///
+/// The user part ends at the *last* `@`: a password may hold `/`, `?`, `#` or `@` without
+/// percent-encoding, and drivers still take it (PostgreSQL's splits at an `@`). A user part
+/// holding `/`, `?` or `#` is hidden whole, so a URL that is not plainly one shows too little
+/// rather than a password.
 pub(crate) fn redact(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_string();
     };
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(authority_end);
-    match authority.rsplit_once('@') {
-        Some((user, host)) => {
-            let user = match user.split_once(':') {
-                Some((name, _)) => format!("{name}:***"),
-                None => user.to_string(),
-            };
-            format!("{scheme}://{user}@{host}{}", redact_query(tail))
-        }
-        None => format!("{scheme}://{authority}{}", redact_query(tail)),
-    }
+    let (user, rest) = match rest.rsplit_once('@') {
+        Some((user, rest)) => (Some(user), rest),
+        None => (None, rest),
+    };
+    let host_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (host, tail) = rest.split_at(host_end);
+    let user = match user {
+        None => String::new(),
+        Some(u) if u.contains(['/', '?', '#']) => "***@".to_string(),
+        Some(u) => match u.split_once(':') {
+            Some((name, _)) => format!("{name}:***@"),
+            None => format!("{u}@"),
+        },
+    };
+    format!("{scheme}://{user}{host}{}", redact_query(tail))
 }
 
 /// A query part with any `password=` value hidden.
@@ -206,10 +227,37 @@ mod tests {
             ),
             ("postgres://u@h/db", "postgres://u@h/db"),
             ("redis://h", "redis://h"),
+            // Unencoded `/`, `?`, `#`, `@` in a password: the user part ends at the last `@`.
+            ("postgresql://app:s3/cret@db/app", "postgresql://***@db/app"),
+            ("redis://:s3?cret@h:1", "redis://***@h:1"),
+            ("redis://:s3#cret@h", "redis://***@h"),
+            ("postgresql://u:s3@cret@h/db", "postgresql://u:***@h/db"),
+            (
+                "postgresql://u:s3cret@h/db?application_name=a@b",
+                "postgresql://***@b",
+            ),
         ] {
             assert_eq!(redact(url), shown);
             let b = Backend::Redis(url.into());
             assert!(!format!("{b} {b:?}").contains("s3cret"));
+            assert!(!format!("{b}").contains("cret"), "{b}");
         }
+    }
+
+    #[test]
+    fn an_unknown_backend_is_shown_only_when_it_is_a_word() {
+        let msg = |t: &str| Backend::parse(t).unwrap_err().to_string();
+        assert!(msg("memroy").contains("\"memroy\""), "{}", msg("memroy"));
+        for secret in [
+            "host=db user=app password=s3cret",
+            "redis:/:s3cret@h",
+            "s3cret-but-far-too-long-to-be-a-name-of-a-backend",
+        ] {
+            let m = msg(secret);
+            assert!(!m.contains("s3cret"), "{m}");
+            assert!(m.contains("not shown"), "{m}");
+        }
+        assert!(msg("mysql://u:s3cret@h").contains("mysql://"));
+        assert!(!msg("mysql://u:s3cret@h").contains("s3cret"));
     }
 }
