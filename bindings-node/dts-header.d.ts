@@ -7,14 +7,14 @@ export declare class RimeflakeError extends Error {
   /** `'ERR_RIMEFLAKE_CONFIG'`, `'ERR_RIMEFLAKE_CLOCK_ROLLBACK'`, ...; `'ERR_RIMEFLAKE'` for a kind this version does not know. */
   code: string
 }
-/** A layout, preset, worker ID or option is invalid (`ERR_RIMEFLAKE_CONFIG`); the message names it. */
+/** A layout, preset, worker ID or option is invalid, or a backend URL the server refuses (a wrong password, an unknown database, an untrusted certificate) (`ERR_RIMEFLAKE_CONFIG`); the message names it. */
 export declare class ConfigError extends RimeflakeError {}
 /** The clock went back further than the policy tolerates (`ERR_RIMEFLAKE_CLOCK_ROLLBACK`). */
 export declare class ClockRollbackError extends RimeflakeError {}
-/** A worker lease was lost, or could not be taken or renewed (`ERR_RIMEFLAKE_LEASE`). */
+/** A worker lease was lost, or could not be taken or renewed, or a server backend cannot be reached or does not answer in time (`ERR_RIMEFLAKE_LEASE`). */
 export declare class LeaseError extends RimeflakeError {}
-/** Every worker ID in the allowed range is taken (`ERR_RIMEFLAKE_NO_FREE_WORKER`). */
-export declare class NoFreeWorkerError extends RimeflakeError {}
+/** Every worker ID in the allowed range is taken (`ERR_RIMEFLAKE_NO_FREE_WORKER`): a lease that could not be taken, so `instanceof LeaseError` holds too. */
+export declare class NoFreeWorkerError extends LeaseError {}
 /** The durable state could not be read or written (`ERR_RIMEFLAKE_STATE`); the message names the file. */
 export declare class StateError extends RimeflakeError {}
 /** An ID or string that this layout or encoding could not have produced (`ERR_RIMEFLAKE_INVALID_ID`). */

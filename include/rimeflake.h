@@ -44,7 +44,9 @@
 typedef enum rimeflake_status {
   // Success.
   RIMEFLAKE_OK = 0,
-  // A layout, preset, worker ID or option is invalid: the message names the field and why.
+  // A layout, preset, worker ID or option is invalid (also a backend URL the server refuses:
+  // a wrong password, an unknown database, an untrusted certificate): the message names the
+  // field and why.
   RIMEFLAKE_CONFIG = 1,
   // The clock went back further than the rollback policy tolerates.
   RIMEFLAKE_CLOCK_ROLLBACK = 2,
@@ -105,8 +107,9 @@ typedef struct rimeflake_config {
   // A preset name (`"twitter"`) or a layout spec
   // (`"clock_id=0,time=41,worker=10,sequence=12,epoch_ms=1420070400000"`). NULL: default.
   const char *layout;
-  // A fixed worker ID (locked and kept durable in the state directory like a leased one),
-  // or -1 (the default) to lease the lowest free one.
+  // A fixed worker ID (locked and kept durable like a leased one), or -1 (the default):
+  // `$RIMEFLAKE_WORKER_ID`, else lease a free one (the lowest of the state directory, or one
+  // from a random start on a server backend).
   int64_t worker_id;
   // Worker IDs and state are separate per namespace. NULL: one per layout.
   const char *namespace_name;

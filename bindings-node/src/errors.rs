@@ -51,8 +51,9 @@ const MAKE_CLASSES: &str = r#"(function (kinds) {
   }
   Object.defineProperty(RimeflakeError.prototype, 'name', { value: 'RimeflakeError', writable: true, configurable: true });
   const classes = { RimeflakeError };
-  for (const [name, code] of kinds) {
-    const cls = { [name]: class extends RimeflakeError { constructor(message) { super(message, code); } } }[name];
+  for (const [name, code, parent] of kinds) {
+    const Base = classes[parent];
+    const cls = { [name]: class extends Base { constructor(message, c) { super(message, c === undefined ? code : c); } } }[name];
     Object.defineProperty(cls.prototype, 'name', { value: name, writable: true, configurable: true });
     classes[name] = cls;
   }
@@ -63,12 +64,16 @@ const MAKE_CLASSES: &str = r#"(function (kinds) {
 pub fn install(env: &Env, exports: &mut Object, data: &mut EnvData) -> Result<()> {
     let make: napi::bindgen_prelude::Function<Unknown, Object> = env.run_script(MAKE_CLASSES)?;
     let mut kinds = env.create_array(0)?;
-    for kind in ErrorKind::ALL {
+    // A class comes after the one it derives from (the core's `broader` kind, else the base).
+    let mut kinds_in_order: Vec<ErrorKind> = ErrorKind::ALL.to_vec();
+    kinds_in_order.sort_by_key(|k| k.broader().is_some());
+    for kind in kinds_in_order {
         if class_of(kind) != BASE {
-            let mut pair = env.create_array(2)?;
-            pair.set(0, class_of(kind))?;
-            pair.set(1, code_of(kind))?;
-            kinds.insert(pair)?;
+            let mut entry = env.create_array(3)?;
+            entry.set(0, class_of(kind))?;
+            entry.set(1, code_of(kind))?;
+            entry.set(2, kind.broader().map_or(BASE, class_of))?;
+            kinds.insert(entry)?;
         }
     }
     let classes = make.call(kinds.to_unknown())?;

@@ -26,6 +26,8 @@ test('every kind of the core maps to its own class and code', () => {
     assert.equal(typeof rf[cls], 'function', cls)
     assert.throws(() => rf._throwKind(name), (e) => {
       assert.ok(e instanceof rf[cls] && e instanceof rf.RimeflakeError && e instanceof Error)
+      // No free worker ID is a lease that could not be taken (the core's ErrorKind::broader).
+      assert.equal(e instanceof rf.LeaseError, cls === 'LeaseError' || cls === 'NoFreeWorkerError', cls)
       assert.equal(e.code, code)
       assert.equal(e.name, cls)
       assert.match(e.message, new RegExp(name))

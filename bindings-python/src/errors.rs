@@ -10,83 +10,74 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyTuple, PyType};
 use rimeflake::ErrorKind;
 
-/// One exception class: its name, the class it derives from first (an index into `CLASSES`,
-/// or none for the root), the built-in it also derives from, and its docstring.
+/// One exception class: its name, the built-in it also derives from, and its docstring. It
+/// derives first from the root, or from the class of the kind the core says it is a case of
+/// ([`ErrorKind::broader`]).
 struct Class {
     name: &'static str,
-    parent: Option<usize>,
     builtin: Option<&'static str>,
     doc: &'static str,
 }
 
 const ROOT: usize = 0;
-const LEASE: usize = 3;
 
 /// Parents come before their children; index `i > 0` is the kind whose code is `i`.
 const CLASSES: [Class; 11] = [
     Class {
         name: "RimeflakeError",
-        parent: None,
         builtin: Some("Exception"),
         doc: "The base of every error rimeflake raises.",
     },
     Class {
         name: "ConfigError",
-        parent: Some(ROOT),
         builtin: Some("ValueError"),
-        doc: "A layout, preset, worker ID or option is invalid; the message names the field.",
+        doc: "A layout, preset, worker ID or option is invalid (also a backend URL the server \
+              refuses: a wrong password, an unknown database, an untrusted certificate); the \
+              message names the field.",
     },
     Class {
         name: "ClockRollbackError",
-        parent: Some(ROOT),
         builtin: None,
         doc: "The clock went back further than the rollback policy tolerates.",
     },
     Class {
         name: "LeaseError",
-        parent: Some(ROOT),
         builtin: None,
-        doc: "A worker lease was lost, or could not be taken or renewed.",
+        doc: "A worker lease was lost, or could not be taken or renewed (also a server backend \
+              that cannot be reached or does not answer in time).",
     },
     Class {
         name: "NoFreeWorkerError",
-        parent: Some(LEASE),
         builtin: None,
         doc: "Every worker ID in the allowed range is taken.",
     },
     Class {
         name: "StateError",
-        parent: Some(ROOT),
         builtin: Some("OSError"),
         doc: "The durable state could not be read or written, or is corrupt.",
     },
     Class {
         name: "InvalidIdError",
-        parent: Some(ROOT),
         builtin: Some("ValueError"),
         doc: "An ID or string that this layout or encoding could not have produced.",
     },
     Class {
         name: "ClosedError",
-        parent: Some(ROOT),
         builtin: None,
         doc: "The generator was closed, or belongs to the parent of a forked process.",
     },
     Class {
         name: "TimeRangeError",
-        parent: Some(ROOT),
         builtin: None,
         doc: "The clock lies outside the layout's time range (before the epoch or past its end).",
     },
     Class {
         name: "OverloadedError",
-        parent: Some(ROOT),
         builtin: Some("TimeoutError"),
         doc: "The clock did not catch up with the IDs lent ahead within max_wait.",
     },
     Class {
         name: "InterruptedWaitError",
-        parent: Some(ROOT),
         builtin: Some("InterruptedError"),
         doc: "A wait was interrupted (a signal whose handler did not raise).",
     },
@@ -109,10 +100,14 @@ fn types(py: Python<'_>) -> PyResult<&Vec<Py<PyType>>> {
         let builtins = py.import("builtins")?;
         let make_type = builtins.getattr("type")?;
         let mut made: Vec<Py<PyType>> = Vec::with_capacity(CLASSES.len());
-        for class in &CLASSES {
+        for (i, class) in CLASSES.iter().enumerate() {
             let mut bases = Vec::new();
-            if let Some(p) = class.parent {
-                bases.push(made[p].bind(py).clone().into_any());
+            if i != ROOT {
+                let parent = ErrorKind::ALL
+                    .get(i - 1)
+                    .and_then(|kind| kind.broader())
+                    .map_or(ROOT, class_of);
+                bases.push(made[parent].bind(py).clone().into_any());
             }
             if let Some(b) = class.builtin {
                 bases.push(builtins.getattr(b)?);

@@ -22,8 +22,9 @@ pub struct rimeflake_config {
     /// A preset name (`"twitter"`) or a layout spec
     /// (`"clock_id=0,time=41,worker=10,sequence=12,epoch_ms=1420070400000"`). NULL: default.
     pub layout: *const c_char,
-    /// A fixed worker ID (locked and kept durable in the state directory like a leased one),
-    /// or -1 (the default) to lease the lowest free one.
+    /// A fixed worker ID (locked and kept durable like a leased one), or -1 (the default):
+    /// `$RIMEFLAKE_WORKER_ID`, else lease a free one (the lowest of the state directory, or one
+    /// from a random start on a server backend).
     pub worker_id: i64,
     /// Worker IDs and state are separate per namespace. NULL: one per layout.
     pub namespace_name: *const c_char,

@@ -13,7 +13,9 @@ use std::ffi::c_char;
 pub enum rimeflake_status {
     /// Success.
     RIMEFLAKE_OK = 0,
-    /// A layout, preset, worker ID or option is invalid: the message names the field and why.
+    /// A layout, preset, worker ID or option is invalid (also a backend URL the server refuses:
+    /// a wrong password, an unknown database, an untrusted certificate): the message names the
+    /// field and why.
     RIMEFLAKE_CONFIG = 1,
     /// The clock went back further than the rollback policy tolerates.
     RIMEFLAKE_CLOCK_ROLLBACK = 2,

@@ -10,11 +10,14 @@ use std::fmt;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ErrorKind {
-    /// A layout, preset, worker ID or option is invalid: the message names the field and why.
+    /// A layout, preset, worker ID or option is invalid (also a backend URL the server refuses:
+    /// a wrong password, an unknown database, an untrusted certificate): the message names the
+    /// field and why.
     Config,
     /// The clock went back further than the policy tolerates (or a wait for it timed out).
     ClockRollback,
-    /// A worker lease was lost, or could not be taken or renewed.
+    /// A worker lease was lost, or could not be taken or renewed (also a server backend that
+    /// cannot be reached or does not answer in time).
     Lease,
     /// Every worker ID in the allowed range is taken.
     NoFreeWorker,
@@ -61,6 +64,24 @@ impl ErrorKind {
             ErrorKind::TimeRange => 8,
             ErrorKind::Overloaded => 9,
             ErrorKind::Interrupted => 10,
+        }
+    }
+
+    /// The kind this one is a case of, if any, so that a binding's class for it derives from
+    /// that kind's class and one handler catches both: no free worker ID is a lease that could
+    /// not be taken.
+    ///
+    /// # Example
+    /// ```
+    /// use rimeflake::ErrorKind;
+    ///
+    /// assert_eq!(ErrorKind::NoFreeWorker.broader(), Some(ErrorKind::Lease));
+    /// assert_eq!(ErrorKind::Lease.broader(), None);
+    /// ```
+    pub const fn broader(self) -> Option<ErrorKind> {
+        match self {
+            ErrorKind::NoFreeWorker => Some(ErrorKind::Lease),
+            _ => None,
         }
     }
 

@@ -140,8 +140,8 @@ impl<C: Clock> Builder<C> {
     }
 
     /// A fixed worker ID (same as `.worker(WorkerSource::Fixed(id))`). Without one, the
-    /// generator takes `$RIMEFLAKE_WORKER_ID`, else leases the lowest free worker ID of the
-    /// state directory.
+    /// generator takes `$RIMEFLAKE_WORKER_ID`, else leases a free worker ID: the lowest of the
+    /// state directory, or one from a random start on a server backend.
     pub fn worker_id(mut self, worker_id: u64) -> Self {
         self.given.worker = Some(WorkerSource::Fixed(worker_id));
         self
