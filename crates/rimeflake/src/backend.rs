@@ -77,19 +77,19 @@ impl Backend {
                 "backend: unknown scheme {s}://; {USE}"
             ))),
             // A word (a typo of a name) is shown; other text may be a connection string with a
-            // password (`host=db password=...`), and is not.
-            None if !t.is_empty()
-                && t.len() <= 32
-                && t.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') =>
-            {
-                Err(Error::config(format!("backend: unknown {t:?}; {USE}")))
+            // password (`host=db password=...`), and only a leading word of it is shown.
+            None if is_word(t) => Err(Error::config(format!("backend: unknown {t:?}; {USE}"))),
+            None => {
+                let start = match t.split_once(':') {
+                    Some((word, _)) if is_word(word) => format!(", starting {word:?}:"),
+                    _ => String::new(),
+                };
+                Err(Error::config(format!(
+                    "backend: unknown backend{start} (its {} characters are not shown: they may \
+                     hold a password); {USE}",
+                    t.chars().count()
+                )))
             }
-            None => Err(Error::config(format!(
-                "backend: not a backend name or URL (its {} characters are not shown: they may \
-                 hold a password); {USE}",
-                t.chars().count()
-            ))),
         }
     }
 
@@ -115,6 +115,15 @@ impl Backend {
             other => other.name().to_string(),
         }
     }
+}
+
+/// A short word of letters, digits, `_` and `-`: safe to show (no password looks like a typo
+/// of a backend's name).
+fn is_word(t: &str) -> bool {
+    !t.is_empty()
+        && t.len() <= 32
+        && t.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
 /// What a backend may be, for messages.
@@ -257,6 +266,7 @@ mod tests {
             assert!(!m.contains("s3cret"), "{m}");
             assert!(m.contains("not shown"), "{m}");
         }
+        assert!(msg("redis:/:s3cret@h").contains("starting \"redis\":"));
         assert!(msg("mysql://u:s3cret@h").contains("mysql://"));
         assert!(!msg("mysql://u:s3cret@h").contains("s3cret"));
     }

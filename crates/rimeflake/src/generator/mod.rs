@@ -24,6 +24,8 @@
 
 mod builder;
 mod hot;
+#[cfg(test)]
+mod lease_tests;
 mod reserver;
 mod restart;
 mod slow;
@@ -37,7 +39,7 @@ pub use builder::{
 pub use stats::Stats;
 
 use crate::clock::{Clock, SystemClock};
-use crate::error::Result;
+use crate::error::{ErrorKind, Result};
 use crate::fork::{self, WipeOnFork};
 use crate::layout::Layout;
 use crate::sync::{AtomicU64, CachePadded, Mutex, Ordering::*};
@@ -295,7 +297,13 @@ impl<C: Clock> Generator<C> {
             }
             if i.pid == fork::pid() {
                 let r = i.slow_reserve(n, interrupted);
-                if r.is_err()
+                let Err(e) = &r else { return r };
+                if !std::ptr::eq(self.inner(), i) {
+                    continue; // another thread moved it to another worker ID meanwhile
+                }
+                // Only the errors of a worker ID gone to another process move it; any other
+                // (a wait interrupted, the clock) is the caller's to see.
+                if matches!(e.kind(), ErrorKind::Lease | ErrorKind::State)
                     && i.durable.lease_taken.load(SeqCst)
                     && self.recipe.takes_any_worker()
                 {

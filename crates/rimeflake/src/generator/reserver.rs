@@ -225,11 +225,24 @@ impl<C: Clock> Inner<C> {
                 let new_fence = self
                     .layout
                     .counter(cid, reserved, self.layout.max_sequence());
+                // The lease may have been lost while the save was on its way: then the fence
+                // stays shut. Checked again after raising it, since a shut that found the fence
+                // already lowered (to the very value read above) changed nothing, and this
+                // compare-and-swap would then succeed.
+                if d.lease_lost.load(SeqCst) {
+                    return false;
+                }
                 // Only this thread moves the fence within a clock-id; a switch or `close` may
                 // have replaced it meanwhile, and then this compare-and-swap leaves it alone.
-                hot.fence
-                    .compare_exchange(fence, new_fence.max(fence), AcqRel, Acquire)
-                    .is_ok()
+                let raised = hot
+                    .fence
+                    .compare_exchange(fence, new_fence.max(fence), SeqCst, SeqCst)
+                    .is_ok();
+                if raised && d.lease_lost.load(SeqCst) {
+                    self.shut_for_lease();
+                    return false;
+                }
+                raised
             }
             Err(e) => {
                 d.failed(e);

@@ -18,11 +18,17 @@ impl<C: Clock> Generator<C> {
         if self.closed.load(SeqCst) {
             return failed.map(|_| ());
         }
+        let stale_ptr = stale as *const Inner<C> as *mut Inner<C>;
+        if self.inner.load(SeqCst) != stale_ptr {
+            return Ok(()); // another thread restarted it first: the caller goes on with that one
+        }
         let fresh = match Inner::start(&self.recipe, &mut || false) {
             Ok(fresh) => Arc::into_raw(fresh) as *mut Inner<C>,
-            Err(_) => return failed.map(|_| ()), // the server decides again at the next call
+            // Another thread may have restarted it meanwhile; else the server decides again
+            // at the next call.
+            Err(_) if self.inner.load(SeqCst) != stale_ptr => return Ok(()),
+            Err(_) => return failed.map(|_| ()),
         };
-        let stale_ptr = stale as *const Inner<C> as *mut Inner<C>;
         if self
             .inner
             .compare_exchange(stale_ptr, fresh, SeqCst, SeqCst)

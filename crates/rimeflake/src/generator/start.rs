@@ -278,6 +278,10 @@ impl<C: Clock> keeper::Holder for Inner<C> {
 
     fn lease_back(&self) {
         let d = &self.durable;
+        // Ours again: whoever held it meanwhile has let it go. Had they written its state, the
+        // next save finds it moved and says so again (`state_moved`).
+        d.lease_taken
+            .store(false, std::sync::atomic::Ordering::SeqCst);
         d.lease_lost
             .store(false, std::sync::atomic::Ordering::SeqCst);
         *d.lease_error.lock().unwrap_or_else(|p| p.into_inner()) = None;

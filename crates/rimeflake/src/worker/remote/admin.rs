@@ -156,7 +156,11 @@ pub fn reset(
             Error::new(
                 ErrorKind::State,
                 format!(
-                    "cannot reset {what} safely: its state is corrupt and a server keeps no                      high-water marks, so nothing bounds the reservations it held. Give                      evidence: the highest ID this worker ID is known to have issued                      (`--above-id ID`), or a time no ID of it has reached on any clock-id                      (`--reserve-until 2030-01-01T00:00:00Z`)"
+                    "cannot reset {what} safely: its state is corrupt and a server keeps no \
+                     high-water marks, so nothing bounds the reservations it held. Give \
+                     evidence: the highest ID this worker ID is known to have issued \
+                     (`--above-id ID`), or a time no ID of it has reached on any clock-id \
+                     (`--reserve-until 2030-01-01T00:00:00Z`)"
                 ),
             )
         })?;

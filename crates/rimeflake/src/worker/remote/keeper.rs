@@ -223,18 +223,21 @@ impl KeeperState {
         Next::Call { acquire: self.lost }
     }
 
-    /// The outcome of the call [`poll`](Self::poll) asked for: what to tell the generator, if
-    /// anything. A success makes the lease valid from when the call was sent; a refusal while
-    /// held means the lease is not ours; an error changes nothing (the deadline decides).
-    pub(crate) fn answered(&mut self, outcome: &Result<bool>) -> Option<News> {
+    /// The outcome of the call [`poll`](Self::poll) asked for, answered at `now`: what to tell
+    /// the generator, if anything. A success makes the lease valid from when the call was sent;
+    /// a refusal while held means the lease is not ours; an error changes nothing (the deadline
+    /// decides). A success answered after the validity it gives has run out (the process was
+    /// paused, or the answer was slow) brings nothing back: the next call asks again.
+    pub(crate) fn answered(&mut self, outcome: &Result<bool>, now: u64) -> Option<News> {
         self.calling = false;
         match outcome {
             Ok(true) => {
                 self.valid_until = self.last_sent + self.valid_for;
-                if !self.lost {
+                if !self.lost || now >= self.valid_until {
                     return None;
                 }
                 self.lost = false;
+                self.taken = false;
                 Some(News::Back)
             }
             Ok(false) if !self.lost => {
@@ -275,7 +278,7 @@ impl Keeper {
             let news = if let Some((used, outcome)) = answered {
                 // After an error, reconnect at the next try; the deadline decides.
                 conn = if outcome.is_ok() { used } else { None };
-                match state.answered(&outcome) {
+                match state.answered(&outcome, boottime_ns()) {
                     Some(news) => news,
                     // Told once; the keeper goes on trying, for a generator that cannot move.
                     None if state.taken() && !told_taken => {
@@ -301,6 +304,8 @@ impl Keeper {
                     }
                 }
             };
+            // Back: a later refusal is news again.
+            told_taken &= !matches!(news, News::Back);
             let told = keeper.tell(|h| match news {
                 News::Lost(why) => h.lease_lost(keeper.error(why)),
                 News::Back => h.lease_back(),
@@ -349,7 +354,13 @@ impl Keeper {
         let c = conn.as_mut().expect("connected above");
         let ttl_ms = self.timing.ttl.as_millis() as u64;
         if acquire {
-            c.acquire(&self.namespace, self.worker_id, &self.token, ttl_ms)
+            let got = c.acquire(&self.namespace, self.worker_id, &self.token, ttl_ms)?;
+            // The lease was released (`close`) while this call was on its way, and it may have
+            // landed after the release: give it back, rather than hold it for a TTL.
+            if got && self.shared.stop.load(SeqCst) {
+                let _ = c.release(&self.namespace, self.worker_id, &self.token);
+            }
+            Ok(got)
         } else {
             c.renew(&self.namespace, self.worker_id, &self.token, ttl_ms)
         }
@@ -383,6 +394,35 @@ mod tests {
     use super::*;
 
     #[test]
+    fn an_acquire_that_lands_after_the_release_gives_the_lease_back() {
+        use super::super::sim::{Flavor, SimServer};
+        for flavor in [Flavor::Redis, Flavor::Postgres] {
+            let server = SimServer::new(flavor, 1);
+            let shared = Arc::<Shared>::default();
+            let keeper = Keeper {
+                backend: Backend::Memory, // not used: the call is given its connection
+                namespace: "sim".into(),  // the simulated server's namespace
+                worker_id: 7,
+                token: "tok-a".into(),
+                timing: Timing {
+                    ttl: Duration::from_millis(1_000),
+                },
+                shared: Arc::clone(&shared),
+                holder: Weak::<Nobody>::new(),
+            };
+            let mut conn: Option<Box<dyn Conn>> = Some(Box::new(server.conn("keeper", false)));
+            // `close()` stopped the keeper and released while this acquire was on its way.
+            shared.stop.store(true, SeqCst);
+            assert!(keeper.call(&mut conn, true).unwrap());
+            assert_eq!(
+                server.lock().lease(7),
+                None,
+                "{flavor:?}: the lease stayed held by a released generator"
+            );
+        }
+    }
+
+    #[test]
     fn a_refused_acquire_while_lost_says_the_worker_id_was_taken() {
         let timing = Timing {
             ttl: Duration::from_millis(1_000),
@@ -391,14 +431,24 @@ mod tests {
         let ms = |m: u64| m * 1_000_000;
         assert_eq!(k.poll(ms(250)), Next::Call { acquire: false });
         // Refused while held: lost, but not yet known to be taken (it may have expired).
-        assert!(matches!(k.answered(&Ok(false)), Some(News::Lost(_))));
+        assert!(matches!(
+            k.answered(&Ok(false), ms(260)),
+            Some(News::Lost(_))
+        ));
         assert!(!k.taken());
         // An error while lost says nothing; a refused acquire does.
         assert_eq!(k.poll(ms(500)), Next::Call { acquire: true });
-        assert_eq!(k.answered(&Err(Error::new(ErrorKind::Lease, "down"))), None);
+        assert_eq!(
+            k.answered(&Err(Error::new(ErrorKind::Lease, "down")), ms(510)),
+            None
+        );
         assert!(!k.taken());
         assert_eq!(k.poll(ms(750)), Next::Call { acquire: true });
-        assert_eq!(k.answered(&Ok(false)), None);
+        assert_eq!(k.answered(&Ok(false), ms(760)), None);
         assert!(k.taken());
+        // The other process let it go and it came back: no longer taken, until refused again.
+        assert_eq!(k.poll(ms(1000)), Next::Call { acquire: true });
+        assert_eq!(k.answered(&Ok(true), ms(1010)), Some(News::Back));
+        assert!(!k.taken());
     }
 }

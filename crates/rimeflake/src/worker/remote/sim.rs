@@ -1205,7 +1205,7 @@ impl World {
             let run = self.run(i);
             run.reconnect = outcome.is_err();
             run.keeper_at = t;
-            let news = run.keeper.answered(&outcome);
+            let news = run.keeper.answered(&outcome, t);
             let name = self.procs[i].name.clone();
             self.log(format!("{name}: keeper call answered: {outcome:?}"));
             if let Some(news) = news {

@@ -109,13 +109,13 @@ fn the_keeper_renews_every_quarter_ttl_and_stops_three_quarters_after_a_success_
     assert_eq!(k.poll(ms(250)), Next::Call { acquire: false });
     // While the call is on its way, the deadline (of the acquire, sent at 0) still holds.
     assert_eq!(k.poll(ms(251)), Next::Sleep(ms(750)));
-    assert_eq!(k.answered(&Ok(true)), None); // held until 1000
+    assert_eq!(k.answered(&Ok(true), ms(255)), None); // held until 1000
     assert_eq!(k.poll(ms(260)), Next::Sleep(ms(500)));
     assert_eq!(k.poll(ms(500)), Next::Call { acquire: false });
-    assert_eq!(k.answered(&failed()), None);
+    assert_eq!(k.answered(&failed(), ms(505)), None);
     assert_eq!(k.poll(ms(600)), Next::Sleep(ms(750)));
     assert_eq!(k.poll(ms(750)), Next::Call { acquire: false });
-    assert_eq!(k.answered(&failed()), None);
+    assert_eq!(k.answered(&failed(), ms(760)), None);
     assert_eq!(k.poll(ms(850)), Next::Sleep(ms(1000)));
     assert_eq!(
         k.poll(ms(1000)),
@@ -125,15 +125,15 @@ fn the_keeper_renews_every_quarter_ttl_and_stops_three_quarters_after_a_success_
     );
     // Lost: the same worker ID is asked for again, on the same schedule.
     assert_eq!(k.poll(ms(1000)), Next::Call { acquire: true });
-    assert_eq!(k.answered(&Ok(false)), None); // someone else's now
+    assert_eq!(k.answered(&Ok(false), ms(1000)), None); // someone else's now
     assert_eq!(k.poll(ms(1001)), Next::Sleep(ms(1250)));
     assert_eq!(k.poll(ms(1250)), Next::Call { acquire: true });
     assert_eq!(k.poll(ms(1300)), Next::Sleep(u64::MAX)); // nothing to do but wait
-    assert_eq!(k.answered(&Ok(true)), Some(News::Back)); // held until 2000
+    assert_eq!(k.answered(&Ok(true), ms(1300)), Some(News::Back)); // held until 2000
     assert_eq!(k.poll(ms(1400)), Next::Sleep(ms(1500)));
     assert_eq!(k.poll(ms(1500)), Next::Call { acquire: false });
     assert_eq!(
-        k.answered(&Ok(false)),
+        k.answered(&Ok(false), ms(1500)),
         Some(News::Lost(
             "the lease is no longer this process's (it expired, or its key or row was \
              changed by someone else)"
@@ -143,13 +143,19 @@ fn the_keeper_renews_every_quarter_ttl_and_stops_three_quarters_after_a_success_
     assert_eq!(k.poll(ms(1600)), Next::Sleep(ms(1750)));
     // A call that outlasts the deadline: the deadline comes first, the answer after it.
     assert_eq!(k.poll(ms(1750)), Next::Call { acquire: true });
-    assert_eq!(k.answered(&Ok(true)), Some(News::Back)); // held until 2500
+    assert_eq!(k.answered(&Ok(true), ms(1800)), Some(News::Back)); // held until 2500
     assert_eq!(k.poll(ms(2000)), Next::Call { acquire: false });
     assert_eq!(k.poll(ms(2001)), Next::Sleep(ms(2500)));
     assert!(matches!(k.poll(ms(2500)), Next::Tell(News::Lost(_))));
     assert_eq!(k.poll(ms(2501)), Next::Sleep(u64::MAX));
-    assert_eq!(k.answered(&Ok(true)), Some(News::Back)); // held until 2750
+    assert_eq!(k.answered(&Ok(true), ms(2600)), Some(News::Back)); // held until 2750
     assert_eq!(k.poll(ms(2600)), Next::Call { acquire: false }); // overdue since 2250
+                                                                 // A success answered after the validity it gives has run out (the process was paused):
+                                                                 // still lost, and the next call asks again.
+    assert!(matches!(k.poll(ms(3350)), Next::Tell(News::Lost(_))));
+    assert_eq!(k.answered(&Ok(true), ms(3400)), None); // would hold until 3350: too late
+    assert_eq!(k.poll(ms(3400)), Next::Call { acquire: true });
+    assert_eq!(k.answered(&Ok(true), ms(3410)), Some(News::Back)); // held until 4150
 }
 
 #[test]

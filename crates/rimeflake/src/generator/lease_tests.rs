@@ -1,0 +1,122 @@
+//! The fence while a lease comes and goes (what a server backend's keeper tells a generator),
+//! on a real generator and its I/O thread, with a store whose saves wait at a gate.
+
+use super::Generator;
+use crate::error::{Error, ErrorKind, Result};
+use crate::state::{StateStore, WorkerState};
+use crate::worker::remote::keeper::Holder;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Saves wait while `shut` is set; `started` and `finished` count them.
+#[derive(Debug, Default)]
+struct Gate {
+    state: Mutex<Option<WorkerState>>,
+    shut: AtomicBool,
+    started: AtomicUsize,
+    finished: AtomicUsize,
+}
+
+impl StateStore for Gate {
+    fn load(&self) -> Result<Option<WorkerState>> {
+        Ok(self.state.lock().unwrap().clone())
+    }
+    fn save(&self, state: &WorkerState) -> Result<()> {
+        self.started.fetch_add(1, SeqCst);
+        while self.shut.load(SeqCst) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        *self.state.lock().unwrap() = Some(state.clone());
+        self.finished.fetch_add(1, SeqCst);
+        Ok(())
+    }
+    fn describe(&self) -> String {
+        "the gated store".into()
+    }
+}
+
+fn until(what: &str, f: impl Fn() -> bool) {
+    let start = crate::clock::monotonic_ns();
+    while !f() {
+        let waited = crate::clock::monotonic_ns() - start;
+        assert!(waited < 10_000_000_000, "waited 10 s for {what}");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+fn lost() -> Error {
+    Error::new(ErrorKind::Lease, "the lease was not renewed in time")
+}
+
+/// The lease is lost, comes back, and is lost again while the I/O thread's save (sent while it
+/// was back) is on its way. The second loss finds the fence already shut, so shutting it again
+/// changes nothing; the save's success must not open it.
+#[test]
+fn a_save_that_returns_after_the_lease_was_lost_again_leaves_the_fence_shut() {
+    let store = Arc::new(Gate::default());
+    let g = Generator::builder()
+        .worker_id(3)
+        .state_store(Arc::clone(&store) as Arc<dyn StateStore>)
+        .build()
+        .unwrap();
+    g.next_id().unwrap();
+    let inner = g.inner();
+
+    inner.lease_lost(lost());
+    assert_eq!(g.try_next_id(), None, "lost: the fence is shut");
+    assert_eq!(g.next_id().unwrap_err().kind(), ErrorKind::Lease);
+
+    store.shut.store(true, SeqCst);
+    let before = store.started.load(SeqCst);
+    inner.lease_back(); // the I/O thread stores a reservation to open the fence again
+    until("the I/O thread's save", || {
+        store.started.load(SeqCst) > before
+    });
+    inner.lease_lost(lost());
+    let done = store.finished.load(SeqCst);
+    store.shut.store(false, SeqCst);
+    until("the save to return", || store.finished.load(SeqCst) > done);
+    // Give the I/O thread time to publish what it stored, if it (wrongly) would.
+    std::thread::sleep(Duration::from_millis(50));
+
+    assert_eq!(
+        g.try_next_id(),
+        None,
+        "the fence opened while the lease is lost"
+    );
+    assert_eq!(g.next_id().unwrap_err().kind(), ErrorKind::Lease);
+    inner.lease_back();
+    until("the fence to open once the lease is back", || {
+        g.try_next_id().is_some()
+    });
+}
+
+/// While lost, the server said another process held the worker ID; then it came back to this
+/// generator. A later loss is not a reason to move to another worker ID by itself: the call
+/// fails with the lease error, and the generator keeps its worker ID.
+#[test]
+fn a_worker_id_that_came_back_is_not_left_for_another_at_the_next_error() {
+    let dir = std::env::temp_dir().join(format!("rimeflake-lease-tests-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let g = Generator::builder().state_dir(&dir).build().unwrap();
+    let worker = g.worker_id();
+    g.next_id().unwrap();
+    let inner = g.inner();
+
+    inner.lease_lost(lost());
+    inner.lease_taken(); // held by another process meanwhile
+    inner.lease_back(); // and let go: ours again
+    until("the fence to open", || g.try_next_id().is_some());
+    inner.lease_lost(lost());
+    assert_eq!(g.next_id().unwrap_err().kind(), ErrorKind::Lease);
+    assert_eq!(g.worker_id(), worker, "moved to another worker ID");
+
+    // Taken and not given back: the next call moves it, as a leasing generator should.
+    inner.lease_taken();
+    let id = g.next_id().unwrap();
+    assert_ne!(g.worker_id(), worker);
+    assert_eq!(g.layout().decode(id).unwrap().worker_id, g.worker_id());
+    g.close().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
