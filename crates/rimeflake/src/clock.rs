@@ -147,14 +147,23 @@ fn read_ms(clock: libc::clockid_t) -> u64 {
 
 /// Nanoseconds on `CLOCK_BOOTTIME`, which keeps counting while the machine is suspended (the
 /// monotonic clock stops): lease deadlines are measured on it, since a server's TTL runs on
-/// through a suspend of its client.
+/// through a suspend of its client. (Apple's `CLOCK_MONOTONIC` is that clock: it counts through
+/// sleep, by Apple's documentation; no Apple build is tested here.)
 pub fn boottime_ns() -> u64 {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    const BOOT_CLOCK: libc::clockid_t = libc::CLOCK_BOOTTIME;
+    #[cfg(target_vendor = "apple")]
+    const BOOT_CLOCK: libc::clockid_t = libc::CLOCK_MONOTONIC;
+    // Elsewhere the monotonic clock, which may stop during a suspend: a lease deadline could
+    // then be passed unnoticed across one (no such system is built or tested here).
+    #[cfg(not(any(target_os = "linux", target_os = "android", target_vendor = "apple")))]
+    const BOOT_CLOCK: libc::clockid_t = libc::CLOCK_MONOTONIC;
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
-    // SAFETY: `ts` is a valid, writable timespec and CLOCK_BOOTTIME exists on Linux.
-    unsafe { libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut ts) };
+    // SAFETY: `ts` is a valid, writable timespec and the clock exists on this system.
+    unsafe { libc::clock_gettime(BOOT_CLOCK, &mut ts) };
     (ts.tv_sec.max(0) as u64) * 1_000_000_000 + ts.tv_nsec.max(0) as u64
 }
 

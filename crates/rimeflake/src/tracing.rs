@@ -292,7 +292,7 @@ fn random_uuid_hex() -> [u8; 32] {
 }
 
 #[cfg(any(target_os = "linux", target_os = "android"))]
-fn os_random(buf: &mut [u8]) {
+pub(crate) fn os_random(buf: &mut [u8]) {
     let mut filled = 0;
     while filled < buf.len() {
         // SAFETY: the pointer and length describe the unfilled rest of `buf`.
@@ -316,7 +316,7 @@ fn os_random(buf: &mut [u8]) {
     target_os = "netbsd",
     target_os = "dragonfly"
 ))]
-fn os_random(buf: &mut [u8]) {
+pub(crate) fn os_random(buf: &mut [u8]) {
     // SAFETY: the pointer and length describe `buf`; arc4random_buf cannot fail.
     unsafe { libc::arc4random_buf(buf.as_mut_ptr().cast(), buf.len()) }
 }
@@ -331,7 +331,7 @@ fn os_random(buf: &mut [u8]) {
     target_os = "netbsd",
     target_os = "dragonfly"
 )))]
-fn os_random(buf: &mut [u8]) {
+pub(crate) fn os_random(buf: &mut [u8]) {
     fallback_random(buf)
 }
 

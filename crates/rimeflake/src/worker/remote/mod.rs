@@ -257,13 +257,7 @@ pub(crate) fn decode_state(text: &str) -> Option<WorkerState> {
 /// A fresh owner token: `host/pid/random`, unique across hosts, processes and restarts.
 pub(crate) fn new_token() -> String {
     let mut bytes = [0u8; 12];
-    // SAFETY: the buffer is valid for its length; getrandom writes at most that.
-    let n = unsafe { libc::getrandom(bytes.as_mut_ptr().cast(), bytes.len(), 0) };
-    if n != bytes.len() as isize {
-        // No entropy call: the clock and the address of a local still tell processes apart.
-        let t = crate::clock::monotonic_ns() ^ (&bytes as *const _ as u64);
-        bytes[..8].copy_from_slice(&t.to_le_bytes());
-    }
+    crate::tracing::os_random(&mut bytes);
     let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
     format!(
         "{}/{}/{hex}",
@@ -447,11 +441,7 @@ const SKEW_WARN_MS: u64 = 1_000;
 
 fn random_u64() -> u64 {
     let mut b = [0u8; 8];
-    // SAFETY: the buffer is valid for its length.
-    let n = unsafe { libc::getrandom(b.as_mut_ptr().cast(), b.len(), 0) };
-    if n != 8 {
-        return crate::clock::monotonic_ns() ^ u64::from(std::process::id());
-    }
+    crate::tracing::os_random(&mut b);
     u64::from_le_bytes(b)
 }
 
