@@ -128,3 +128,38 @@ def test_a_forked_child_takes_its_own_worker_id_and_leaves_the_parents_lease_alo
             rimeflake.Generator(parent.worker_id, backend=url, namespace="py-fork")
         # ...and the parent goes on, above what it issued before the fork.
         assert parent.next_id() > before
+
+
+def test_a_forked_childs_close_frees_its_own_worker_id_and_never_the_parents() -> None:
+    url = redis_url()
+    with rimeflake.Generator(backend=url, namespace="py-fork-close") as parent:
+        before = parent.next_id()
+        for issue_first in (True, False):
+            read, write = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # the child closes what it inherited, with or without an ID of its own
+                code = 1
+                try:
+                    worker = -1
+                    if issue_first:
+                        parent.next_id()
+                        worker = parent.worker_id
+                    parent.close()
+                    os.write(write, str(worker).encode())
+                    code = 0
+                finally:
+                    os._exit(code)
+            os.close(write)
+            _, status = os.waitpid(pid, 0)
+            worker = int(os.read(read, 100))
+            os.close(read)
+            assert os.waitstatus_to_exitcode(status) == 0
+            # The parent's worker ID is still held, by the parent...
+            with pytest.raises(rimeflake.LeaseError, match="held"):
+                rimeflake.Generator(parent.worker_id, backend=url, namespace="py-fork-close")
+            # ...while the child's own one was given back by its close.
+            if issue_first:
+                assert worker != parent.worker_id
+                with rimeflake.Generator(worker, backend=url, namespace="py-fork-close") as again:
+                    again.next_id()
+        assert parent.next_id() > before
