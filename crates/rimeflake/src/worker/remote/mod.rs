@@ -259,11 +259,15 @@ pub(crate) fn new_token() -> String {
     let mut bytes = [0u8; 12];
     crate::tracing::os_random(&mut bytes);
     let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    format!(
-        "{}/{}/{hex}",
-        crate::worker::lease::hostname().unwrap_or_else(|| "unknown-host".into()),
-        std::process::id()
-    )
+    // The host name as far as it is plain: a token must never hold the `#` that separates a
+    // stored state from its writer's token, nor anything a message should not carry.
+    let host: String = crate::worker::lease::hostname()
+        .unwrap_or_else(|| "unknown-host".into())
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))
+        .take(64)
+        .collect();
+    format!("{host}/{}/{hex}", std::process::id())
 }
 
 /// A worker ID leased from a server: the token that holds it and what the keeper needs.
@@ -473,5 +477,6 @@ mod tests {
         let (a, b) = (new_token(), new_token());
         assert_ne!(a, b);
         assert!(a.contains(&format!("/{}/", std::process::id())), "{a}");
+        assert!(!a.contains(WRITER), "{a}");
     }
 }
