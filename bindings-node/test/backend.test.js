@@ -97,3 +97,35 @@ test('a child process pointed at Redis by RIMEFLAKE_BACKEND takes a worker ID of
   assert.notEqual(Number(r.stdout.trim()), mine.workerId)
   mine.close()
 })
+
+test('worker threads share one Redis lease through Generator.shared, and their exit frees it at once', async () => {
+  const { Worker } = require('node:worker_threads')
+  const url = redisUrl()
+  const THREADS = 4
+  const PER = 50_000
+  const opts = { backend: url, namespace: 'node-threads', layout: 'twitter' }
+  const shared = new SharedArrayBuffer(THREADS * PER * 8)
+  const src = `
+    const { workerData } = require('node:worker_threads')
+    const rf = require(workerData.root)
+    const gen = rf.Generator.shared(workerData.opts)
+    const out = new BigUint64Array(workerData.shared, workerData.index * workerData.per * 8, workerData.per)
+    for (let i = 0; i < workerData.per; i++) out[i] = gen.nextId()`
+  const run = (index) => new Promise((resolve, reject) => {
+    const w = new Worker(src, { eval: true, workerData: { root, opts, shared, index, per: PER } })
+    w.on('error', reject)
+    w.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`worker exited with ${code}`))))
+  })
+  await Promise.all(Array.from({ length: THREADS }, (_, index) => run(index)))
+  const all = new BigUint64Array(shared)
+  const sorted = all.slice().sort()
+  for (let i = 1; i < sorted.length; i++) assert.notEqual(sorted[i - 1], sorted[i], 'an ID issued twice')
+  const workers = new Set(Array.from(all, (id) => rf.decode(id, 'twitter').workerId))
+  assert.equal(workers.size, 1, 'every thread used the one shared lease')
+  // The last thread's exit (no close()) released the lease on the server: taken again at once,
+  // well within its TTL, and it continues above every ID the threads issued.
+  const [worker] = workers
+  const again = new rf.Generator({ ...opts, workerId: worker })
+  assert.ok(again.nextId() > sorted[sorted.length - 1])
+  again.close()
+})
