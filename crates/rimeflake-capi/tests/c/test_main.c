@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -341,7 +342,31 @@ static void test_backend(void) {
   CHECK_OK(rimeflake_next_id(a, &x));
   CHECK_OK(rimeflake_next_id(b, &y));
   CHECK(x != y);
-  /* A worker ID held by another generator is a lease error. */
+  /* fork(): the child's first ID takes a worker ID of its own, and freeing the inherited
+   * generator there leaves the parent's lease alone. */
+  int fds[2];
+  CHECK(pipe(fds) == 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    uint64_t id = 0, worker = 0;
+    int ok = rimeflake_next_id(a, &id) == RIMEFLAKE_OK &&
+             rimeflake_generator_worker_id(a, &worker) == RIMEFLAKE_OK;
+    rimeflake_generator_free(a);
+    uint64_t out[2] = {ok ? worker : UINT64_MAX, id};
+    _exit(write(fds[1], out, sizeof out) == (ssize_t)sizeof out ? 0 : 1);
+  }
+  close(fds[1]);
+  uint64_t child[2] = {UINT64_MAX, 0};
+  CHECK(read(fds[0], child, sizeof child) == (ssize_t)sizeof child);
+  close(fds[0]);
+  int status = 0;
+  CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  CHECK(child[0] != UINT64_MAX && child[0] != wa && child[0] != wb);
+  CHECK(child[1] != x && child[1] != y);
+  uint64_t after = 0;
+  CHECK_OK(rimeflake_next_id(a, &after));
+  CHECK(after > x);
+  /* A worker ID held by another generator is a lease error (the parent's, after the fork). */
   config.worker_id = (int64_t)wa;
   CHECK_STATUS(rimeflake_generator_new(&config, &c), RIMEFLAKE_LEASE);
   CHECK(strstr(rimeflake_last_error_message(), "held") != NULL);
