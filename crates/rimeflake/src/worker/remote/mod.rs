@@ -393,6 +393,7 @@ impl RemoteLease {
             version: Mutex::new(0),
             pid: crate::fork::pid(),
             keeper: Arc::clone(&keeper),
+            moved: std::sync::atomic::AtomicBool::new(false),
         });
         Ok(RemoteLease {
             worker_id,

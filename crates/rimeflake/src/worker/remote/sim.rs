@@ -636,6 +636,7 @@ fn store(conn: SimConn, worker_id: u64, token: &str) -> RemoteStore {
         pid: crate::fork::pid(),
         // No generator behind it: the world tallies what one would do.
         keeper: Default::default(),
+        moved: Default::default(),
     }
 }
 

@@ -5,6 +5,7 @@ use super::{decode_state, encode_state, Conn, Saved, Versioned, WRITER};
 use crate::backend::Backend;
 use crate::error::{Error, ErrorKind, Result};
 use crate::state::{StateStore, WorkerState};
+use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
 
 /// The state of a leased worker ID on its server: every save is conditional on the lease's
@@ -21,6 +22,9 @@ pub(crate) struct RemoteStore {
     pub(super) pid: u32,
     /// Shared with the lease's keeper: told when another process moved the state.
     pub(super) keeper: Arc<super::keeper::Shared>,
+    /// Another process stored its state over this store's version: no save of this store can
+    /// succeed again (its version is stale for good), so none is sent.
+    pub(super) moved: AtomicBool,
 }
 
 impl std::fmt::Debug for RemoteStore {
@@ -28,6 +32,10 @@ impl std::fmt::Debug for RemoteStore {
         f.write_str(&self.describe())
     }
 }
+
+/// Why a store whose state another process moved writes no more.
+const MOVED: &str = "another process stored its state meanwhile (it held the worker ID while this \
+                     one had lost the lease)";
 
 impl RemoteStore {
     fn lost(&self, why: &str) -> Error {
@@ -77,6 +85,12 @@ impl StateStore for RemoteStore {
         if self.pid != crate::fork::pid() {
             return Err(self.lost("this process is a fork of the one that holds the lease"));
         }
+        if self.moved.load(SeqCst) {
+            // Said again at every try: the worker ID may have been lost and given back since
+            // (which clears what the generator was told).
+            self.keeper.state_moved();
+            return Err(self.lost(MOVED));
+        }
         let mut version = self.version.lock().unwrap_or_else(|p| p.into_inner());
         let mut conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
         // The writer's token goes with the state: a write whose answer was lost (the call timed
@@ -121,11 +135,9 @@ impl StateStore for RemoteStore {
                 "the lease was lost (it expired, and may have been taken by another process)",
             )),
             Saved::Moved => {
+                self.moved.store(true, SeqCst);
                 self.keeper.state_moved();
-                Err(self.lost(
-                    "another process stored its state meanwhile (it held the worker ID while \
-                     this one had lost the lease)",
-                ))
+                Err(self.lost(MOVED))
             }
         }
     }

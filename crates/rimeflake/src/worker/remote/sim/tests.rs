@@ -427,9 +427,15 @@ fn theft_during_a_save() {
             assert!(e.message().contains(why), "{flavor:?}: {e}");
             assert_eq!(stored(&server), (3, Some(reserved(900))));
             assert_eq!(server.lock().writer(WORKER).as_deref(), Some("b"));
-            // Every later write is refused too.
+            // Every later write is refused too; after "moved", without a call to the server
+            // (a call scripted to fail would say so), even once the lease is "a"'s again.
+            if before_the_read {
+                server.lock().steal(WORKER, "a", 1_000);
+                script(&server, "a", Scripted::Fail);
+            }
             let e = a.save(&reserved(400)).unwrap_err();
-            assert!(e.message().contains("the lease was lost"), "{e}");
+            assert!(e.message().contains(why), "{e}");
+            assert_eq!(stored(&server), (3, Some(reserved(900))));
         }
     }
 }
