@@ -98,13 +98,16 @@ test('a child process pointed at Redis by RIMEFLAKE_BACKEND takes a worker ID of
   mine.close()
 })
 
-test('worker threads share one Redis lease through Generator.shared, and their exit frees it at once', async () => {
+test('worker threads share one Redis lease through Generator.shared, and the last close frees it at once', async () => {
   const { Worker } = require('node:worker_threads')
   const url = redisUrl()
   const THREADS = 4
   const PER = 50_000
-  const opts = { backend: url, namespace: 'node-threads', layout: 'twitter' }
+  const opts = { backend: url, namespace: 'node-threads' } // default layout: no datacenter part
   const shared = new SharedArrayBuffer(THREADS * PER * 8)
+  // Held here for the whole run: a thread that finished before another started would otherwise
+  // have closed the last reference, and the next one would lease again (from a random start).
+  const mine = rf.Generator.shared(opts)
   const src = `
     const { workerData } = require('node:worker_threads')
     const rf = require(workerData.root)
@@ -120,11 +123,12 @@ test('worker threads share one Redis lease through Generator.shared, and their e
   const all = new BigUint64Array(shared)
   const sorted = all.slice().sort()
   for (let i = 1; i < sorted.length; i++) assert.notEqual(sorted[i - 1], sorted[i], 'an ID issued twice')
-  const workers = new Set(Array.from(all, (id) => rf.decode(id, 'twitter').workerId))
-  assert.equal(workers.size, 1, 'every thread used the one shared lease')
-  // The last thread's exit (no close()) released the lease on the server: taken again at once,
-  // well within its TTL, and it continues above every ID the threads issued.
-  const [worker] = workers
+  const workers = new Set(Array.from(all, (id) => rf.decode(id).workerId))
+  assert.deepEqual([...workers], [mine.workerId], 'every thread used the one shared lease')
+  // The threads exited without close(); the last reference's close releases the lease on the
+  // server: taken again at once, well within its TTL, and it continues above every ID issued.
+  const worker = mine.workerId
+  mine.close()
   const again = new rf.Generator({ ...opts, workerId: worker })
   assert.ok(again.nextId() > sorted[sorted.length - 1])
   again.close()
