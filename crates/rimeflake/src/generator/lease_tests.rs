@@ -9,11 +9,13 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// Saves wait while `shut` is set; `started` and `finished` count them.
+/// Saves wait while `shut` is set, but for `passes` of them; `started` and `finished` count
+/// them.
 #[derive(Debug, Default)]
 struct Gate {
     state: Mutex<Option<WorkerState>>,
     shut: AtomicBool,
+    passes: AtomicUsize,
     started: AtomicUsize,
     finished: AtomicUsize,
 }
@@ -25,6 +27,13 @@ impl StateStore for Gate {
     fn save(&self, state: &WorkerState) -> Result<()> {
         self.started.fetch_add(1, SeqCst);
         while self.shut.load(SeqCst) {
+            let pass = self
+                .passes
+                .fetch_update(SeqCst, SeqCst, |n| n.checked_sub(1))
+                .is_ok();
+            if pass {
+                break;
+            }
             std::thread::sleep(Duration::from_millis(1));
         }
         *self.state.lock().unwrap() = Some(state.clone());
@@ -119,4 +128,44 @@ fn a_worker_id_that_came_back_is_not_left_for_another_at_the_next_error() {
     assert_eq!(g.layout().decode(id).unwrap().worker_id, g.worker_id());
     g.close().unwrap();
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The same, but the lease is also back again by the time the save returns: that save, sent
+/// before the second loss, still opens nothing; the next one, sent after, does.
+#[test]
+fn a_save_that_straddles_a_loss_opens_nothing_even_when_the_lease_is_back() {
+    let store = Arc::new(Gate::default());
+    let g = Generator::builder()
+        .worker_id(4)
+        .state_store(Arc::clone(&store) as Arc<dyn StateStore>)
+        .build()
+        .unwrap();
+    g.next_id().unwrap();
+    let inner = g.inner();
+
+    inner.lease_lost(lost());
+    store.shut.store(true, SeqCst);
+    let before = store.started.load(SeqCst);
+    inner.lease_back();
+    until("the I/O thread's save", || {
+        store.started.load(SeqCst) > before
+    });
+    inner.lease_lost(lost());
+    inner.lease_back(); // asks for another save, which waits at the gate behind this one
+    let done = store.finished.load(SeqCst);
+    store.passes.store(1, SeqCst); // only the save sent before the second loss returns
+    until("that save to return", || store.finished.load(SeqCst) > done);
+    until("the next save to be sent", || {
+        store.started.load(SeqCst) > before + 1
+    });
+    std::thread::sleep(Duration::from_millis(50));
+    assert_eq!(
+        g.try_next_id(),
+        None,
+        "a save sent before the loss opened the fence"
+    );
+    store.shut.store(false, SeqCst);
+    until("the fence to open with the save sent after", || {
+        g.try_next_id().is_some()
+    });
 }

@@ -192,6 +192,7 @@ impl<C: Clock> Inner<C> {
     pub(super) fn extend_reservation(&self) -> bool {
         let hot = &*self.hot;
         let d = &self.durable;
+        let losses = d.lease_losses.load(SeqCst);
         let fence = hot.fence.load(SeqCst);
         // A lost lease keeps the fence shut (see `shut_for_lease`): checked after the fence is
         // read, so a fence shut after this check makes the compare-and-swap below fail.
@@ -225,11 +226,14 @@ impl<C: Clock> Inner<C> {
                 let new_fence = self
                     .layout
                     .counter(cid, reserved, self.layout.max_sequence());
-                // The lease may have been lost while the save was on its way: then the fence
-                // stays shut. Checked again after raising it, since a shut that found the fence
-                // already lowered (to the very value read above) changed nothing, and this
+                // The lease may have been lost while the save was on its way (and even be back
+                // by now): then this write opens nothing; the next one, sent after, may. Checked
+                // again after raising the fence, since a shut that found the fence already
+                // lowered (to the very value read above) changed nothing, and this
                 // compare-and-swap would then succeed.
-                if d.lease_lost.load(SeqCst) {
+                let lost_meanwhile =
+                    || d.lease_lost.load(SeqCst) || d.lease_losses.load(SeqCst) != losses;
+                if lost_meanwhile() {
                     return false;
                 }
                 // Only this thread moves the fence within a clock-id; a switch or `close` may
@@ -238,7 +242,7 @@ impl<C: Clock> Inner<C> {
                     .fence
                     .compare_exchange(fence, new_fence.max(fence), SeqCst, SeqCst)
                     .is_ok();
-                if raised && d.lease_lost.load(SeqCst) {
+                if raised && lost_meanwhile() {
                     self.shut_for_lease();
                     return false;
                 }

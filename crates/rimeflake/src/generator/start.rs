@@ -36,6 +36,9 @@ pub(crate) struct Durable {
     pub(crate) io: OnceLock<Io>,
     /// Set by a remote lease's keeper while the lease is lost (or may be): no ID is issued.
     pub(crate) lease_lost: std::sync::atomic::AtomicBool,
+    /// How many times the lease was lost: a write that saw another count when it was sent
+    /// never opens the fence, even if the lease is back by the time it is answered.
+    pub(crate) lease_losses: std::sync::atomic::AtomicU64,
     /// The server's clock minus this host's at acquire, in ms (0 without a server).
     pub(crate) server_skew_ms: i64,
     /// Why, while `lease_lost` is set.
@@ -230,6 +233,7 @@ impl<C: Clock> Inner<C> {
                 lease: std::sync::Mutex::new(None),
                 io: OnceLock::new(),
                 lease_lost: std::sync::atomic::AtomicBool::new(false),
+                lease_losses: std::sync::atomic::AtomicU64::new(0),
                 lease_error: std::sync::Mutex::new(None),
                 server_skew_ms,
                 lease_taken: std::sync::atomic::AtomicBool::new(false),
@@ -265,6 +269,8 @@ impl<C: Clock> keeper::Holder for Inner<C> {
     fn lease_lost(&self, why: Error) {
         let d = &self.durable;
         *d.lease_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(why);
+        d.lease_losses
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         d.lease_lost
             .store(true, std::sync::atomic::Ordering::SeqCst);
         self.shut_for_lease();

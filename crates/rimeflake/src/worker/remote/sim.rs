@@ -34,11 +34,13 @@
 //! - (c) a process that re-takes its worker ID with another writer in between never stores nor
 //!   issues again; one with nobody in between goes on;
 //! - (d) a save refused as "moved" is never one whose newer version is the process's own
-//!   write (a lost answer is recognised as ours).
+//!   write (a lost answer is recognised as ours);
+//! - (e) nothing is issued while the keeper says the lease is lost: a reservation thread's
+//!   save that returns late (after a loss, even with the lease back by then) opens nothing.
 //!
-//! The model's simplifications: a store call happens at one instant (the keeper's calls take
-//! time: they land, and are answered or time out, later); every process reads one clock; an
-//! ID is its time unit (ms).
+//! The model's simplifications: a store call lands at one instant, though its answer may reach
+//! the generator much later (the keeper's calls take time: they land, and are answered or time
+//! out, later); every process reads one clock; an ID is its time unit (ms).
 //!
 //! `RIMEFLAKE_LEASE_SEEDS=N` runs N seeds (default 200) from `RIMEFLAKE_LEASE_FIRST_SEED`
 //! (default 0); `RIMEFLAKE_LEASE_SEED=N` replays one seed and prints its log.
@@ -656,9 +658,11 @@ struct Config {
     k_fail: u64,
     k_lost: u64,
     k_slow: u64,
-    /// Store calls, per mille: failed; answer lost.
+    /// Store calls, per mille: failed; answer lost; answered late to the generator (the I/O
+    /// thread's save returns up to two TTLs after it landed: a slow call, a paused process).
     s_fail: u64,
     s_lost: u64,
+    s_late: u64,
     /// How long a keeper's reconnect takes when nothing reaches the server or name lookups
     /// hang: a timeout per address the server's name resolves to, and for Redis whatever the
     /// lookup takes (its client resolves names with no timeout; PostgreSQL's call bounds it).
@@ -689,6 +693,7 @@ impl Config {
             k_slow: rng.pick(&[0, 50, 300]),
             s_fail: rng.pick(&[0, 20, 150]),
             s_lost: rng.pick(&[0, 20, 150]),
+            s_late: rng.pick(&[0, 20, 150]),
             reconnect_ns: match flavor {
                 Flavor::Redis => {
                     let op = timing.op_timeout().as_nanos() as u64;
@@ -717,6 +722,7 @@ impl Config {
             k_slow: 0,
             s_fail: 0,
             s_lost: 0,
+            s_late: 0,
             reconnect_ns: Timing {
                 ttl: Duration::from_millis(ttl_ms),
             }
@@ -757,6 +763,15 @@ struct Call {
     slot: Arc<Mutex<Option<bool>>>,
 }
 
+/// A reservation stored on the server, on its way back to the generator.
+struct Publish {
+    /// When the save returns.
+    at: u64,
+    reserved: u64,
+    /// The run's `losses` when the save was sent: a loss since, and it opens nothing.
+    losses: u64,
+}
+
 /// A process while it holds (or believes it may hold) the worker ID.
 struct Run {
     keeper: KeeperState,
@@ -773,6 +788,10 @@ struct Run {
     reserved: u64,
     /// The keeper told the generator the lease is lost (and not yet that it is back).
     lost: bool,
+    /// How many times the keeper told it so.
+    losses: u64,
+    /// A stored reservation whose save has not returned to the generator yet.
+    publish: Option<Publish>,
     /// The last reservation write failed.
     failed: bool,
     last_unit: u64,
@@ -842,6 +861,7 @@ impl Tally {
 #[derive(Clone, Copy, Debug)]
 enum Ev {
     Keeper(usize),
+    Publish(usize),
     Issue(usize),
     Reserve(usize),
     End(usize),
@@ -981,6 +1001,10 @@ impl World {
                     consider(r.keeper_at.min(answer), Ev::Keeper(i));
                     consider(r.next_issue, Ev::Issue(i));
                     consider(r.next_reserve, Ev::Reserve(i));
+                    consider(
+                        r.publish.as_ref().map_or(u64::MAX, |p| p.at),
+                        Ev::Publish(i),
+                    );
                     consider(r.ends_at, Ev::End(i));
                 }
                 None => consider(p.retry_at, Ev::Start(i)),
@@ -1001,6 +1025,7 @@ impl World {
                 Ev::Keeper(i) => self.keeper(i)?,
                 Ev::Issue(i) => self.issue(i)?,
                 Ev::Reserve(i) => self.reserve(i)?,
+                Ev::Publish(i) => self.publish(i),
                 Ev::End(i) => self.end(i)?,
                 Ev::Start(i) => {
                     self.start(i, false)?;
@@ -1111,6 +1136,8 @@ impl World {
             open: true,
             reserved,
             lost: false,
+            losses: 0,
+            publish: None,
             failed: false,
             last_unit: first,
             next_issue: self.t,
@@ -1351,6 +1378,7 @@ impl World {
         match &news {
             News::Lost(why) => {
                 run.lost = true;
+                run.losses += 1;
                 run.open = false;
                 run.stolen = false;
                 if why.starts_with("the lease was not renewed") {
@@ -1388,6 +1416,12 @@ impl World {
         let u = unit.max(run.last_unit);
         if !run.open {
             return Ok(());
+        }
+        // (e) Nothing is issued while the keeper says the lease is lost.
+        if run.lost {
+            return Err(format!(
+                "(e) {token} issues at unit {u} while its lease is lost"
+            ));
         }
         if u > run.reserved {
             run.next_reserve = run.next_reserve.min(t); // the caller waits for the reserver
@@ -1443,7 +1477,8 @@ impl World {
         let (name, token) = (p.name.clone(), p.token.clone());
         let run = p.run.as_mut().expect("running");
         run.next_reserve = t + refresh;
-        if run.lost {
+        // One save at a time, as the I/O thread makes them.
+        if run.lost || run.publish.is_some() {
             return Ok(());
         }
         let target = unit.max(run.last_unit) + ahead;
@@ -1466,11 +1501,24 @@ impl World {
                     ));
                 }
                 run.stored = next;
-                run.reserved = reserved;
-                run.open = true;
                 run.failed = false;
                 if run.retaken.take() == Some(false) {
                     self.tally.went_on += 1;
+                }
+                let late = self.rng.chance(self.cfg.s_late);
+                let at = if late {
+                    t + self.rng.range(1, 2 * self.cfg.ttl())
+                } else {
+                    t
+                };
+                let run = self.run(i);
+                run.publish = Some(Publish {
+                    at,
+                    reserved,
+                    losses: run.losses,
+                });
+                if !late {
+                    self.publish(i);
                 }
                 self.saved(&token, reserved)
             }
@@ -1497,6 +1545,27 @@ impl World {
                 Ok(())
             }
         }
+    }
+
+    /// The save of process `i` returns to its generator, which opens the fence to what it
+    /// stored, as `extend_reservation` does: unless the lease was lost since the save was sent
+    /// (even if it is back by now); then its next save, sent after, may.
+    fn publish(&mut self, i: usize) {
+        let t = self.t;
+        let name = self.procs[i].name.clone();
+        let run = self.run(i);
+        let Some(p) = run.publish.take() else {
+            return;
+        };
+        if run.lost || run.losses != p.losses {
+            run.next_reserve = run.next_reserve.min(t);
+            self.log(format!(
+                "{name}: a save returned after a loss: the fence stays shut"
+            ));
+            return;
+        }
+        run.reserved = run.reserved.max(p.reserved);
+        run.open = true;
     }
 
     fn finish(&mut self) {
