@@ -58,30 +58,43 @@ fn lost() -> Error {
     Error::new(ErrorKind::Lease, "the lease was not renewed in time")
 }
 
+/// A generator of `worker_id` on a gated store, with its first ID issued.
+fn gated(worker_id: u64) -> (Arc<Gate>, Generator) {
+    let store = Arc::new(Gate::default());
+    let g = Generator::builder()
+        .worker_id(worker_id)
+        .state_store(Arc::clone(&store) as Arc<dyn StateStore>)
+        .build()
+        .unwrap();
+    g.next_id().unwrap();
+    (store, g)
+}
+
+/// Shuts the gate and gives the (lost) lease back: the I/O thread's save to open the fence
+/// again is then on its way, held at the gate. Returns how many saves had started before it.
+fn back_with_a_save_held(store: &Gate, g: &Generator) -> usize {
+    store.shut.store(true, SeqCst);
+    let before = store.started.load(SeqCst);
+    g.inner().lease_back();
+    until("the I/O thread's save", || {
+        store.started.load(SeqCst) > before
+    });
+    before
+}
+
 /// The lease is lost, comes back, and is lost again while the I/O thread's save (sent while it
 /// was back) is on its way. The second loss finds the fence already shut, so shutting it again
 /// changes nothing; the save's success must not open it.
 #[test]
 fn a_save_that_returns_after_the_lease_was_lost_again_leaves_the_fence_shut() {
-    let store = Arc::new(Gate::default());
-    let g = Generator::builder()
-        .worker_id(3)
-        .state_store(Arc::clone(&store) as Arc<dyn StateStore>)
-        .build()
-        .unwrap();
-    g.next_id().unwrap();
+    let (store, g) = gated(3);
     let inner = g.inner();
 
     inner.lease_lost(lost());
     assert_eq!(g.try_next_id(), None, "lost: the fence is shut");
     assert_eq!(g.next_id().unwrap_err().kind(), ErrorKind::Lease);
 
-    store.shut.store(true, SeqCst);
-    let before = store.started.load(SeqCst);
-    inner.lease_back(); // the I/O thread stores a reservation to open the fence again
-    until("the I/O thread's save", || {
-        store.started.load(SeqCst) > before
-    });
+    back_with_a_save_held(&store, &g);
     inner.lease_lost(lost());
     let done = store.finished.load(SeqCst);
     store.shut.store(false, SeqCst);
@@ -134,22 +147,11 @@ fn a_worker_id_that_came_back_is_not_left_for_another_at_the_next_error() {
 /// before the second loss, still opens nothing; the next one, sent after, does.
 #[test]
 fn a_save_that_straddles_a_loss_opens_nothing_even_when_the_lease_is_back() {
-    let store = Arc::new(Gate::default());
-    let g = Generator::builder()
-        .worker_id(4)
-        .state_store(Arc::clone(&store) as Arc<dyn StateStore>)
-        .build()
-        .unwrap();
-    g.next_id().unwrap();
+    let (store, g) = gated(4);
     let inner = g.inner();
 
     inner.lease_lost(lost());
-    store.shut.store(true, SeqCst);
-    let before = store.started.load(SeqCst);
-    inner.lease_back();
-    until("the I/O thread's save", || {
-        store.started.load(SeqCst) > before
-    });
+    let before = back_with_a_save_held(&store, &g);
     inner.lease_lost(lost());
     inner.lease_back(); // asks for another save, which waits at the gate behind this one
     let done = store.finished.load(SeqCst);
