@@ -68,7 +68,7 @@ demo: rust python-env node-env c-tools ## build the CLI and print a few IDs from
 # ---- tests ------------------------------------------------------------------------------------
 
 .PHONY: test test-rust example-rust
-test: test-rust test-loom test-python test-c test-node ## run every test suite (each language adds its test-<lang> here)
+test: test-rust test-loom test-python test-c test-node dist test-dist ## run every test suite (each language adds its test-<lang> here), then build and test the release artifacts
 
 # The example runs first so that cargo test's summary lines close the output; its state goes
 # to target/, so tests write nothing outside the tree.
@@ -302,3 +302,45 @@ bench-node: rust node ## Node: release build + peers in bench/node/node_modules,
 	cd bindings-node && ./node_modules/.bin/napi build --platform --release -o $(NODE_RELEASE)
 	NAPI_RS_NATIVE_LIBRARY_PATH="$(NODE_RELEASE)/$$(cd $(NODE_RELEASE) && ls rimeflake.*.node | head -1)" \
 	  $(NODE) bench/node/bench.js
+
+# ---- release artifacts ------------------------------------------------------------------------
+
+# `make dist` writes what a release publishes into dist/ (release profile: stripped, no debug
+# info); `make test-dist` installs each artifact as a user would (from local registries, with no
+# Rust toolchain on PATH) and runs the README's examples against it. The scripts live in
+# scripts/dist, one pair per artifact: <name>.sh builds it, test-<name>.sh tests it.
+DIST := $(CURDIR)/dist
+
+.PHONY: dist dist-cli dist-c dist-python dist-node test-dist test-dist-cli test-dist-crate \
+  test-dist-c test-dist-python test-dist-node
+dist: dist-cli dist-c dist-python dist-node ## build every release artifact into dist/ (wheel and sdist, npm packages, C tarball, CLI tarball), SHA256SUMS and a size table
+	scripts/dist/sums.sh
+
+dist-cli: rust ## dist/: the CLI tarball (stripped rimeflake binary)
+	scripts/dist/cli.sh
+
+dist-c: rust c-tools ## dist/: the C tarball (headers, .so and .a, pkg-config and CMake files, README)
+	scripts/dist/c.sh
+
+dist-python: rust ## dist/: the manylinux abi3 wheel (maturin --zig) and the sdist
+	scripts/dist/python.sh
+
+dist-node: rust node ## dist/: the npm main package and this platform's package, as a publish makes them
+	scripts/dist/node.sh
+
+test-dist: test-dist-cli test-dist-crate test-dist-c test-dist-python test-dist-node ## test dist/ as users install it: local PyPI and npm registries, no Rust toolchain on PATH
+
+test-dist-cli: ## the CLI from its tarball
+	scripts/dist/test-cli.sh
+
+test-dist-crate: rust ## cargo package of rimeflake and rimeflake-cli; a scratch crate built on the packaged rimeflake
+	scripts/dist/test-crate.sh
+
+test-dist-c: c-tools ## the C tarball: the README's pkg-config lines (dynamic and static) and CMake find_package
+	scripts/dist/test-c.sh
+
+test-dist-python: ## pip install rimeflake by name from a local PyPI (pypiserver), the quick start
+	scripts/dist/test-python.sh
+
+test-dist-node: node ## npm install rimeflake by name from a local registry (verdaccio): CommonJS, ESM, TypeScript
+	scripts/dist/test-node.sh
