@@ -68,7 +68,7 @@ demo: rust python-env node-env c-tools ## build the CLI and print a few IDs from
 # ---- tests ------------------------------------------------------------------------------------
 
 .PHONY: test test-rust example-rust
-test: test-rust test-loom test-python test-c test-node dist test-dist ## run every test suite (each language adds its test-<lang> here), then build and test the release artifacts
+test: test-rust test-loom test-python test-c test-node test-docs dist test-dist ## run every test suite (each language adds its test-<lang> here), then build and test the release artifacts
 
 # The example runs first so that cargo test's summary lines close the output; its state goes
 # to target/, so tests write nothing outside the tree.
@@ -120,7 +120,7 @@ peer-vectors: ## regenerate testdata/peers/vectors.json with the peers' own code
 # ---- lint -------------------------------------------------------------------------------------
 
 .PHONY: lint lint-rust
-lint: lint-rust lint-python lint-c lint-node ## check formatting and lints, warnings as errors (each language adds lint-<lang>)
+lint: lint-rust lint-python lint-c lint-node lint-docs ## check formatting and lints, warnings as errors (each language adds lint-<lang>)
 
 lint-rust: rust-lint-tools ## Rust: cargo fmt --check and clippy -D warnings (workspace and example)
 	$(CARGO) fmt --all --check
@@ -344,3 +344,14 @@ test-dist-python: ## pip install rimeflake by name from a local PyPI (pypiserver
 
 test-dist-node: node ## npm install rimeflake by name from a local registry (verdaccio): CommonJS, ESM, TypeScript
 	scripts/dist/test-node.sh
+
+# ---- docs -------------------------------------------------------------------------------------
+
+# README.md and docs/: every relative link and anchor resolves; every code block is run (or is,
+# word for word, an example file that a test runs). The scripts live in scripts/docs.
+.PHONY: lint-docs test-docs
+lint-docs: ## README and docs: every link to a file or an anchor resolves
+	$(PYTHON) scripts/docs/check_links.py
+
+test-docs: python-env node-env c-tools ## README and docs: run every code block as written
+	scripts/docs/run-snippets.sh
