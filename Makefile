@@ -10,11 +10,18 @@ SHELL := bash
 .DEFAULT_GOAL := help
 
 CARGO ?= cargo
+# Where cargo writes (CARGO_TARGET_DIR, which many set globally; target/ by default).
+CARGO_TARGET := $(abspath $(or $(CARGO_TARGET_DIR),target))
 # The example is a crate of its own (as a user's would be); it shares the workspace's target dir.
-EXAMPLE_RUST := --manifest-path examples/rust/Cargo.toml --target-dir target
+EXAMPLE_RUST := --manifest-path examples/rust/Cargo.toml --target-dir $(CARGO_TARGET)
 # The CLI as `make demo` builds it (cargo build shows its progress; running the binary does not
 # rebuild or print anything else).
-RIMEFLAKE := target/debug/rimeflake
+RIMEFLAKE := $(CARGO_TARGET)/debug/rimeflake
+# Python's .venv (the extension built by maturin develop; the Python section says what else).
+PYTHON ?= python3
+VENV := .venv
+VENV_PY := $(VENV)/bin/python
+PY_BUILD_STAMP := $(VENV)/.maturin-installed
 # What the demo and the examples write stays inside the checkout, as the tests' state does.
 DEMO_STATE := $(CURDIR)/target/demo-state
 # A step banner: long steps say what they do before they do it.
@@ -43,25 +50,46 @@ rust-lint-tools: rust ## add rustfmt and clippy to the toolchain when they are m
 
 # The embedded default: a worker ID leased in the state directory and durable state beside it;
 # here the directory is target/demo-state, inside the checkout.
-.PHONY: demo
-demo: rust python-env node-env c-tools ## build the CLI and print a few IDs from every language built so far
-	$(call say,building the CLI (cargo build -p rimeflake-cli))
+# It builds only what it shows (debug builds, no test or lint tools), each step saying what it
+# does and how long it takes cold on a 2-core machine, and leaves `git status` clean.
+DEMO_C_PREFIX := $(CURDIR)/target/demo-c-prefix
+
+.PHONY: demo demo-rust demo-python demo-node demo-c
+demo: demo-rust demo-python demo-node demo-c ## print IDs from the CLI, then Python, Node and C (debug builds; about 1 minute to the first ID from a fresh clone)
+
+demo-rust: rust
+	$(call say,rust: building the CLI (cargo build -p rimeflake-cli: about 60 s cold))
 	@$(CARGO) build -p rimeflake-cli
-	$(call say,rust: rimeflake gen -n 3 (state in target/demo-state))
+	$(call say,rust: rimeflake gen -n 3 (the embedded default: state in target/demo-state))
 	@RIMEFLAKE_STATE_DIR="$(DEMO_STATE)" $(RIMEFLAKE) gen -n 3
 	$(call say,rust: rimeflake gen -n 3 --format base62 | rimeflake decode --format base62)
 	@RIMEFLAKE_STATE_DIR="$(DEMO_STATE)" $(RIMEFLAKE) gen -n 3 --format base62 | $(RIMEFLAKE) decode --format base62
-	$(call say,rust: rimeflake gen --worker 7 --layout twitter (its own namespace: twitter))
-	@RIMEFLAKE_STATE_DIR="$(DEMO_STATE)" $(RIMEFLAKE) gen --worker 7 --layout twitter
+	$(call say,rust: rimeflake gen --worker 7 --layout twitter | rimeflake decode --layout twitter)
+	@RIMEFLAKE_STATE_DIR="$(DEMO_STATE)" $(RIMEFLAKE) gen --worker 7 --layout twitter | $(RIMEFLAKE) decode --layout twitter
+	$(call say,rust: rimeflake state show (leases, holders, reservations))
+	@RIMEFLAKE_STATE_DIR="$(DEMO_STATE)" $(RIMEFLAKE) state show
+
+demo-python: rust $(PY_BUILD_STAMP)
+	$(call say,python: building the extension into .venv (maturin develop: about 40 s cold))
+	@cd bindings-python && VIRTUAL_ENV="$(CURDIR)/$(VENV)" "$(CURDIR)/$(VENV)/bin/maturin" develop --quiet
 	$(call say,python: examples/python/quickstart.py)
 	@RIMEFLAKE_STATE_DIR="$(DEMO_STATE)" $(VENV_PY) examples/python/quickstart.py
-	$(call say,node: examples/node/quickstart.js)
+
+demo-node: rust node
+	$(call say,node: the napi CLI into bindings-node/node_modules (npm, locked versions), then the addon (napi build: about 40 s cold))
+	@cd bindings-node && { [ node_modules/.package-lock.json -nt package-lock.json ] || $(NPM_INSTALL_LOCKED) --loglevel=error; }
+	@cd bindings-node && ./node_modules/.bin/napi build --platform >/dev/null
 	@$(MAKE) --no-print-directory -s example-node-deps
+	$(call say,node: examples/node/quickstart.js)
 	@RIMEFLAKE_STATE_DIR="$(DEMO_STATE)" $(NODE) examples/node/quickstart.js
-	$(call say,c: librimeflake installed in target/c-prefix (release build), then examples/c/quickstart.c)
-	@$(MAKE) --no-print-directory install PREFIX="$(C_PREFIX)"
+
+demo-c: rust c-tools
+	$(call say,c: librimeflake (cargo build -p rimeflake-capi: about 20 s cold), installed in target/demo-c-prefix)
+	@$(CARGO) build -p rimeflake-capi
+	@crates/rimeflake-capi/install/install.sh "$(DEMO_C_PREFIX)" "$(CARGO_TARGET)/debug" "$(VERSION)" >/dev/null
+	$(call say,c: examples/c/quickstart.c built with pkg-config, then run)
 	@mkdir -p target/demo-c
-	@PKG_CONFIG_PATH="$(C_PREFIX)/lib/pkgconfig" $(MAKE) --no-print-directory -s -C examples/c \
+	@PKG_CONFIG_PATH="$(DEMO_C_PREFIX)/lib/pkgconfig" $(MAKE) --no-print-directory -s -C examples/c \
 	  quickstart-demo OUT="$(CURDIR)/target/demo-c/quickstart"
 	@RIMEFLAKE_STATE_DIR="$(DEMO_STATE)" target/demo-c/quickstart
 
@@ -160,9 +188,6 @@ test-loom: rust ## Rust: loom model check of the generator's atomic step (LOOM_M
 # .venv holds maturin, pytest, mypy, numpy, the SkyWalking agent and a debug build of the
 # extension (maturin develop); bench/python/.venv holds a release wheel and the peer libraries
 # the benchmark compares.
-PYTHON ?= python3
-VENV := .venv
-VENV_PY := $(VENV)/bin/python
 BENCH_VENV := bench/python/.venv
 # The SkyWalking Python agent that rimeflake.tracing.install_skywalking() is tested and measured
 # against (bindings-python/tests/test_skywalking.py, bench/python/bench.py). Not 1.3.0: its
@@ -172,13 +197,20 @@ BENCH_PEERS := uuid-utils==1.2.0 sonyflake-turbo==1.0.1 snowflake-id==1.0.2 pyth
   $(SKYWALKING_AGENT)
 
 PY_TOOLS := maturin pytest mypy numpy $(SKYWALKING_AGENT)
-# Installed once per .venv (a stamp file), so warm runs do not ask pip again.
+# Installed once per .venv (stamp files), so warm runs do not ask pip again: maturin alone
+# builds the extension (make demo), the rest is for the tests and lints.
 PY_TOOLS_STAMP := $(VENV)/.tools-installed
 
 .PHONY: python-env test-python example-python lint-python bench-python
 python-env: rust $(PY_TOOLS_STAMP) ## Python: .venv with maturin, pytest, mypy, numpy and the extension built in it (debug)
 	$(call say,python: building the extension into .venv (maturin develop: cargo's progress follows))
 	cd bindings-python && VIRTUAL_ENV="$(CURDIR)/$(VENV)" "$(CURDIR)/$(VENV)/bin/maturin" develop
+
+$(PY_BUILD_STAMP):
+	$(call say,python: creating .venv and installing maturin (pip: about 10 s))
+	@test -x $(VENV_PY) || $(PYTHON) -m venv $(VENV)
+	@$(VENV_PY) -m pip install --disable-pip-version-check -q maturin
+	@touch $@
 
 $(PY_TOOLS_STAMP):
 	$(call say,python: creating .venv and installing $(PY_TOOLS) (pip))

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# The last step of `make dist`: dist/SHA256SUMS over every artifact, and dist/SIZES.md, a table
+# of each artifact's size and of every ELF file it ships (unpacked), each checked stripped.
+#   sums.sh            write both, print the table; fail if a shipped ELF file is not stripped
+#   sums.sh --results  also put the table into bench/RESULTS.md (its "Release artifacts" section)
+set -euo pipefail
+source "$(dirname "$0")/common.sh"
+
+cd "$dist"
+artifacts=()
+for f in *; do
+  case "$f" in SHA256SUMS | SIZES.md) ;; *) [ -f "$f" ] && artifacts+=("$f") ;; esac
+done
+[ "${#artifacts[@]}" -gt 0 ] || die "nothing in $dist: run make dist"
+sha256sum "${artifacts[@]}" >SHA256SUMS
+
+mib() { awk -v b="$1" 'BEGIN { printf "%.2f MiB", b / 1048576 }'; }
+
+# A file is stripped when it has no symbol table and no debug sections (readelf, from binutils).
+stripped() { ! readelf -S --wide "$1" | grep -Eq ' \.(symtab|debug_[a-z_]+) '; }
+# An archive (.a) keeps the symbols a linker needs: only its debug sections count.
+no_debug() { ! readelf -S --wide "$1" 2>/dev/null | grep -Eq ' \.debug_[a-z_]+ '; }
+
+scratch unpacked
+bad=0
+{
+  echo "| artifact | file | size | stripped |"
+  echo "|---|---|---:|---|"
+  for a in "${artifacts[@]}"; do
+    echo "| \`$a\` | (compressed) | $(mib "$(stat -c %s "$a")") | |"
+    d=$unpacked/$a
+    mkdir -p "$d"
+    case "$a" in
+      *.whl) python3 -m zipfile -e "$a" "$d" ;;
+      *.tgz | *.tar.gz) tar -xzf "$a" -C "$d" ;;
+      *) continue ;;
+    esac
+    while IFS= read -r -d '' f; do
+      head -c 4 "$f" | grep -q $'\x7fELF' || [[ "$f" == *.a ]] || continue
+      rel=${f#"$d"/}
+      if [[ "$f" == *.a ]]; then
+        if no_debug "$f"; then ok="no debug info"; else ok="**debug info**"; bad=1; fi
+      elif stripped "$f"; then ok="yes"; else ok="**no**"; bad=1; fi
+      echo "| | \`$rel\` | $(mib "$(stat -c %s "$f")") | $ok |"
+    done < <(find "$d" -type f -print0 | sort -z)
+  done
+} >SIZES.md
+cat SIZES.md
+echo
+echo "wrote $dist/SHA256SUMS and $dist/SIZES.md"
+
+if [ "${1:-}" = --results ]; then
+  results=$root/bench/RESULTS.md
+  python3 - "$results" "$dist/SIZES.md" "$version" <<'PY'
+import re, sys, datetime
+path, table, version = sys.argv[1], open(sys.argv[2]).read(), sys.argv[3]
+text = open(path).read()
+when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+section = (f"## Release artifacts ({when}, `make dist && scripts/dist/sums.sh --results`)\n\n"
+           f"Version {version}, Linux x86-64 glibc, the release profile (stripped, no debug info).\n\n"
+           + table + "\n")
+pattern = re.compile(r"^## Release artifacts .*?(?=^## |\Z)", re.S | re.M)
+text = pattern.sub(lambda _: section, text) if pattern.search(text) else text.rstrip("\n") + "\n\n" + section
+open(path, "w").write(text)
+PY
+  echo "updated $results"
+fi
+[ "$bad" = 0 ] || die "a shipped ELF file carries a symbol table or debug info (see above)"
