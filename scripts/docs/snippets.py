@@ -1,0 +1,256 @@
+#!/usr/bin/env python3
+"""Run every fenced code block of README.md and docs/*.md as written (scripts/docs/run-snippets.sh
+builds what they need first, then runs this).
+
+How a block is tested depends on its info string's first word:
+
+  sh, bash, shell   run by bash -euo pipefail, from the repository's root, with the debug CLI
+                    (target/debug) first on PATH and RIMEFLAKE_STATE_DIR a fresh directory per
+                    markdown file (the blocks of one file share it, in order)
+  console           the same, for the lines that start with "$ " (the rest is output)
+  python            run by .venv/bin/python (make python-env)
+  js, javascript    run by node, with `rimeflake` resolving to bindings-node (make node-env);
+                    a block with import/export statements runs as an ES module
+  ts, typescript    compiled by bindings-node's tsc (--strict, as examples/node/tsconfig.json
+                    sets it up), then run by node
+  rust, c, cpp,     not run here: the block must appear, line for line (indentation aside),
+  cmake, sql        in one of the files CONTAINERS lists, which a test builds and runs
+                    (or, for sql, which the PostgreSQL backend executes)
+
+Words after the language change that:
+
+  with-redis        run under scripts/with-redis, REDIS_URL set to its throwaway server's URL
+  no-run: REASON    not run; the reason is printed (and must be given)
+
+Prints one line per block and ends with "run-snippets: N passed, N failed"; exits 1 when a block
+failed or an info string is not understood.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+TIMEOUT_S = 120
+
+# The files a block of these languages must be part of, word for word. Each is built and run
+# by a test: examples/rust by `make test-rust`, examples/c and examples/cpp by `make test-c`
+# (crates/rimeflake-capi/tests/examples.sh); sql.rs is the schema the PostgreSQL backend
+# creates, which cargo test runs against a real server.
+CONTAINERS = {
+    "rust": ["examples/rust/src/main.rs"],
+    "c": ["examples/c/quickstart.c"],
+    "cpp": ["examples/cpp/quickstart.cpp"],
+    "cmake": ["examples/cpp/CMakeLists.txt"],
+    "sql": ["crates/rimeflake/src/worker/remote/postgres/sql.rs"],
+}
+SHELLS = {"sh", "bash", "shell", "console"}
+NODE = {"js", "javascript", "ts", "typescript"}
+FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})\s*(.*)$")
+
+
+@dataclass
+class Block:
+    file: Path
+    line: int
+    info: str
+    body: str
+
+    @property
+    def lang(self) -> str:
+        return self.info.split()[0].lower() if self.info.split() else ""
+
+    @property
+    def where(self) -> str:
+        return f"{self.file.relative_to(ROOT)}:{self.line}"
+
+
+def blocks(md: Path) -> list[Block]:
+    found: list[Block] = []
+    lines = md.read_text(encoding="utf-8").splitlines()
+    i = 0
+    while i < len(lines):
+        m = FENCE.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        indent, fence, info = len(m.group(1)), m.group(2), m.group(3).strip()
+        body: list[str] = []
+        j = i + 1
+        while j < len(lines):
+            close = FENCE.match(lines[j])
+            if close and close.group(2)[0] == fence[0] and len(close.group(2)) >= len(fence) and not close.group(3).strip():
+                break
+            body.append(lines[j][indent:] if lines[j][:indent].strip() == "" else lines[j])
+            j += 1
+        found.append(Block(md, i + 1, info, "\n".join(body) + "\n"))
+        i = j + 1
+    return found
+
+
+def normalized(text: str) -> list[str]:
+    """The non-blank lines, each stripped of surrounding white space."""
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def contained(block: Block) -> tuple[bool, str]:
+    want = normalized(block.body)
+    for name in CONTAINERS[block.lang]:
+        have = normalized((ROOT / name).read_text(encoding="utf-8"))
+        for start in range(len(have) - len(want) + 1):
+            if have[start:start + len(want)] == want:
+                return True, f"part of {name}"
+    return False, "not found line for line in " + " or ".join(CONTAINERS[block.lang]) + " (update that file, or the block)"
+
+
+class Runner:
+    def __init__(self, scratch: Path) -> None:
+        self.scratch = scratch
+        self.state_dirs: dict[Path, Path] = {}
+        self.count = 0
+        # node resolves `rimeflake` from the script's directory upwards: node_modules/rimeflake
+        # here points at bindings-node, as examples/node's file: dependency does.
+        node_modules = scratch / "node" / "node_modules"
+        node_modules.mkdir(parents=True)
+        (node_modules / "rimeflake").symlink_to(ROOT / "bindings-node")
+        types = ROOT / "bindings-node" / "node_modules" / "@types"
+        if types.is_dir():
+            (node_modules / "@types").symlink_to(types)
+
+    def env(self, block: Block) -> dict[str, str]:
+        state = self.state_dirs.get(block.file)
+        if state is None:
+            state = self.scratch / f"state-{len(self.state_dirs)}"
+            state.mkdir(mode=0o700)
+            self.state_dirs[block.file] = state
+        env = dict(os.environ)
+        env["PATH"] = f"{ROOT / 'target' / 'debug'}{os.pathsep}{env.get('PATH', '')}"
+        env["RIMEFLAKE_STATE_DIR"] = str(state)
+        for name in ("RIMEFLAKE_WORKER_ID", "RIMEFLAKE_LAYOUT", "RIMEFLAKE_BACKEND", "RIMEFLAKE_LEASE_TTL_MS"):
+            env.pop(name, None)
+        return env
+
+    def file_for(self, block: Block, suffix: str, text: str) -> Path:
+        self.count += 1
+        where = self.scratch / "node" if suffix in (".js", ".mjs", ".cjs", ".ts") else self.scratch
+        path = where / f"block-{self.count}{suffix}"
+        path.write_text(text, encoding="utf-8")
+        return path
+
+    def command(self, block: Block, words: list[str]) -> tuple[list[str], str | None]:
+        lang = block.lang
+        if lang in SHELLS:
+            body = block.body
+            if lang == "console":
+                body = "".join(line[2:] + "\n" for line in body.splitlines() if line.startswith("$ "))
+            script = self.file_for(block, ".sh", body)
+            cmd = ["bash", "-euo", "pipefail", str(script)]
+        elif lang == "python":
+            python = ROOT / ".venv" / "bin" / "python"
+            if not python.exists():
+                return [], "no .venv/bin/python: run `make python-env`"
+            cmd = [str(python), str(self.file_for(block, ".py", block.body))]
+        elif lang in ("js", "javascript"):
+            module = re.search(r"^\s*(import|export)\s", block.body, re.M) is not None
+            cmd = ["node", str(self.file_for(block, ".mjs" if module else ".cjs", block.body))]
+        elif lang in ("ts", "typescript"):
+            tsc = ROOT / "bindings-node" / "node_modules" / ".bin" / "tsc"
+            if not tsc.exists():
+                return [], "no bindings-node/node_modules/.bin/tsc: run `make node-env`"
+            source = self.file_for(block, ".ts", block.body)
+            out = source.with_suffix(".js")
+            # CommonJS output in a .js file with no package.json around it: node runs it as such.
+            compile_cmd = [str(tsc), "--strict", "--target", "es2022", "--lib", "es2022,esnext.disposable",
+                           "--module", "commonjs", "--moduleResolution", "node10", "--esModuleInterop",
+                           "--types", "node", "--outDir", str(source.parent), str(source)]
+            cmd = ["bash", "-c", f'"$@" && exec node {out}', "tsc"] + compile_cmd
+        else:
+            return [], None
+        if "with-redis" in words:
+            # REDIS_URL stands for the reader's server; here it is the throwaway one.
+            cmd = [str(ROOT / "scripts" / "with-redis"), "bash", "-c",
+                   'REDIS_URL="$RIMEFLAKE_TEST_REDIS_URL" exec "$@"', "with-redis"] + cmd
+        return cmd, None
+
+    def run(self, block: Block) -> tuple[bool, str]:
+        words = block.info.split()[1:]
+        cmd, problem = self.command(block, words)
+        if problem:
+            return False, problem
+        if not cmd:
+            return False, f"no way to run a `{block.lang}` block: give it a language this script knows, or no-run: REASON"
+        try:
+            done = subprocess.run(cmd, cwd=ROOT, env=self.env(block), stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, timeout=TIMEOUT_S, text=True)
+        except subprocess.TimeoutExpired as e:
+            out = e.stdout if isinstance(e.stdout, str) else (e.stdout or b"").decode(errors="replace")
+            return False, f"timed out after {TIMEOUT_S} s\n{out}"
+        if done.returncode != 0:
+            return False, f"exit status {done.returncode}\n{done.stdout}"
+        return True, done.stdout
+
+
+def markdown_files() -> list[Path]:
+    files = [ROOT / "README.md"]
+    if (ROOT / "docs").is_dir():
+        files += sorted((ROOT / "docs").rglob("*.md"))
+    return files
+
+
+def indent(text: str) -> str:
+    return "".join("    | " + line + "\n" for line in text.rstrip("\n").splitlines())
+
+
+def main() -> int:
+    passed = failed = skipped = 0
+    verbose = os.environ.get("RUN_SNIPPETS_VERBOSE") == "1"
+    scratch = Path(tempfile.mkdtemp(prefix="rimeflake-snippets-"))
+    try:
+        runner = Runner(scratch)
+        for md in markdown_files():
+            for block in blocks(md):
+                info = block.info
+                no_run = re.search(r"(?:^|\s)no-run(?::\s*(.*))?$", info)
+                if no_run:
+                    reason = (no_run.group(1) or "").strip()
+                    if not reason:
+                        print(f"FAIL {block.where} ({info}): no-run needs a reason: ```{block.lang} no-run: WHY")
+                        failed += 1
+                    else:
+                        print(f"not run {block.where} ({block.lang}): {reason}")
+                        skipped += 1
+                    continue
+                if block.lang in CONTAINERS:
+                    ok, why = contained(block)
+                elif block.lang:
+                    ok, why = runner.run(block)
+                else:
+                    ok, why = False, "a block with no language: say which it is (and no-run: REASON if it is not code)"
+                if ok:
+                    passed += 1
+                    summary = why if block.lang in CONTAINERS else "ran"
+                    print(f"ok   {block.where} ({info}): {summary}")
+                    if verbose and block.lang not in CONTAINERS:
+                        print(indent(why), end="")
+                else:
+                    failed += 1
+                    print(f"FAIL {block.where} ({info}): {why.splitlines()[0] if why else ''}")
+                    rest = "\n".join(why.splitlines()[1:])
+                    if rest.strip():
+                        print(indent(rest[-4000:]), end="")
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    print(f"run-snippets: {skipped} not run (each with its reason above)")
+    print(f"run-snippets: {passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
