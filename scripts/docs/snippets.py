@@ -4,9 +4,10 @@ builds what they need first, then runs this).
 
 How a block is tested depends on its info string's first word:
 
-  sh, bash, shell   run by bash -euo pipefail, from the repository's root, with the debug CLI
-                    (target/debug) first on PATH and RIMEFLAKE_STATE_DIR a fresh directory per
-                    markdown file (the blocks of one file share it, in order)
+  sh, bash, shell   run by bash -euo pipefail with the debug CLI (target/debug) first on PATH,
+                    in a fresh working directory and a fresh RIMEFLAKE_STATE_DIR per markdown
+                    file (the blocks of one file share both, in order); PREFIX is where
+                    run-snippets.sh installed the C library (as from the C tarball)
   console           the same, for the lines that start with "$ " (the rest is output)
   python            run by .venv/bin/python (make python-env)
   js, javascript    run by node, with `rimeflake` resolving to bindings-node (make node-env);
@@ -38,6 +39,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+# The debug CLI, as run-snippets.sh builds it (cargo's target directory may be elsewhere).
+BIN = Path(os.environ.get("CARGO_TARGET_DIR") or ROOT / "target").resolve() / "debug"
 TIMEOUT_S = 120
 
 # The files a block of these languages must be part of, word for word. Each is built and run
@@ -113,7 +116,7 @@ def contained(block: Block) -> tuple[bool, str]:
 class Runner:
     def __init__(self, scratch: Path) -> None:
         self.scratch = scratch
-        self.state_dirs: dict[Path, Path] = {}
+        self.dirs: dict[Path, tuple[Path, Path]] = {}
         self.count = 0
         # node resolves `rimeflake` from the script's directory upwards: node_modules/rimeflake
         # here points at bindings-node, as examples/node's file: dependency does.
@@ -124,15 +127,22 @@ class Runner:
         if types.is_dir():
             (node_modules / "@types").symlink_to(types)
 
-    def env(self, block: Block) -> dict[str, str]:
-        state = self.state_dirs.get(block.file)
-        if state is None:
-            state = self.scratch / f"state-{len(self.state_dirs)}"
+    def work_and_state(self, block: Block) -> tuple[Path, Path]:
+        """The working directory and the state directory of the blocks of this block's file."""
+        if block.file not in self.dirs:
+            n = len(self.dirs)
+            work, state = self.scratch / f"work-{n}", self.scratch / f"state-{n}"
+            work.mkdir()
             state.mkdir(mode=0o700)
-            self.state_dirs[block.file] = state
+            self.dirs[block.file] = (work, state)
+        return self.dirs[block.file]
+
+    def env(self, block: Block) -> dict[str, str]:
         env = dict(os.environ)
-        env["PATH"] = f"{ROOT / 'target' / 'debug'}{os.pathsep}{env.get('PATH', '')}"
-        env["RIMEFLAKE_STATE_DIR"] = str(state)
+        env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
+        env["RIMEFLAKE_STATE_DIR"] = str(self.work_and_state(block)[1])
+        if "RIMEFLAKE_DOCS_C_PREFIX" in os.environ:
+            env["PREFIX"] = os.environ["RIMEFLAKE_DOCS_C_PREFIX"]
         for name in ("RIMEFLAKE_WORKER_ID", "RIMEFLAKE_LAYOUT", "RIMEFLAKE_BACKEND", "RIMEFLAKE_LEASE_TTL_MS"):
             env.pop(name, None)
         return env
@@ -187,7 +197,8 @@ class Runner:
         if not cmd:
             return False, f"no way to run a `{block.lang}` block: give it a language this script knows, or no-run: REASON"
         try:
-            done = subprocess.run(cmd, cwd=ROOT, env=self.env(block), stdout=subprocess.PIPE,
+            cwd = self.work_and_state(block)[0] if block.lang in SHELLS else ROOT
+            done = subprocess.run(cmd, cwd=cwd, env=self.env(block), stdout=subprocess.PIPE,
                                   stderr=subprocess.STDOUT, timeout=TIMEOUT_S, text=True)
         except subprocess.TimeoutExpired as e:
             out = e.stdout if isinstance(e.stdout, str) else (e.stdout or b"").decode(errors="replace")
