@@ -42,9 +42,13 @@ const CLASSES: [Class; 11] = [
     },
     Class {
         name: "LeaseError",
-        builtin: None,
-        doc: "A worker lease was lost, or could not be taken or renewed (also a server backend \
-              that cannot be reached or does not answer in time).",
+        // A lease is a lock file in the state directory or a record on a server: its failures
+        // are the system's (a directory that cannot be written, a server that cannot be
+        // reached), so `except OSError` catches them as it does StateError.
+        builtin: Some("OSError"),
+        doc: "A worker lease was lost, or could not be taken or renewed: its lock file in the \
+              state directory could not be made or locked, or a server backend cannot be reached \
+              or does not answer in time. Also an OSError, as StateError is.",
     },
     Class {
         name: "NoFreeWorkerError",

@@ -2,6 +2,7 @@
 
 use crate::args;
 use crate::errors::Result;
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyAny, PyType};
@@ -9,10 +10,12 @@ use rimeflake::{FieldOrder, Layout as Core};
 
 /// How the 63 bits of an ID are shared between clock-id, time, worker and sequence.
 ///
-/// Build one from a preset (``Layout.preset("twitter")``, ``Layout.twitter()``, ...), from a
-/// layout spec, the text every rimeflake front end takes (``Layout.from_spec(
+/// Build one from a layout spec, the text every rimeflake front end takes: a preset name
+/// (``Layout("twitter")``) or fields (``Layout(
 /// "clock_id=0,time=41,worker=10,sequence=12,epoch_ms=1420070400000")``; ``describe()`` gives
-/// it back), or with custom widths, starting from the ``default`` preset's fields:
+/// it back; ``Layout.from_spec(spec)`` is the same), from a preset by its method
+/// (``Layout.twitter()``, ...), or with custom widths as keywords, starting from the
+/// ``default`` preset's fields:
 /// ``Layout(clock_id_bits=2, time_bits=42, worker_bits=8, sequence_bits=11)``.
 /// Widths must add up to 63 (53 with ``js_safe=True``); anything invalid raises ``ConfigError``.
 /// A layout only checks its arithmetic: one whose epoch is in the future or whose time field
@@ -24,36 +27,64 @@ pub struct Layout(pub Core);
 #[pymethods]
 impl Layout {
     #[new]
-    #[pyo3(signature = (*, clock_id_bits=3, time_bits=41, worker_bits=10, sequence_bits=9,
-        unit_ms=1, epoch_ms=rimeflake::layout::EPOCH_2024, order="sequence_below_worker", js_safe=false,
-        datacenter_bits=0),
-        // help() shows the epoch's value (a constant shows as `...`); a test checks it is EPOCH_2024.
-        text_signature = "(*, clock_id_bits=3, time_bits=41, worker_bits=10, sequence_bits=9, \
-        unit_ms=1, epoch_ms=1704067200000, order='sequence_below_worker', js_safe=False, \
-        datacenter_bits=0)")]
+    #[pyo3(signature = (spec=None, /, *, clock_id_bits=None, time_bits=None, worker_bits=None,
+        sequence_bits=None, unit_ms=None, epoch_ms=None, order=None, js_safe=None,
+        datacenter_bits=None),
+        // help() shows the defaults that apply (the `default` preset's fields); a test checks
+        // them against Layout().
+        text_signature = "(spec=None, /, *, clock_id_bits=3, time_bits=41, worker_bits=10, \
+        sequence_bits=9, unit_ms=1, epoch_ms=1704067200000, order='sequence_below_worker', \
+        js_safe=False, datacenter_bits=0)")]
     #[allow(clippy::too_many_arguments)]
     fn new(
-        clock_id_bits: u8,
-        time_bits: u8,
-        worker_bits: u8,
-        sequence_bits: u8,
-        unit_ms: u64,
-        epoch_ms: u64,
-        order: &str,
-        js_safe: bool,
-        datacenter_bits: u8,
+        spec: Option<&str>,
+        clock_id_bits: Option<u8>,
+        time_bits: Option<u8>,
+        worker_bits: Option<u8>,
+        sequence_bits: Option<u8>,
+        unit_ms: Option<u64>,
+        epoch_ms: Option<u64>,
+        order: Option<&str>,
+        js_safe: Option<bool>,
+        datacenter_bits: Option<u8>,
     ) -> Result<Self> {
-        let order = FieldOrder::from_name(order)?;
+        let widths = [
+            clock_id_bits,
+            time_bits,
+            worker_bits,
+            sequence_bits,
+            datacenter_bits,
+        ];
+        let fields_given = widths.iter().any(Option::is_some)
+            || unit_ms.is_some()
+            || epoch_ms.is_some()
+            || order.is_some()
+            || js_safe.is_some();
+        if let Some(spec) = spec {
+            if fields_given {
+                return Err(PyTypeError::new_err(
+                    "Layout() takes a layout spec or keyword fields, not both (a spec can \
+                     change a preset's fields itself: \"baidu,epoch=2025-01-01T00:00:00Z\")",
+                )
+                .into());
+            }
+            return Ok(Layout(Core::from_spec(spec)?));
+        }
+        let base = Core::default();
+        let order = match order {
+            Some(name) => FieldOrder::from_name(name)?,
+            None => base.order(),
+        };
         let layout = Core::builder()
-            .clock_id_bits(clock_id_bits)
-            .time_bits(time_bits)
-            .worker_bits(worker_bits)
-            .sequence_bits(sequence_bits)
-            .unit_ms(unit_ms)
-            .epoch_ms(epoch_ms)
+            .clock_id_bits(clock_id_bits.unwrap_or(base.clock_id_bits()))
+            .time_bits(time_bits.unwrap_or(base.time_bits()))
+            .worker_bits(worker_bits.unwrap_or(base.worker_bits()))
+            .sequence_bits(sequence_bits.unwrap_or(base.sequence_bits()))
+            .unit_ms(unit_ms.unwrap_or(base.unit_ms()))
+            .epoch_ms(epoch_ms.unwrap_or(base.epoch_ms()))
             .order(order)
-            .js_safe(js_safe)
-            .datacenter_bits(datacenter_bits)
+            .js_safe(js_safe.unwrap_or(base.is_js_safe()))
+            .datacenter_bits(datacenter_bits.unwrap_or(base.datacenter_bits()))
             .build()?;
         Ok(Layout(layout))
     }
@@ -66,7 +97,8 @@ impl Layout {
         Ok(Layout(Core::preset(name)?))
     }
 
-    /// The layout that `spec` names: a preset name, or comma-separated ``key=value`` pairs
+    /// The layout that `spec` names (the same as ``Layout(spec)``): a preset name, or
+    /// comma-separated ``key=value`` pairs
     /// (keys ``clock_id``, ``time``, ``worker``, ``sequence`` (bit widths), ``unit_ms``,
     /// ``epoch_ms`` or ``epoch`` (ISO 8601), ``order`` (``worker_first`` | ``sequence_first``),
     /// ``datacenter``), possibly after a preset whose fields they change
@@ -76,7 +108,7 @@ impl Layout {
         Ok(Layout(Core::from_spec(spec)?))
     }
 
-    /// The layout as a spec: ``Layout.from_spec(layout.describe()) == layout``.
+    /// The layout as a spec: ``Layout(layout.describe()) == layout``.
     fn describe(&self) -> String {
         self.0.describe()
     }

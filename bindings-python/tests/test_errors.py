@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import rimeflake
@@ -8,6 +10,7 @@ from rimeflake import _native
 BUILTIN = {
     "ConfigError": ValueError,
     "StateError": OSError,
+    "LeaseError": OSError,
     "InvalidIdError": ValueError,
     "OverloadedError": TimeoutError,
     "InterruptedWaitError": InterruptedError,
@@ -37,10 +40,28 @@ def test_hierarchy_and_builtin_bases() -> None:
     assert issubclass(rimeflake.RimeflakeError, Exception)
     assert issubclass(rimeflake.NoFreeWorkerError, rimeflake.LeaseError)
     assert issubclass(rimeflake.StateError, OSError)
+    assert issubclass(rimeflake.LeaseError, OSError)
+    assert issubclass(rimeflake.NoFreeWorkerError, OSError)
     assert issubclass(rimeflake.OverloadedError, TimeoutError)
     assert not issubclass(rimeflake.ClosedError, ValueError)
     with pytest.raises(KeyError):
         _native._raise_kind("NO_SUCH_KIND", "x")
+
+
+def test_file_system_failures_are_os_errors(tmp_path: Path) -> None:
+    """What the state directory refuses is an OSError, whichever class names it."""
+    # /proc takes no new file, not even from root: the lock file cannot be made.
+    with pytest.raises(OSError) as info:
+        rimeflake.Generator(state_dir="/proc")
+    assert isinstance(info.value, rimeflake.RimeflakeError), type(info.value).__mro__
+    assert "/proc" in str(info.value)
+    # A state directory that is a file.
+    not_a_dir = tmp_path / "file"
+    not_a_dir.write_text("")
+    with pytest.raises(OSError) as info:
+        rimeflake.Generator(state_dir=not_a_dir)
+    assert isinstance(info.value, rimeflake.RimeflakeError), type(info.value).__mro__
+    assert str(not_a_dir) in str(info.value)
 
 
 BAD_IDS = [

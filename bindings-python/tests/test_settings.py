@@ -81,7 +81,7 @@ def test_layout_specs_everywhere() -> None:
         assert rimeflake.Layout.from_spec(layout.describe()) == layout
         assert rimeflake.Layout.from_spec(name) == layout
     # Discord's documented example ID, through a spec string wherever a layout is taken.
-    parts = rimeflake.decode(175928847299117063, layout=DISCORD)  # type: ignore[arg-type]
+    parts = rimeflake.decode(175928847299117063, layout=DISCORD)
     assert (parts.timestamp_ms, parts.sequence) == (1462015105796, 7)
     assert discord.decode(175928847299117063) == parts
     with rimeflake.Generator(5, layout=discord, backend="memory") as g:
@@ -90,6 +90,28 @@ def test_layout_specs_everywhere() -> None:
         rimeflake.Layout.from_spec("clock_id=0,time=40,worker=10,sequence=12")
     with pytest.raises(rimeflake.ConfigError, match="colour"):
         rimeflake.Layout.from_spec(DISCORD + ",colour=blue")
+
+
+def test_layout_of_a_spec() -> None:
+    """``Layout(spec)`` is ``Layout.from_spec(spec)``, as Node's ``new Layout(spec)``."""
+    assert rimeflake.Layout(DISCORD) == rimeflake.Layout.from_spec(DISCORD)
+    assert rimeflake.Layout(DISCORD).describe() == rimeflake.Layout.from_spec(DISCORD).describe()
+    for name in rimeflake.PRESETS:
+        assert rimeflake.Layout(name) == rimeflake.Layout.preset(name), name
+    with pytest.raises(rimeflake.ConfigError, match="colour"):
+        rimeflake.Layout(DISCORD + ",colour=blue")
+    with pytest.raises(rimeflake.ConfigError, match="twiter"):
+        rimeflake.Layout("twiter")
+    # A spec and keyword fields at once: which would win is not guessed.
+    with pytest.raises(TypeError, match="not both"):
+        rimeflake.Layout("twitter", worker_bits=8)  # type: ignore[call-overload]
+    with pytest.raises(TypeError):
+        rimeflake.Layout(spec=DISCORD)  # type: ignore[call-overload]  # positional only
+    with pytest.raises(TypeError):
+        rimeflake.Layout(3)  # type: ignore[call-overload]
+    # Keyword fields alone start from the default preset's.
+    assert rimeflake.Layout() == rimeflake.Layout.default()
+    assert rimeflake.Layout(worker_bits=8, sequence_bits=11).worker_bits == 8
 
 
 def test_sonyflake_v2_and_the_datacenter_part() -> None:

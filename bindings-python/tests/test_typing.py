@@ -26,13 +26,25 @@ def custom() -> rimeflake.Layout:
 name: rimeflake.LayoutName = "sonyflake"
 rimeflake.Generator(1, layout=name, backend="memory").close()
 rimeflake.Generator(1, layout=custom(), backend="memory").close()
+
+# Layout specs, wherever a layout is taken, and Layout(spec) as Node's new Layout(spec).
+rimeflake.Generator(
+    1, layout="clock_id=0,time=41,worker=10,sequence=12,datacenter=5,epoch_ms=1420070400000",
+    backend="memory",
+).close()
+spec: str = rimeflake.Layout.twitter().describe()
+twitter: rimeflake.Layout = rimeflake.Layout(spec)
+assert twitter == rimeflake.Layout.from_spec(spec) == rimeflake.Layout("twitter")
+assert rimeflake.decode(1, layout=spec).worker_id == 0
 """
 
+# Line numbers matter: the test expects an error on each of lines 4 to 6.
 BAD = """
 import rimeflake
 
-rimeflake.Generator(1, layout="twiter", backend="memory")
+rimeflake.Generator(1, layout=3, backend="memory")
 rimeflake.Generator(1, layout="default", backend="memroy")
+rimeflake.Layout("twitter", worker_bits=8)
 """
 
 
@@ -65,7 +77,7 @@ def test_mypy_strict_accepts_what_works_and_catches_typos(tmp_path: Path) -> Non
     errors = [line for line in proc.stdout.splitlines() if ": error:" in line]
     assert all(line.startswith("bad.py:") for line in errors), proc.stdout
     lines = sorted({int(line.split(":")[1]) for line in errors})
-    assert lines == [4, 5], proc.stdout  # "twiter", "memroy"
+    assert lines == [4, 5, 6], proc.stdout  # layout=3, "memroy", a spec and widths at once
 
 
 @pytest.mark.parametrize("readme", [ROOT / "README.md", PACKAGE_README], ids=["repo", "package"])

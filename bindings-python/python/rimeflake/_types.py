@@ -3,10 +3,10 @@
 from typing import Literal, NewType
 
 LayoutName = Literal["default", "twitter", "sonyflake", "sonyflake_v2", "baidu", "js_safe"]
-"""A preset name. Where a ``layout`` argument is typed, a layout spec goes through
-``Layout.from_spec("clock_id=0,time=41,...")``, which mypy then cannot confuse with a
-misspelt preset (``"twiter"``); the argument takes a spec string all the same at run time,
-as every rimeflake front end does."""
+"""A preset name. A ``layout`` argument takes one of these, any layout spec
+(``"clock_id=0,time=41,worker=10,sequence=12,epoch_ms=1420070400000"``), as every rimeflake
+front end does, or a ``Layout``; a type checker cannot tell a misspelt preset (``"twiter"``)
+from a spec, so that is a ``ConfigError`` at run time that names the word it did not know."""
 
 BackendName = Literal["local", "memory"]
 """Where state and worker leases live: ``"local"`` (the state directory, the default) or
