@@ -284,16 +284,15 @@ bench-c: c-tools ## C: rimeflake_next_id / rimeflake_fill beside the core's next
 
 # ---- node -------------------------------------------------------------------------------------
 
-# bindings-node/node_modules holds the napi CLI and TypeScript (npm ci, from package-lock.json);
-# `napi build` puts a debug build of the addon beside index.js. bench/node/node_modules holds
-# the peer libraries, and the benchmark loads a release build from target/node-release.
+# bindings-node/node_modules holds the napi CLI and TypeScript (npm ci, from package-lock.json,
+# which it never rewrites); `napi build` puts a debug build of the addon beside index.js (which
+# is written by hand: --no-js), with the internals feature that the tests and the benchmark
+# use. bench/node/node_modules holds the peer libraries, and the benchmark loads a release
+# build from target/node-release.
 NODE ?= node
 NPM ?= npm
 NPM_CI := $(NPM) ci --no-audit --no-fund --ignore-scripts
-# bindings-node: `npm ci` (npm 11.19) refuses its lock file, reporting the other platforms'
-# optional packages of @napi-rs/cli's lzma dependency as missing although `npm install` writes
-# the same file; `npm install` installs exactly the locked versions and leaves the file as is.
-NPM_INSTALL_LOCKED := $(NPM) install --no-audit --no-fund --ignore-scripts
+NAPI_BUILD := ./node_modules/.bin/napi build --platform --no-js --features internals
 NODE_RELEASE := $(CURDIR)/target/node-release
 
 .PHONY: node node-env test-node example-node example-node-deps lint-node bench-node
@@ -303,8 +302,8 @@ node: ## check that Node.js (18 or later) and npm are there
 	@$(NODE) -e 'const [a] = process.versions.node.split("."); if (+a < 18) { console.error("make: Node.js " + process.version + " is too old: 18 or later"); process.exit(1) }'
 
 node-env: rust node ## Node: npm install in bindings-node (when the lock changed), then a debug build of the addon
-	@cd bindings-node && { [ node_modules/.package-lock.json -nt package-lock.json ] || $(NPM_INSTALL_LOCKED); }
-	cd bindings-node && ./node_modules/.bin/napi build --platform
+	@cd bindings-node && { [ node_modules/.package-lock.json -nt package-lock.json ] || $(NPM_CI); }
+	cd bindings-node && $(NAPI_BUILD)
 
 # examples/node depends on the package as a user's project would (file:../../bindings-node).
 example-node-deps:
@@ -329,9 +328,9 @@ lint-node: node-env ## Node: tsc --noEmit --strict over the TypeScript example a
 	for f in bindings-node/index.js bindings-node/test/*.js examples/node/*.js bench/node/bench.js; do $(NODE) --check "$$f"; done
 
 bench-node: rust node ## Node: release build + peers in bench/node/node_modules, then bench/node/bench.js (writes bench/RESULTS.md)
-	@cd bindings-node && { [ node_modules/.package-lock.json -nt package-lock.json ] || $(NPM_INSTALL_LOCKED); }
+	@cd bindings-node && { [ node_modules/.package-lock.json -nt package-lock.json ] || $(NPM_CI); }
 	@cd bench/node && { [ node_modules/.package-lock.json -nt package-lock.json ] || $(NPM_CI); }
-	cd bindings-node && ./node_modules/.bin/napi build --platform --release -o $(NODE_RELEASE)
+	cd bindings-node && $(NAPI_BUILD) --release -o $(NODE_RELEASE)
 	NAPI_RS_NATIVE_LIBRARY_PATH="$(NODE_RELEASE)/$$(cd $(NODE_RELEASE) && ls rimeflake.*.node | head -1)" \
 	  $(NODE) bench/node/bench.js
 

@@ -159,10 +159,9 @@ fn throw_node(env: sys::napi_env, thrower: Thrower, code: &str, message: &str) -
 }
 
 /// `[[name, code, class]]` for every kind of the core: the test that every kind is mapped.
-#[napi_derive::napi(
-    js_name = "_errorKinds",
-    ts_return_type = "Array<[string, string, string]>"
-)]
+/// Built only with the `internals` feature, as is `_throwKind`.
+#[cfg(feature = "internals")]
+#[napi_derive::napi(js_name = "_errorKinds", skip_typescript)]
 pub fn error_kinds() -> Vec<Vec<String>> {
     ErrorKind::ALL
         .iter()
@@ -171,7 +170,8 @@ pub fn error_kinds() -> Vec<Vec<String>> {
 }
 
 /// Throws the error that the core's kind called `name` maps to (for the mapping's test).
-#[napi_derive::napi(js_name = "_throwKind")]
+#[cfg(feature = "internals")]
+#[napi_derive::napi(js_name = "_throwKind", skip_typescript)]
 pub fn throw_kind(env: &Env, name: String) -> Result<()> {
     match ErrorKind::ALL.iter().find(|k| k.name() == name) {
         Some(kind) => Err(throw(

@@ -39,7 +39,7 @@ fn start(env: &Env, this: &Object, handle: Arc<Handle>) -> Result<Generator> {
 impl Generator {
     /// A new generator with a lease of its own.
     #[napi(constructor, ts_args_type = "options?: GeneratorOptions")]
-    pub fn new(env: &Env, this: This, options: Option<Object>) -> Result<Self> {
+    pub fn new(env: &Env, this: This, options: Option<Unknown>) -> Result<Self> {
         // `Generator.shared` constructs its instances through here, with the hold it took.
         if let Some(handle) = SHARED_HOLD.with(|slot| slot.take()) {
             return start(env, &this, handle);
@@ -58,7 +58,7 @@ impl Generator {
         ts_args_type = "options?: GeneratorOptions",
         ts_return_type = "Generator"
     )]
-    pub fn shared(env: &Env, options: Option<Object>) -> Result<Unknown<'static>> {
+    pub fn shared(env: &Env, options: Option<Unknown>) -> Result<Unknown<'static>> {
         let options = Options::from_js(env, options)?;
         let key = format!("{options:?}");
         let mut warnings = Vec::new();

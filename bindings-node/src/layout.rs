@@ -115,10 +115,11 @@ impl Layout {
         self.0.epoch_ms() as f64
     }
 
-    /// `'sequence_below_worker'` or `'sequence_above_worker'` (Sonyflake's order).
+    /// `'worker_first'` (worker above sequence, as Twitter) or `'sequence_first'` (Sonyflake's
+    /// order): the word the layout spec's `order=` uses.
     #[napi(getter)]
     pub fn order(&self) -> &'static str {
-        self.0.order().name()
+        self.0.order().spec_name()
     }
 
     #[napi(getter)]

@@ -64,8 +64,9 @@ pub fn process_id() -> String {
 }
 
 /// The floor of the benchmarks: an exported function with no argument that returns a bigint
-/// (what any napi call returning an ID costs at least).
-#[napi_derive::napi(js_name = "_floor", ts_return_type = "bigint")]
+/// (what any napi call returning an ID costs at least). Built only with the `internals` feature.
+#[cfg(feature = "internals")]
+#[napi_derive::napi(js_name = "_floor", skip_typescript)]
 pub fn floor() -> u64 {
     1
 }

@@ -2,10 +2,9 @@
 //! by the core (environment, defaults) when the generator is built.
 
 use crate::args::Arg;
-use crate::errors::throw;
+use crate::errors::{throw, type_error};
 use crate::layout::Layout;
 use napi::bindgen_prelude::FromNapiValue;
-use napi::bindgen_prelude::Object;
 use napi::{sys, Env, JsValue, Result, Unknown};
 use rimeflake::{Backend, RollbackPolicy, Warning};
 use std::sync::{Arc, Mutex};
@@ -81,12 +80,38 @@ fn arg<'a>(env: &Env, value: &Option<Unknown<'a>>, name: &'static str) -> Option
     (!a.is_nullish()).then_some(a)
 }
 
+/// The option names as JavaScript spells them (the fields of `GeneratorOptions`).
+const KNOWN: [&str; 10] = [
+    "workerId",
+    "layout",
+    "namespace",
+    "stateDir",
+    "backend",
+    "maxDriftMs",
+    "maxWaitMs",
+    "onRollback",
+    "strictMonotonic",
+    "leaseTtlMs",
+];
+
 impl Options {
-    pub fn from_js(env: &Env, options: Option<Object>) -> Result<Options> {
-        let Some(options) = options else {
+    /// The options argument: left out, `undefined` or `null` is no options; anything but a
+    /// plain object, or an object with a key that is no option, is a `TypeError` saying so.
+    pub fn from_js(env: &Env, options: Option<Unknown>) -> Result<Options> {
+        let Some(value) = options else {
             return Ok(Options::default());
         };
-        let o = unsafe { GeneratorOptions::from_napi_value(env.raw(), options.raw()) }?;
+        let a = Arg {
+            env: env.raw(),
+            value: value.raw(),
+            name: "options",
+        };
+        if a.is_nullish() {
+            return Ok(Options::default());
+        }
+        check_shape(env, a)?;
+        check_keys(a)?;
+        let o = unsafe { GeneratorOptions::from_napi_value(env.raw(), a.value) }?;
         let string = |v, n| arg(env, v, n).map(|a| a.string()).transpose();
         Ok(Options {
             worker_id: arg(env, &o.worker_id, "options.workerId")
@@ -173,4 +198,103 @@ pub fn layout_arg(env: &Env, a: Arg) -> Result<rimeflake::Layout> {
         },
         _ => Err(a.wrong_type("a string or a Layout")),
     }
+}
+
+/// A plain object: a string, a number, an array or a `Layout` in its place is a `TypeError`
+/// that shows the object it should have been.
+fn check_shape(env: &Env, a: Arg) -> Result<()> {
+    const EXAMPLE: &str = "options must be an object such as { layout: 'twitter', workerId: 1 }";
+    match a.kind() {
+        sys::ValueType::napi_object => {}
+        sys::ValueType::napi_string => {
+            // `new Generator('twitter')`: most likely a layout meant as `{ layout: ... }`.
+            let text: String = a.string()?.chars().take(80).collect();
+            let text = text.replace('\\', "\\\\").replace('\'', "\\'");
+            return Err(type_error(
+                a.env,
+                &format!("{EXAMPLE}, not a string: for the layout '{text}', pass {{ layout: '{text}' }}"),
+            ));
+        }
+        _ => return Err(a.wrong_type("an object such as { layout: 'twitter', workerId: 1 }")),
+    }
+    let mut is_array = false;
+    unsafe { sys::napi_is_array(a.env, a.value, &mut is_array) };
+    if is_array {
+        return Err(type_error(a.env, &format!("{EXAMPLE}, not an array")));
+    }
+    if unsafe { Layout::unwrap(env.raw(), a.value) }.is_some() {
+        return Err(type_error(
+            a.env,
+            &format!("{EXAMPLE}, not a Layout: pass {{ layout: theLayout }}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Every own enumerable key of the options object is an option; an unknown one is a
+/// `TypeError` naming it and the nearest option (a misspelt option would otherwise be ignored).
+fn check_keys(a: Arg) -> Result<()> {
+    let mut keys = std::ptr::null_mut();
+    let mut len = 0u32;
+    unsafe {
+        napi::check_status!(sys::napi_get_all_property_names(
+            a.env,
+            a.value,
+            sys::KeyCollectionMode::own_only,
+            sys::KeyFilter::enumerable | sys::KeyFilter::skip_symbols,
+            sys::KeyConversion::numbers_to_strings,
+            &mut keys,
+        ))?;
+        napi::check_status!(sys::napi_get_array_length(a.env, keys, &mut len))?;
+    }
+    for i in 0..len {
+        let mut key = std::ptr::null_mut();
+        unsafe { napi::check_status!(sys::napi_get_element(a.env, keys, i, &mut key))? };
+        let name = Arg {
+            env: a.env,
+            value: key,
+            name: "options key",
+        }
+        .string()?;
+        if !KNOWN.contains(&name.as_str()) {
+            return Err(type_error(a.env, &unknown_option(&name)));
+        }
+    }
+    Ok(())
+}
+
+/// The message for an unknown option key: the nearest option when one is near (a different
+/// case, a snake_case spelling or a typo or two), else the list of options.
+fn unknown_option(key: &str) -> String {
+    let fold = |s: &str| s.replace(['_', '-'], "").to_lowercase();
+    let nearest = KNOWN
+        .iter()
+        .map(|k| (edit_distance(&fold(key), &fold(k)), *k))
+        .min()
+        .filter(|(d, k)| *d <= 2.max(k.len() / 4));
+    match nearest {
+        Some((_, k)) => format!("options: unknown option '{key}'; did you mean '{k}'?"),
+        None => format!(
+            "options: unknown option '{key}'; the options are {}",
+            KNOWN.join(", ")
+        ),
+    }
+}
+
+/// Levenshtein distance, by characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let next = (row[j + 1] + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != *cb));
+            diagonal = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
 }

@@ -19,6 +19,8 @@ const CODES = {
 }
 
 test('every kind of the core maps to its own class and code', () => {
+  // _errorKinds and _throwKind exist only in a build with the internals feature (make node-env).
+  assert.equal(typeof rf._errorKinds, 'function', 'the addon was built without --features internals: run make node-env')
   const kinds = rf._errorKinds()
   assert.deepEqual(kinds.map(([name]) => name).sort(), Object.keys(CODES).sort(), 'a kind of the core is missing here or there')
   for (const [name, code, cls] of kinds) {
@@ -100,4 +102,36 @@ test('options and counts: TypeError and RangeError naming the argument', () => {
     assert.throws(() => gen.fill(a), (e) => e instanceof TypeError && /^array must be a BigUint64Array/.test(e.message))
   }
   gen.close()
+})
+
+test('options: anything but a plain object, and unknown keys, are a TypeError that says what to write', () => {
+  const make = (o) => () => new rf.Generator(o)
+  const typeError = (pattern) => (e) => {
+    assert.ok(e instanceof TypeError, String(e))
+    assert.equal(e.code, 'ERR_INVALID_ARG_TYPE')
+    assert.match(e.message, pattern)
+    return true
+  }
+  // A misspelt key names itself and the option it is closest to.
+  assert.throws(make({ workerID: 3 }), typeError(/^options: unknown option 'workerID'; did you mean 'workerId'\?$/))
+  assert.throws(make({ worker_id: 3 }), typeError(/unknown option 'worker_id'; did you mean 'workerId'\?/))
+  assert.throws(make({ layuot: 'twitter' }), typeError(/unknown option 'layuot'; did you mean 'layout'\?/))
+  assert.throws(make({ statedir: '/tmp' }), typeError(/unknown option 'statedir'; did you mean 'stateDir'\?/))
+  assert.throws(() => rf.Generator.shared({ maxWait: 5 }), typeError(/unknown option 'maxWait'; did you mean 'maxWaitMs'\?/))
+  // Nothing near: the list of options.
+  assert.throws(make({ foo: 1 }), typeError(/^options: unknown option 'foo'; the options are workerId, layout, namespace, stateDir, backend, maxDriftMs, maxWaitMs, onRollback, strictMonotonic, leaseTtlMs$/))
+  // Known keys with a wrong key beside them: still refused, before anything is built.
+  assert.throws(make({ backend: 'memory', workerId: 1, onRollbak: 'wait' }), typeError(/'onRollbak'; did you mean 'onRollback'/))
+  // Not an object: a string is read as the layout it probably was.
+  assert.throws(make('twitter'), typeError(/^options must be an object such as \{ layout: 'twitter', workerId: 1 \}, not a string: for the layout 'twitter', pass \{ layout: 'twitter' \}$/))
+  assert.throws(() => rf.Generator.shared('sonyflake'), typeError(/pass \{ layout: 'sonyflake' \}/))
+  assert.throws(make(7), typeError(/^options must be an object such as .*, not a number$/))
+  assert.throws(make(true), typeError(/not a boolean$/))
+  assert.throws(make([{ workerId: 1 }]), typeError(/not an array$/))
+  assert.throws(make(new rf.Layout('twitter')), typeError(/not a Layout: pass \{ layout: theLayout \}$/))
+  // No options, undefined and null are the embedded default's options; so are undefined values.
+  const gen = new rf.Generator({ backend: 'memory', workerId: 2, layout: undefined, namespace: null })
+  assert.equal(gen.workerId, 2)
+  gen.close()
+  for (const none of [undefined, null]) new rf.Generator(none).close()
 })

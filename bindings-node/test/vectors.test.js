@@ -20,6 +20,18 @@ function layoutOf(entry) {
   return entry.preset === 'baidu' ? rf.Layout.baidu(Number(entry.epoch_ms)) : new rf.Layout(entry.preset)
 }
 
+const SPEC_ORDER = { sequence_below_worker: 'worker_first', sequence_above_worker: 'sequence_first' }
+
+test('order reads as the layout spec writes it', () => {
+  const twitter = new rf.Layout('twitter')
+  assert.equal(twitter.order, 'worker_first')
+  assert.match(twitter.toString(), /,order=worker_first$/)
+  const spec = 'clock_id=0,time=39,worker=16,sequence=8,unit_ms=10,epoch_ms=1409529600000,order=sequence_first'
+  assert.equal(new rf.Layout(spec).order, 'sequence_first')
+  // The long name is read too, and shown as the spec word.
+  assert.equal(new rf.Layout(spec.replace('sequence_first', 'sequence_above_worker')).order, 'sequence_first')
+})
+
 test('presets and their fields', () => {
   assert.equal(data.version, 1)
   assert.deepEqual(data.layouts.map((e) => e.preset), rf.Layout.presets())
@@ -27,7 +39,9 @@ test('presets and their fields', () => {
     const l = layoutOf(entry)
     const f = entry.fields
     assert.deepEqual([l.clockIdBits, l.timeBits, l.workerBits, l.sequenceBits], [f.clock_id_bits, f.time_bits, f.worker_bits, f.sequence_bits])
-    assert.equal(l.order, f.order)
+    // The order as the layout spec writes it (the vectors use the core's long names).
+    assert.equal(l.order, SPEC_ORDER[f.order])
+    assert.ok(l.toString().endsWith(`,order=${l.order}`), l.toString())
     assert.equal(l.unitMs, f.unit_ms)
     assert.equal(l.isJsSafe, f.js_safe)
     assert.equal(l.totalBits, f.total_bits)
