@@ -123,9 +123,6 @@ class Runner:
         node_modules = scratch / "node" / "node_modules"
         node_modules.mkdir(parents=True)
         (node_modules / "rimeflake").symlink_to(ROOT / "bindings-node")
-        types = ROOT / "bindings-node" / "node_modules" / "@types"
-        if types.is_dir():
-            (node_modules / "@types").symlink_to(types)
 
     def work_and_state(self, block: Block) -> tuple[Path, Path]:
         """The working directory and the state directory of the blocks of this block's file."""
@@ -176,10 +173,12 @@ class Runner:
                 return [], "no bindings-node/node_modules/.bin/tsc: run `make node-env`"
             source = self.file_for(block, ".ts", block.body)
             out = source.with_suffix(".js")
-            # CommonJS output in a .js file with no package.json around it: node runs it as such.
+            # With no package.json around it, nodenext compiles the file to CommonJS, and node
+            # runs the .js as such.
+            types = ROOT / "bindings-node" / "node_modules" / "@types"
             compile_cmd = [str(tsc), "--strict", "--target", "es2022", "--lib", "es2022,esnext.disposable",
-                           "--module", "commonjs", "--moduleResolution", "node10", "--esModuleInterop",
-                           "--types", "node", "--outDir", str(source.parent), str(source)]
+                           "--module", "nodenext", "--typeRoots", str(types), "--types", "node",
+                           "--outDir", str(source.parent), str(source)]
             cmd = ["bash", "-c", f'"$@" && exec node {out}', "tsc"] + compile_cmd
         else:
             return [], None
