@@ -262,8 +262,8 @@ header: rust ## C: regenerate include/rimeflake.h from crates/rimeflake-capi (cb
 	RIMEFLAKE_WRITE_HEADER=1 $(CARGO) test --quiet -p rimeflake-capi --lib committed_header_is_current
 
 install: rust ## C: build librimeflake (release); install header, .so/.so.0, .a, rimeflake.pc, CMake config under PREFIX
-	$(CARGO) build --release --quiet -p rimeflake-capi
-	crates/rimeflake-capi/install/install.sh "$(PREFIX)" target/release "$(VERSION)"
+	$(CARGO) build --release -p rimeflake-capi
+	crates/rimeflake-capi/install/install.sh "$(PREFIX)" "$(CARGO_TARGET)/release" "$(VERSION)"
 
 # The tests link the installed library (target/c-prefix); the examples are copied out of the
 # tree and built against a second, fresh install, as a user's program would be.
@@ -316,7 +316,7 @@ example-node: node-env example-node-deps ## run the Node examples (examples/node
 
 # The examples run first so that the test runner's summary closes the output. The restart test
 # sets the clock back with libfaketime.
-test-node: node-env faketime servers ## Node: the examples, then node --test bindings-node/test (tsc and npm pack included; a real Redis for the backend test)
+test-node: node-env faketime servers ## Node: the examples, then node --test bindings-node/test (tsc included; a real Redis for the backend test; the packages as published: make test-dist-node)
 	RIMEFLAKE_STATE_DIR="$(CURDIR)/target/rimeflake-state" RIMEFLAKE_NO_CONTAINER_WARNING=1 \
 	  $(MAKE) --no-print-directory example-node
 	cd bindings-node && ../scripts/with-redis $(NODE) --test test/
@@ -384,5 +384,5 @@ test-dist-node: node ## npm install rimeflake by name from a local registry (ver
 lint-docs: ## README and docs: every link to a file or an anchor resolves
 	$(PYTHON) scripts/docs/check_links.py
 
-test-docs: python-env node-env c-tools ## README and docs: run every code block as written
+test-docs: python-env node-env c-tools servers ## README and docs: run every code block as written
 	scripts/docs/run-snippets.sh
