@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # Installs the C library: install.sh PREFIX BUILD_DIR VERSION (BUILD_DIR holds librimeflake.so
-# and librimeflake.a from `cargo build --release -p rimeflake-capi`).
+# and librimeflake.a from `cargo build --release -p rimeflake-capi`, that is
+# $CARGO_TARGET_DIR/release). `make install` and the release tarball (scripts/dist/c.sh) both
+# install through this script, so the two cannot differ:
 #   PREFIX/include/rimeflake.h, rimeflake.hpp
-#   PREFIX/lib/librimeflake.so.VERSION, .so.0 and .so symlinks, librimeflake.a
+#   PREFIX/lib/librimeflake.so.VERSION, .so.0 (the soname) and .so symlinks, librimeflake.a
 #   PREFIX/lib/pkgconfig/rimeflake.pc, PREFIX/lib/cmake/rimeflake/rimeflakeConfig*.cmake
+# The pkg-config and CMake files find the prefix from where they are, so the tree works after
+# being moved or unpacked anywhere.
 set -euo pipefail
+[ $# = 3 ] || { echo "usage: ${0##*/} PREFIX BUILD_DIR VERSION" >&2; exit 2; }
 prefix=$1
 build=$2
 version=$3
@@ -13,19 +18,24 @@ root=$(cd "$here/../../.." && pwd)
 major=${version%%.*}
 rest=${version#*.}
 minor=${rest%%.*}
-mkdir -p "$prefix"
-prefix=$(cd "$prefix" && pwd)
+for f in librimeflake.so librimeflake.a; do
+  [ -f "$build/$f" ] || { echo "${0##*/}: $build/$f is missing: run cargo build --release -p rimeflake-capi (with the same CARGO_TARGET_DIR)" >&2; exit 1; }
+done
 
 install -d "$prefix/include" "$prefix/lib/pkgconfig" "$prefix/lib/cmake/rimeflake"
 install -m 644 "$root/include/rimeflake.h" "$root/include/rimeflake.hpp" "$prefix/include/"
+# The release profile strips the shared library already (symbols and debug info); a static
+# library is not linked by rustc, so the standard library's debug info is still in its
+# objects: --strip-debug drops it and keeps the symbols a linker needs.
 install -m 755 "$build/librimeflake.so" "$prefix/lib/librimeflake.so.$version"
 ln -sfn "librimeflake.so.$version" "$prefix/lib/librimeflake.so.$major"
 ln -sfn "librimeflake.so.$major" "$prefix/lib/librimeflake.so"
 install -m 644 "$build/librimeflake.a" "$prefix/lib/librimeflake.a"
+strip --strip-debug "$prefix/lib/librimeflake.a"
 
 fill() {
-  sed -e "s|@PREFIX@|$prefix|g" -e "s|@VERSION@|$version|g" -e "s|@MAJOR@|$major|g" \
-    -e "s|@MINOR@|$minor|g" "$1" >"$2"
+  sed -e "s|@VERSION@|$version|g" -e "s|@MAJOR@|$major|g" -e "s|@MINOR@|$minor|g" "$1" >"$2"
+  chmod 644 "$2"
 }
 fill "$here/rimeflake.pc.in" "$prefix/lib/pkgconfig/rimeflake.pc"
 fill "$here/rimeflakeConfig.cmake.in" "$prefix/lib/cmake/rimeflake/rimeflakeConfig.cmake"
