@@ -9,6 +9,15 @@
 #ifndef RIMEFLAKE_HPP
 #define RIMEFLAKE_HPP
 
+// C++17 or later (std::optional): said once here rather than as a page of errors
+// about std::optional. MSVC reports its /std: level in _MSVC_LANG (__cplusplus stays 199711L
+// there unless /Zc:__cplusplus is given).
+#if !defined(__cplusplus)
+#error "rimeflake.hpp is a C++ header: from C, include rimeflake.h"
+#elif (defined(_MSVC_LANG) && _MSVC_LANG < 201703L) || (!defined(_MSVC_LANG) && __cplusplus < 201703L)
+#error "rimeflake.hpp needs C++17 or later: compile with -std=c++17 (MSVC: /std:c++17), or use the C API of rimeflake.h"
+#else
+
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -169,6 +178,9 @@ class Generator {
     detail::check(rimeflake_generator_layout(gen_, &l));
     return Layout(l);
   }
+  // The parts of `id` read with this generator's layout (a Layout's decode, as Python's and
+  // Node's Generator.decode).
+  Parts decode(std::uint64_t id) const { return layout().decode(id); }
   void close() const { detail::check(rimeflake_generator_close(gen_)); }
   const rimeflake_generator *get() const noexcept { return gen_; }
 
@@ -201,4 +213,5 @@ inline std::string global_id() {
 
 }  // namespace rimeflake
 
+#endif  // C++17
 #endif  // RIMEFLAKE_HPP

@@ -16,6 +16,21 @@ libs=(-L"$prefix/lib" -Wl,-rpath,"$prefix/lib" -lrimeflake -lpthread)
 san=(-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
 sources=("$here"/test_*.c)
 
+# rimeflake.hpp says it needs C++17 in one line: as C++14 the probe fails with the header's
+# #error and no other error (none about std::optional); as C++17 it compiles.
+echo "== rimeflake.hpp as C++14 (its #error) and as C++17"
+if c++ -std=c++14 -fsyntax-only -I"$prefix/include" "$here/cxx_standard.cpp" 2>"$out/cxx14.err"; then
+  echo "rimeflake.hpp compiled as C++14: its #error did not fire" >&2
+  exit 1
+fi
+if ! grep -q '#error "rimeflake.hpp needs C++17 or later: compile with -std=c++17' "$out/cxx14.err" ||
+  [ "$(grep -c 'error:' "$out/cxx14.err")" != 1 ]; then
+  echo "rimeflake.hpp as C++14: expected its #error alone, got:" >&2
+  cat "$out/cxx14.err" >&2
+  exit 1
+fi
+c++ "${cxxflags[@]}" -fsyntax-only "$here/cxx_standard.cpp"
+
 cc "${cflags[@]}" "${sources[@]}" -o "$out/test_c" "${libs[@]}"
 c++ "${cxxflags[@]}" "$here/test_cpp.cpp" -o "$out/test_cpp" "${libs[@]}"
 cc "${cflags[@]}" "${san[@]}" "${sources[@]}" -o "$out/test_c_san" "${libs[@]}"

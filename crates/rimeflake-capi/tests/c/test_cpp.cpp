@@ -1,4 +1,5 @@
 // C++17 test of include/rimeflake.hpp: RAII, moves, exceptions carrying the status.
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -46,6 +47,16 @@ int main() {
   auto ids = gen.next_ids(4096);
   CHECK(ids.size() == 4096 && ids.front() > b);
   CHECK(gen.layout().decode(b).worker_id == gen.worker_id());
+  // Generator::decode reads with the generator's own layout: the twitter reading of b (its
+  // 2010 epoch), not the default layout's.
+  rimeflake::Parts own = gen.decode(b), twitter = rimeflake::Layout("twitter").decode(b);
+  CHECK(own.timestamp_ms == twitter.timestamp_ms && own.sequence == twitter.sequence);
+  CHECK(own.worker_id == twitter.worker_id && own.has_datacenter_id);
+  CHECK(own.timestamp_ms != rimeflake::Layout("default").decode(b).timestamp_ms);
+  CHECK(own.sequence == gen.decode(a).sequence + 1 || own.timestamp_ms > gen.decode(a).timestamp_ms);
+  auto now_ms = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::system_clock::now().time_since_epoch()).count());
+  CHECK(own.timestamp_ms <= now_ms + 1000 && own.timestamp_ms + 60000 > now_ms);
   CHECK(gen.layout().name() == "twitter");
   CHECK(rimeflake::Layout(gen.layout().describe()).name() == "twitter");
   CHECK(rimeflake::Layout(gen.layout().describe()).compose(gen.layout().decode(b)) == b);
