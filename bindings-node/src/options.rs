@@ -212,7 +212,9 @@ fn check_shape(env: &Env, a: Arg) -> Result<()> {
             let text = text.replace('\\', "\\\\").replace('\'', "\\'");
             return Err(type_error(
                 a.env,
-                &format!("{EXAMPLE}, not a string: for the layout '{text}', pass {{ layout: '{text}' }}"),
+                &format!(
+                    "{EXAMPLE}, not a string: for the layout '{text}', pass {{ layout: '{text}' }}"
+                ),
             ));
         }
         _ => return Err(a.wrong_type("an object such as { layout: 'twitter', workerId: 1 }")),
