@@ -10,8 +10,8 @@
 //   node bench/node/bench.js             # prints the table and updates bench/RESULTS.md
 //   node bench/node/bench.js --no-write  # prints only
 //
-// `make bench-node` builds the addon in release mode and points the loader at it
-// (NAPI_RS_NATIVE_LIBRARY_PATH).
+// `make bench-node` builds the addon in release mode with the internals feature (its `_floor`
+// is the reference row) and points the loader at it (NAPI_RS_NATIVE_LIBRARY_PATH).
 
 const fs = require('node:fs')
 const os = require('node:os')
@@ -19,6 +19,9 @@ const path = require('node:path')
 const crypto = require('node:crypto')
 const { Worker } = require('node:worker_threads')
 const rf = require('../../bindings-node')
+if (typeof rf._floor !== 'function') {
+  throw new Error('bench.js needs an addon built with the internals feature (make bench-node builds one)')
+}
 const { Snowflake: Sapphire } = require('@sapphire/snowflake')
 const Snowflakify = require('snowflakify').default
 const { Snowflake: NodeSnowflake } = require('nodejs-snowflake')
