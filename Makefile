@@ -301,7 +301,8 @@ node: ## check that Node.js (18 or later) and npm are there
 	  echo "make: node/npm not found: install Node.js 18 or later (https://nodejs.org, or apt-get install nodejs npm)" >&2; exit 1; }
 	@$(NODE) -e 'const [a] = process.versions.node.split("."); if (+a < 18) { console.error("make: Node.js " + process.version + " is too old: 18 or later"); process.exit(1) }'
 
-node-env: rust node ## Node: npm install in bindings-node (when the lock changed), then a debug build of the addon
+node-env: rust node ## Node: npm ci in bindings-node (when the lock changed), then a debug build of the addon
+	@$(NODE) -e 'const [a, b] = process.versions.node.split(".").map(Number); if (a < 20 || (a === 20 && b < 17)) { console.error("make: building the addon needs Node.js 20.17 or later (the napi-rs CLI and its dependencies), not " + process.version + "; the package it builds runs on 18 or later"); process.exit(1) }'
 	@cd bindings-node && { [ node_modules/.package-lock.json -nt package-lock.json ] || $(NPM_CI); }
 	cd bindings-node && $(NAPI_BUILD)
 

@@ -22,8 +22,11 @@ pkg=$root/bindings-node
 napi=$pkg/node_modules/.bin/napi
 artifacts=$target/npm-dist/artifacts
 
-# The napi CLI, from the lock file (as make node-env installs it).
+# The napi CLI, from the lock file (as make node-env installs it). It and its dependencies need
+# Node 20.17 or later; the packages it builds run on 18 or later.
 napi_cli() {
+  node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 20 || (a === 20 && b >= 17) ? 0 : 1)' ||
+    die "the napi CLI needs Node.js 20.17 or later, not $(node --version)"
   if [ ! -x "$napi" ] || [ ! "$pkg/node_modules/.package-lock.json" -nt "$pkg/package-lock.json" ]; then
     say "npm ci in bindings-node (the napi CLI)"
     (cd "$pkg" && npm ci --no-audit --no-fund --ignore-scripts)
