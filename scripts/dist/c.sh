@@ -26,6 +26,8 @@ if grep -rl --exclude='*.so*' --exclude='*.a' -e "$stage" -e "$root" "$stage/$to
 fi
 
 mkdir -p "$dist"
+# This artifact of an earlier version, if any (the other artifacts are other names).
+rm -f "$dist"/rimeflake-[0-9]*-"$triple".tar.gz
 # A tarball that is the same for the same files: sorted names, no owner, the commit's time.
 mtime=$(git -C "$root" log -1 --format=%ct 2>/dev/null || date +%s)
 tar -C "$stage" --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$mtime" \
