@@ -131,9 +131,14 @@ typedef struct rimeflake_config {
   // Never reuse an older clock-id, so IDs always increase (default false).
   bool strict_monotonic;
   // Called with each warning (such as a container on the default state directory); NULL:
-  // warnings are dropped. May be called from any thread, also during rimeflake_generator_new.
+  // warnings are dropped. May be called from any thread, during rimeflake_generator_new and
+  // at any later time until rimeflake_generator_free returns: rimeflake_next_id and
+  // rimeflake_fill call it too when the generator takes a worker ID again (in a forked child,
+  // or after a server backend moved its lease).
   rimeflake_warning_fn on_warning;
-  // Passed to on_warning as it is.
+  // Passed to on_warning as it is. What it points to must stay valid until
+  // rimeflake_generator_free returns (not only during rimeflake_generator_new): the generator
+  // keeps the pointer.
   void *warning_user_data;
   // With a server backend: how long a lease lasts without renewal, 200 to 86400000 ms. 0
   // (the default): $RIMEFLAKE_LEASE_TTL_MS, else 10000. A killed process's worker ID is free
