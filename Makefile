@@ -77,8 +77,8 @@ demo-python: rust $(PY_BUILD_STAMP)
 
 demo-node: rust node
 	$(call say,node: the napi CLI into bindings-node/node_modules (npm, locked versions), then the addon (napi build: about 40 s cold))
-	@cd bindings-node && { [ node_modules/.package-lock.json -nt package-lock.json ] || $(NPM_INSTALL_LOCKED) --loglevel=error; }
-	@cd bindings-node && ./node_modules/.bin/napi build --platform >/dev/null
+	@cd bindings-node && { [ node_modules/.package-lock.json -nt package-lock.json ] || $(NPM_CI) --loglevel=error; }
+	@cd bindings-node && $(NAPI_BUILD) >/dev/null
 	@$(MAKE) --no-print-directory -s example-node-deps
 	$(call say,node: examples/node/quickstart.js)
 	@RIMEFLAKE_STATE_DIR="$(DEMO_STATE)" $(NODE) examples/node/quickstart.js
