@@ -163,7 +163,11 @@ export declare function format(id: bigint | string | number, encoding?: 'dec' | 
  * `RIMEFLAKE_STATE_DIR`, `RIMEFLAKE_WORKER_ID`), as in every other front end.
  */
 export interface GeneratorOptions {
-  /** A fixed worker ID (else `RIMEFLAKE_WORKER_ID`, else one is leased). */
+  /**
+   * A fixed worker ID (else `RIMEFLAKE_WORKER_ID`, else one is leased).
+   * `RIMEFLAKE_WORKER_ID=ordinal`: a Kubernetes StatefulSet pod's ordinal
+   * (`RIMEFLAKE_POD_INDEX`, else the `-<n>` ending `HOSTNAME`).
+   */
   workerId?: number
   /**
    * A preset name (`'default'`, `'twitter'`, `'sonyflake'`, `'js_safe'`, ...), a layout spec

@@ -16,6 +16,8 @@ use std::time::Duration;
 #[napi_derive::napi(object, object_to_js = false)]
 pub struct GeneratorOptions<'a> {
     /// A fixed worker ID (else `RIMEFLAKE_WORKER_ID`, else one is leased).
+    /// `RIMEFLAKE_WORKER_ID=ordinal`: a Kubernetes StatefulSet pod's ordinal
+    /// (`RIMEFLAKE_POD_INDEX`, else the `-<n>` ending `HOSTNAME`).
     #[napi(ts_type = "number")]
     pub worker_id: Option<Unknown<'a>>,
     /// A preset name (`'default'`, `'twitter'`, `'sonyflake'`, `'js_safe'`, ...), a layout spec

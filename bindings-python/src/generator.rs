@@ -12,7 +12,9 @@ use std::time::Duration;
 /// A generator of 64-bit, time-ordered, unique IDs.
 ///
 /// Every argument left out is resolved by the core, once: ``worker_id`` from
-/// ``$RIMEFLAKE_WORKER_ID``, else a worker ID leased in the state directory; ``layout`` from
+/// ``$RIMEFLAKE_WORKER_ID`` (``ordinal``: a Kubernetes StatefulSet pod's ordinal, from
+/// ``$RIMEFLAKE_POD_INDEX``, else the ``-<n>`` ending ``$HOSTNAME``), else a worker ID leased in
+/// the state directory; ``layout`` from
 /// ``$RIMEFLAKE_LAYOUT``, else ``"default"``; ``backend`` from ``$RIMEFLAKE_BACKEND``, else
 /// ``"local"``; ``state_dir`` from ``$RIMEFLAKE_STATE_DIR``, else ``~/.local/state/rimeflake``
 /// (``$XDG_STATE_HOME/rimeflake``); ``namespace`` is the layout's own (``"default"``, ``"twitter"``,

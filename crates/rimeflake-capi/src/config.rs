@@ -24,7 +24,8 @@ pub struct rimeflake_config {
     pub layout: *const c_char,
     /// A fixed worker ID (locked and kept durable like a leased one), or -1 (the default):
     /// `$RIMEFLAKE_WORKER_ID`, else lease a free one (the lowest of the state directory, or one
-    /// from a random start on a server backend).
+    /// from a random start on a server backend). `RIMEFLAKE_WORKER_ID=ordinal`: a Kubernetes
+    /// StatefulSet pod's ordinal (`$RIMEFLAKE_POD_INDEX`, else the `-<n>` ending `$HOSTNAME`).
     pub worker_id: i64,
     /// Worker IDs and state are separate per namespace. NULL: one per layout.
     pub namespace_name: *const c_char,

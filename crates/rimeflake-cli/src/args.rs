@@ -8,7 +8,9 @@ use std::path::PathBuf;
 
 const AFTER_HELP: &str = "What is not given comes from the environment: RIMEFLAKE_LAYOUT, \
 RIMEFLAKE_WORKER_ID, RIMEFLAKE_BACKEND, RIMEFLAKE_STATE_DIR (an empty one counts as unset), and \
-RIMEFLAKE_LEASE_TTL_MS (a server backend's lease, 200 ms to a day; default 10 s).
+RIMEFLAKE_LEASE_TTL_MS (a server backend's lease, 200 ms to a day; default 10 s). \
+RIMEFLAKE_NO_DURABILITY_WARNING=1 quiets the warnings about a development server's durability \
+settings (Redis appendonly, appendfsync, maxmemory-policy; PostgreSQL fsync, synchronous_commit).
 
 Exit status: 0 on success, 1 when rimeflake fails (an invalid ID, a clock \
 that went back too far, a state or lease error), 2 for bad arguments or configuration.";
@@ -121,7 +123,9 @@ pub struct GeneratorArgs {
     #[command(flatten)]
     pub layout: LayoutArgs,
     /// A fixed worker ID [default: $RIMEFLAKE_WORKER_ID, else lease a free one: the lowest of
-    /// the state directory, or one from a random start on a server backend]
+    /// the state directory, or one from a random start on a server backend].
+    /// RIMEFLAKE_WORKER_ID=ordinal takes a Kubernetes StatefulSet pod's ordinal:
+    /// $RIMEFLAKE_POD_INDEX, else the -<n> ending $HOSTNAME (web-3 is 3)
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = parse_worker)]
     pub worker: Option<u64>,
     /// The state directory [default: $RIMEFLAKE_STATE_DIR, else the user's state directory]

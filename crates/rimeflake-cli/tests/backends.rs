@@ -240,6 +240,46 @@ fn state_commands_say_when_a_backend_keeps_no_state_or_a_namespace_needs_a_serve
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+#[test]
+fn durability_warnings_show_unless_quieted_for_a_development_server() {
+    let redis = servers::Redis::start();
+    redis.command(&["CONFIG", "SET", "appendonly", "no"]);
+    let pg = servers::Postgres::start();
+    // Every new session of the test's database gets it (the harness sets fsync on its command
+    // line, which ALTER SYSTEM cannot override).
+    pg.psql("ALTER DATABASE rimeflake SET synchronous_commit = off");
+    let gen = |url: &str, quiet: Option<&str>| {
+        let mut cmd = Command::new(BIN);
+        cmd.args(["gen", "--worker", "1", "--backend", url])
+            .env_remove("RIMEFLAKE_NO_DURABILITY_WARNING");
+        if let Some(q) = quiet {
+            cmd.env("RIMEFLAKE_NO_DURABILITY_WARNING", q);
+        }
+        let out = cmd.output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    for (url, warning) in [
+        (redis.url(), "appendonly is no"),
+        (pg.url(), "synchronous_commit = off"),
+    ] {
+        for quiet in [None, Some("0")] {
+            let (code, err) = gen(&url, quiet);
+            assert_eq!(code, Some(0), "{err}");
+            assert!(err.contains(warning), "{url}: {err}");
+            assert!(err.contains("RIMEFLAKE_NO_DURABILITY_WARNING=1 quiets this"), "{err}");
+        }
+        let (code, err) = gen(&url, Some("1"));
+        assert_eq!(code, Some(0), "{err}");
+        assert!(!err.contains(warning), "{url}: {err}");
+        let (code, err) = gen(&url, Some("yes"));
+        assert_eq!(code, Some(2), "{err}");
+        assert!(err.contains("RIMEFLAKE_NO_DURABILITY_WARNING=\"yes\""), "{err}");
+    }
+}
+
 /// A fresh directory under the target's temporary directory.
 fn tempfile_dir(name: &str) -> PathBuf {
     let dir =

@@ -11,8 +11,9 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
-const VARS: [&str; 6] = [
+const VARS: [&str; 7] = [
     "RIMEFLAKE_WORKER_ID",
+    "RIMEFLAKE_POD_INDEX",
     "RIMEFLAKE_LAYOUT",
     "RIMEFLAKE_BACKEND",
     "RIMEFLAKE_STATE_DIR",
@@ -363,4 +364,29 @@ fn an_empty_state_dir_is_refused_by_the_core() {
     ] {
         config_error(&run(args, &[]), "state_dir: empty");
     }
+}
+
+#[test]
+fn ordinal_takes_the_worker_id_from_a_statefulset_pods_host_name() {
+    let dir = TempDir::new("cli-env-ordinal");
+    let d = dir.path();
+    let ordinal = ("RIMEFLAKE_WORKER_ID", "ordinal");
+    let out = run(&["gen", "--state-dir", d], &[("HOSTNAME", "web-7"), ordinal]);
+    let id: u64 = stdout_ok(&out).trim().parse().unwrap();
+    assert_eq!(rimeflake::Layout::default().decode(id).unwrap().worker_id, 7);
+    // The pod index, when the downward API gives it, wins over the host name.
+    let out = run(
+        &["gen", "--state-dir", d],
+        &[("HOSTNAME", "web-7"), ("RIMEFLAKE_POD_INDEX", "9"), ordinal],
+    );
+    let id: u64 = stdout_ok(&out).trim().parse().unwrap();
+    assert_eq!(rimeflake::Layout::default().decode(id).unwrap().worker_id, 9);
+    config_error(
+        &run(&["gen", "--state-dir", d], &[("HOSTNAME", "laptop"), ordinal]),
+        "host name \"laptop\" ($HOSTNAME) does not end in -<n>",
+    );
+    config_error(
+        &run(&["gen", "--state-dir", d], &[("HOSTNAME", "web-5000"), ordinal]),
+        "worker ID 5000 (RIMEFLAKE_WORKER_ID=ordinal, host name web-5000) is above",
+    );
 }

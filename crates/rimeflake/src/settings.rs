@@ -6,10 +6,11 @@
 //! |---|---|---|
 //! | layout | [`LAYOUT_ENV`] (a preset or a layout spec, [`Layout::from_spec`]) | `default` |
 //! | backend | [`BACKEND_ENV`] ([`Backend::parse`]) | `local` |
-//! | worker ID | [`WORKER_ID_ENV`] (a number within the layout's worker IDs) | a lease |
+//! | worker ID | [`WORKER_ID_ENV`] (a number within the layout's worker IDs, or `ordinal`: a Kubernetes StatefulSet pod's ordinal, from `RIMEFLAKE_POD_INDEX`, else the trailing `-<n>` of `$HOSTNAME`) | a lease |
 //! | state directory | [`STATE_DIR_ENV`] | `$XDG_STATE_HOME/rimeflake` or `~/.local/state/rimeflake` |
 //! | lease TTL (server backends) | [`LEASE_TTL_ENV`] (milliseconds) | [`DEFAULT_LEASE_TTL`](crate::generator::DEFAULT_LEASE_TTL), 10 s |
 //! | namespace | — | [`Layout::default_namespace`] of the layout |
+//! | durability warnings (server backends) | [`NO_DURABILITY_WARNING_ENV`] (`1` quiets them, for a development server) | shown |
 //!
 //! A variable set to the empty string counts as unset; a bad value is a
 //! [`ErrorKind::Config`](crate::ErrorKind::Config) error that names the variable.
@@ -35,6 +36,11 @@ pub const LAYOUT_ENV: &str = "RIMEFLAKE_LAYOUT";
 pub const BACKEND_ENV: &str = "RIMEFLAKE_BACKEND";
 /// The environment variable with the lease TTL of a server backend, in milliseconds.
 pub const LEASE_TTL_ENV: &str = "RIMEFLAKE_LEASE_TTL_MS";
+
+/// Set to `1` to quiet the warnings about a server backend's durability settings (Redis's
+/// `appendonly`, `appendfsync` and `maxmemory-policy`, PostgreSQL's `fsync` and
+/// `synchronous_commit`), for a development server; `0` or unset keeps them.
+pub const NO_DURABILITY_WARNING_ENV: &str = "RIMEFLAKE_NO_DURABILITY_WARNING";
 
 /// The shortest lease TTL: each server call may take a tenth of it.
 const MIN_LEASE_TTL: Duration = Duration::from_millis(200);
@@ -63,6 +69,8 @@ pub(crate) struct Resolved {
     pub(crate) namespace: String,
     /// The lease TTL of a server backend (checked whatever the backend).
     pub(crate) lease_ttl: Duration,
+    /// No warnings about a server backend's durability settings.
+    pub(crate) quiet_durability: bool,
     pub(crate) warnings: Vec<Warning>,
 }
 
@@ -198,6 +206,19 @@ pub(crate) fn resolve(
     let worker = match &given.worker {
         Some(w) => Some(w.clone()),
         None => match var(WORKER_ID_ENV)? {
+            Some(raw) if raw.trim() == crate::worker::source::ORDINAL => {
+                let text = |name: &str| env(name).and_then(|v| v.into_string().ok());
+                let (id, from) =
+                    crate::worker::source::ordinal(&text, &crate::worker::lease::hostname)?;
+                if id > layout.max_worker_id() {
+                    return Err(Error::config(format!(
+                        "worker ID {id} ({from}) is above layout {}'s largest worker ID {}",
+                        layout.name(),
+                        layout.max_worker_id()
+                    )));
+                }
+                Some(WorkerSource::Fixed(id))
+            }
             Some(raw) => {
                 let id = crate::worker::source::parse_id(&raw, WORKER_ID_ENV)?;
                 if id > layout.max_worker_id() {
@@ -279,12 +300,23 @@ pub(crate) fn resolve(
             None => crate::generator::DEFAULT_LEASE_TTL,
         },
     };
+    let quiet_durability = match var(NO_DURABILITY_WARNING_ENV)?.as_deref().map(str::trim) {
+        None | Some("0") => false,
+        Some("1") => true,
+        Some(other) => {
+            return Err(Error::config(format!(
+                "{NO_DURABILITY_WARNING_ENV}={other:?}: expected 1 (quiet the warnings about a \
+                 server's durability settings) or 0"
+            )))
+        }
+    };
     Ok(Resolved {
         layout,
         worker,
         storage,
         namespace,
         lease_ttl,
+        quiet_durability,
         warnings,
     })
 }

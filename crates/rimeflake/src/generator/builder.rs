@@ -100,6 +100,8 @@ pub struct Builder<C: Clock = SystemClock> {
     pub(crate) allow_network_fs: bool,
     /// Set from the resolved settings at `build`.
     pub(crate) lease_ttl: Duration,
+    /// Set from the resolved settings at `build`: no warnings about a server's durability.
+    pub(crate) quiet_durability: bool,
 }
 
 /// The default `max_drift`: rollbacks up to this are absorbed by counting on (a leap second fits).
@@ -127,6 +129,7 @@ impl Builder<SystemClock> {
             refresh_every: Duration::from_millis(500),
             allow_network_fs: false,
             lease_ttl: DEFAULT_LEASE_TTL,
+            quiet_durability: false,
         }
     }
 }
@@ -142,6 +145,9 @@ impl<C: Clock> Builder<C> {
     /// A fixed worker ID (same as `.worker(WorkerSource::Fixed(id))`). Without one, the
     /// generator takes `$RIMEFLAKE_WORKER_ID`, else leases a free worker ID: the lowest of the
     /// state directory, or one from a random start on a server backend.
+    /// `RIMEFLAKE_WORKER_ID=ordinal` takes a Kubernetes StatefulSet pod's ordinal:
+    /// `$RIMEFLAKE_POD_INDEX` (the `apps.kubernetes.io/pod-index` label, given through the
+    /// downward API), else the trailing `-<n>` of `$HOSTNAME` (`web-3` is 3).
     pub fn worker_id(mut self, worker_id: u64) -> Self {
         self.given.worker = Some(WorkerSource::Fixed(worker_id));
         self
@@ -195,6 +201,7 @@ impl<C: Clock> Builder<C> {
             refresh_every: self.refresh_every,
             allow_network_fs: self.allow_network_fs,
             lease_ttl: self.lease_ttl,
+            quiet_durability: self.quiet_durability,
         }
     }
 
@@ -322,6 +329,7 @@ impl<C: Clock> Builder<C> {
             storage: resolved.storage,
             namespace: resolved.namespace,
             lease_ttl: resolved.lease_ttl,
+            quiet_durability: resolved.quiet_durability,
             ..self
         }
         .start(interrupted)

@@ -135,8 +135,14 @@ impl<C: Clock> Inner<C> {
             }
             Storage::Remote(backend) => {
                 let request = lease_request(r.worker.as_ref(), &layout)?;
-                let lease =
-                    RemoteLease::acquire(backend, &r.namespace, &layout, &request, r.lease_ttl)?;
+                let lease = RemoteLease::acquire(
+                    backend,
+                    &r.namespace,
+                    &layout,
+                    &request,
+                    r.lease_ttl,
+                    !r.quiet_durability,
+                )?;
                 for w in &lease.warnings {
                     WarningSink::emit(r.warnings.as_ref(), Warning::new(Warning::BACKEND, w));
                 }

@@ -258,3 +258,50 @@ fn the_lease_ttl_comes_from_the_builder_then_the_environment_then_ten_seconds() 
         }
     }
 }
+
+#[test]
+fn ordinal_takes_the_worker_id_from_the_statefulset_pod() {
+    let ord = (WORKER_ID_ENV, "ordinal");
+    let r = resolve_in(&Given::default(), &[HOME, ord, ("HOSTNAME", "web-7")]).unwrap();
+    assert_eq!(r.worker, Some(WorkerSource::Fixed(7)));
+    let vars = [HOME, ord, ("HOSTNAME", "web-7"), ("RIMEFLAKE_POD_INDEX", "12")];
+    let r = resolve_in(&Given::default(), &vars).unwrap();
+    assert_eq!(r.worker, Some(WorkerSource::Fixed(12)));
+    // What the caller gave wins, as for a number.
+    let given = Given {
+        worker: Some(WorkerSource::Fixed(2)),
+        ..Given::default()
+    };
+    let r = resolve_in(&given, &[HOME, ord, ("HOSTNAME", "nope")]).unwrap();
+    assert_eq!(r.worker, Some(WorkerSource::Fixed(2)));
+    config_err(
+        resolve_in(&Given::default(), &[HOME, ord, ("HOSTNAME", "build-box")]),
+        "the host name \"build-box\" ($HOSTNAME) does not end in -<n>",
+    );
+    // Out of the layout's range: js_safe has 4 worker-ID bits.
+    config_err(
+        resolve_in(
+            &Given::default(),
+            &[HOME, ord, ("HOSTNAME", "web-16"), (LAYOUT_ENV, "js_safe")],
+        ),
+        "worker ID 16 (RIMEFLAKE_WORKER_ID=ordinal, host name web-16) is above layout js_safe's",
+    );
+}
+
+#[test]
+fn durability_warnings_are_quieted_only_by_1() {
+    let quiet = |v: Option<&str>| {
+        let mut vars = vec![HOME];
+        vars.extend(v.map(|v| (NO_DURABILITY_WARNING_ENV, v)));
+        resolve_in(&Given::default(), &vars).map(|r| r.quiet_durability)
+    };
+    assert!(!quiet(None).unwrap());
+    assert!(!quiet(Some("")).unwrap(), "empty is unset");
+    assert!(!quiet(Some("0")).unwrap());
+    assert!(quiet(Some("1")).unwrap());
+    for bad in ["yes", "true", "2"] {
+        let e = quiet(Some(bad)).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Config);
+        assert!(e.message().contains(NO_DURABILITY_WARNING_ENV), "{e}");
+    }
+}

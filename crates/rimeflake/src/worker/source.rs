@@ -12,6 +12,10 @@ pub const WORKER_ID_ENV: &str = "RIMEFLAKE_WORKER_ID";
 /// The environment variable [`WorkerSource::KubernetesOrdinal`] reads first: expose the pod's
 /// `apps.kubernetes.io/pod-index` label in it with the downward API.
 pub const POD_INDEX_ENV: &str = "RIMEFLAKE_POD_INDEX";
+/// The value of [`WORKER_ID_ENV`] that takes the worker ID from the pod's ordinal in a
+/// Kubernetes StatefulSet: [`POD_INDEX_ENV`] when set, else the trailing `-<n>` of the host name
+/// (`$HOSTNAME`, else the system's), as `web-3` gives 3.
+pub const ORDINAL: &str = "ordinal";
 
 impl WorkerSource {
     /// The lease to take for this source, for a layout whose largest worker ID is
@@ -47,7 +51,11 @@ impl WorkerSource {
                          (0..={max_worker_id}), or let the generator lease one"
                     ))
                 })?;
-                (parse_id(&raw, WORKER_ID_ENV)?, WORKER_ID_ENV.to_string())
+                if raw.trim() == ORDINAL {
+                    ordinal(env, host)?
+                } else {
+                    (parse_id(&raw, WORKER_ID_ENV)?, WORKER_ID_ENV.to_string())
+                }
             }
             WorkerSource::KubernetesOrdinal { statefulset } => {
                 kubernetes_ordinal(statefulset.as_deref(), env, host)?
@@ -85,6 +93,45 @@ pub(crate) fn parse_id(raw: &str, from: &str) -> Result<u64> {
     }
     t.parse()
         .map_err(|_| Error::config(format!("{from}={raw:?} is too large for a worker ID")))
+}
+
+/// The worker ID `RIMEFLAKE_WORKER_ID=ordinal` stands for, and where it was read: the pod index
+/// in [`POD_INDEX_ENV`], else the trailing `-<n>` of `$HOSTNAME` (else of `host`, the system's
+/// host name). Empty variables count as unset.
+///
+/// # Errors
+/// [`ErrorKind::Config`](crate::ErrorKind::Config): a pod index that is not a number, or a host
+/// name without a trailing `-<n>` (the message says what it read).
+pub(crate) fn ordinal(
+    env: &dyn Fn(&str) -> Option<String>,
+    host: &dyn Fn() -> Option<String>,
+) -> Result<(u64, String)> {
+    let set = |name: &str| env(name).filter(|v| !v.is_empty());
+    if let Some(raw) = set(POD_INDEX_ENV) {
+        return Ok((
+            parse_id(&raw, POD_INDEX_ENV)?,
+            format!("{WORKER_ID_ENV}={ORDINAL}, {POD_INDEX_ENV}"),
+        ));
+    }
+    let (name, from) = match set("HOSTNAME") {
+        Some(h) => (h, "$HOSTNAME"),
+        None => (host().unwrap_or_default(), "the system's host name"),
+    };
+    let digits = name
+        .rsplit_once('-')
+        .filter(|(set, n)| !set.is_empty() && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        // StatefulSet ordinals are written without leading zeros.
+        .filter(|(_, n)| *n == "0" || !n.starts_with('0'))
+        .and_then(|(_, n)| n.parse::<u64>().ok());
+    match digits {
+        Some(n) => Ok((n, format!("{WORKER_ID_ENV}={ORDINAL}, host name {name}"))),
+        None => Err(Error::config(format!(
+            "{WORKER_ID_ENV}={ORDINAL}: {POD_INDEX_ENV} is not set and the host name {name:?} \
+             ({from}) does not end in -<n> as a StatefulSet pod's does (web-3): run it in a \
+             StatefulSet, expose the pod's apps.kubernetes.io/pod-index label in \
+             {POD_INDEX_ENV} with the downward API, or give a number"
+        ))),
+    }
 }
 
 fn kubernetes_ordinal(
@@ -215,6 +262,39 @@ mod tests {
         );
         config_err(resolve(&k(None), &[], "web-7d9f8b6c5-x2k4p"), "Deployment");
         config_err(resolve(&k(Some("web")), &[], "web-2000"), "above");
+    }
+
+    #[test]
+    fn ordinal_reads_the_pod_index_then_the_host_name() {
+        let env = WorkerSource::FromEnv;
+        let ord = (WORKER_ID_ENV, "ordinal");
+        assert_eq!(
+            resolve(&env, &[ord, (POD_INDEX_ENV, "5"), ("HOSTNAME", "web-3")], "h").unwrap(),
+            LeaseRequest::Exact(5)
+        );
+        assert_eq!(
+            resolve(&env, &[ord, ("HOSTNAME", "web-3")], "other-9").unwrap(),
+            LeaseRequest::Exact(3)
+        );
+        // Empty variables count as unset; the system's host name comes last.
+        let empty = [ord, (POD_INDEX_ENV, ""), ("HOSTNAME", "")];
+        assert_eq!(
+            resolve(&env, &empty, "my-db-0").unwrap(),
+            LeaseRequest::Exact(0)
+        );
+        config_err(resolve(&env, &[ord, (POD_INDEX_ENV, "x")], "h"), POD_INDEX_ENV);
+        for bad in ["web", "web-", "-3", "web-03", "web-3a", "web-7d9f8b6c5-x2k4p"] {
+            let e = resolve(&env, &[ord, ("HOSTNAME", bad)], "h").unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::Config);
+            let m = e.message();
+            assert!(m.contains(&format!("{bad:?} ($HOSTNAME)")), "{m}");
+            assert!(m.contains("-<n>") && m.contains(POD_INDEX_ENV), "{m}");
+        }
+        config_err(resolve(&env, &[ord], "localhost"), "\"localhost\" (the system's");
+        config_err(
+            resolve(&env, &[ord, ("HOSTNAME", "web-1024")], "h"),
+            "worker ID 1024 (from RIMEFLAKE_WORKER_ID=ordinal, host name web-1024) is above",
+        );
     }
 
     #[test]

@@ -304,7 +304,8 @@ impl std::fmt::Debug for RemoteLease {
 impl RemoteLease {
     /// Takes a worker ID of `request` in `namespace` on the server `backend` names, and loads its
     /// state. Worker IDs are tried from a random start, so hosts starting together seldom race
-    /// for the same one.
+    /// for the same one. With `check_settings`, the server's durability settings are checked
+    /// and any that may lose state become warnings.
     ///
     /// # Errors
     /// [`ErrorKind::NoFreeWorker`] when every worker ID of the request is held; a config error
@@ -315,6 +316,7 @@ impl RemoteLease {
         layout: &Layout,
         request: &LeaseRequest,
         ttl: Duration,
+        check_settings: bool,
     ) -> Result<RemoteLease> {
         let timing = Timing { ttl };
         let mut conn = connect(backend, timing)?;
@@ -337,7 +339,15 @@ impl RemoteLease {
                 ))
             }
         }
-        let mut warnings = conn.check_settings()?;
+        let mut warnings: Vec<String> = if check_settings {
+            let quiet = crate::settings::NO_DURABILITY_WARNING_ENV;
+            conn.check_settings()?
+                .into_iter()
+                .map(|w| format!("{w} (on a development server, {quiet}=1 quiets this)"))
+                .collect()
+        } else {
+            Vec::new()
+        };
         let token = new_token();
         let ttl_ms = ttl.as_millis() as u64;
         let ids: Vec<u64> = match request {
