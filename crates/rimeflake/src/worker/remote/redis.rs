@@ -97,8 +97,30 @@ impl RedisConn {
         };
         // A PING: a server that wants a password and got none says so only at the first
         // command, and that should show here rather than at the first lease.
-        conn.run("PING", |c| redis::cmd("PING").query::<String>(c))?;
+        if let Err(e) = conn.run("PING", |c| redis::cmd("PING").query::<String>(c)) {
+            return Err(conn.plain_text_port(e));
+        }
         Ok(conn)
+    }
+
+    /// `e`, the failure of the first command over TLS, or, when the address answers a PING
+    /// sent in the clear, the error that says the port does not speak TLS. A Redis port without
+    /// TLS takes the start of a TLS handshake for part of a command and waits for the rest, so
+    /// the handshake itself only times out, as a server that is down or paused would.
+    fn plain_text_port(&self, e: Error) -> Error {
+        let redis::ConnectionAddr::TcpTls { host, port, .. } = &self.client.get_connection_info().addr
+        else {
+            return e;
+        };
+        if !answers_in_plain_text(host, *port, self.timeout) {
+            return e;
+        }
+        Error::config(format!(
+            "Redis at {}: the TLS handshake with {host}:{port} failed: the server does not speak \
+             TLS? It answers in plain text there: use redis:// for this port, or the server's \
+             TLS port (its tls-port)",
+            self.url
+        ))
     }
 
     /// The crate's client for `url` (rimeflake's TLS parameters already split off into `tls`),
@@ -241,6 +263,42 @@ impl RedisConn {
             .find(|(k, _)| k.as_deref().is_some_and(|k| k.eq_ignore_ascii_case(name)))
             .and_then(|(_, v)| text(v)))
     }
+}
+
+/// Whether `host:port` answers a `PING` sent in the clear as Redis does: a reply in its
+/// protocol, a simple string (`+PONG`) or an error (`-NOAUTH ...`). A TLS port answers with an
+/// alert record or hangs up. Only a PING is sent: never a password.
+fn answers_in_plain_text(host: &str, port: u16, timeout: Duration) -> bool {
+    use std::io::{Read, Write};
+    use std::net::{TcpStream, ToSocketAddrs};
+    let Ok(addrs) = (host, port).to_socket_addrs() else {
+        return false;
+    };
+    for addr in addrs {
+        let Ok(mut stream) = TcpStream::connect_timeout(&addr, timeout) else {
+            continue;
+        };
+        let line_ended = |r: &[u8]| r.windows(2).any(|w| w == b"\r\n");
+        let mut reply = Vec::new();
+        if stream.set_read_timeout(Some(timeout)).is_ok()
+            && stream.set_write_timeout(Some(timeout)).is_ok()
+            && stream.write_all(b"PING\r\n").is_ok()
+        {
+            // The first line of the reply, in a few reads at most; a hang-up or silence ends it.
+            let mut buf = [0u8; 128];
+            for _ in 0..4 {
+                match stream.read(&mut buf) {
+                    Ok(n) if n > 0 => reply.extend_from_slice(&buf[..n]),
+                    _ => break,
+                }
+                if line_ended(&reply) {
+                    break;
+                }
+            }
+        }
+        return matches!(reply.first(), Some(b'+' | b'-')) && line_ended(&reply);
+    }
+    false
 }
 
 /// Sends `pipe` (of `count` commands) and reads its replies; the first error reply, if any,

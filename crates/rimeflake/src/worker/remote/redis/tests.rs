@@ -292,3 +292,29 @@ fn settings_that_may_lose_state_are_warned_about() {
     // The rest works for that user.
     assert!(limited.acquire(NS, 1, "tok-a", 10_000).unwrap());
 }
+
+#[test]
+fn tls_to_a_plain_text_port_says_the_server_does_not_speak_tls() {
+    for redis in [Redis::start(), Redis::start_with_password("pw")] {
+        let port = redis.port();
+        // The handshake's bytes are random in part: every try must give the same words.
+        for _ in 0..4 {
+            let url = format!("rediss://127.0.0.1:{port}/0");
+            let e = RedisConn::open(&url, OP).err().expect("TLS to a plain port connected");
+            assert_eq!(e.kind(), ErrorKind::Config, "{e}");
+            assert!(
+                e.message().contains(&format!(
+                    "TLS handshake with 127.0.0.1:{port} failed: the server does not speak TLS?"
+                )),
+                "{e}"
+            );
+        }
+        // Without TLS the same port works, and a closed port is no TLS failure.
+        RedisConn::open(&redis.url(), OP).unwrap();
+    }
+    let e = RedisConn::open(&format!("rediss://127.0.0.1:{}/0", closed_port()), OP)
+        .err()
+        .expect("a closed port connected");
+    assert_eq!(e.kind(), ErrorKind::Lease, "{e}");
+    assert!(!e.message().contains("TLS"), "{e}");
+}
