@@ -90,11 +90,12 @@ pub struct StateShowArgs {
     /// [default: $RIMEFLAKE_BACKEND when it names a server]
     #[arg(long, value_name = "URL")]
     pub backend: Option<String>,
-    /// With a server backend: the namespace to list [default: the layout's own]
+    /// With a server backend: list only this namespace [default: every namespace on the server,
+    /// or with a layout (--layout or $RIMEFLAKE_LAYOUT) that layout's own]
     #[arg(long, value_name = "NS")]
     pub namespace: Option<String>,
-    /// With a server backend: the layout whose namespace to list [default: $RIMEFLAKE_LAYOUT,
-    /// else default]
+    /// With a server backend: list only this layout's own namespace (default, twitter, ...)
+    /// [default: $RIMEFLAKE_LAYOUT]
     #[command(flatten)]
     pub layout: LayoutArgs,
 }

@@ -16,13 +16,19 @@ pub fn show(args: &StateShowArgs) -> Result<(), Failure> {
         ));
     }
     if let Some(backend) = backend {
+        use rimeflake::worker::remote;
+        // One namespace when one is named, or a layout (--layout or $RIMEFLAKE_LAYOUT), which
+        // names its own; else every one, as on a state directory.
         let namespace = match &args.namespace {
-            Some(ns) => ns.clone(),
-            None => args.layout.layout()?.default_namespace(),
+            Some(ns) => Some(ns.clone()),
+            None => rimeflake::settings::layout_if_given(args.layout.layout.as_deref())?
+                .map(|l| l.default_namespace()),
         };
-        let found = rimeflake::worker::remote::inspect(&backend, &namespace)?;
-        let mut out = std::io::stdout().lock();
-        out.write_all(rimeflake::worker::remote::render(&backend, &namespace, &found).as_bytes())?;
+        let text = match namespace {
+            Some(ns) => remote::render(&backend, &ns, &remote::inspect(&backend, &ns)?),
+            None => remote::render_all(&backend, &remote::inspect_all(&backend)?),
+        };
+        std::io::stdout().lock().write_all(text.as_bytes())?;
         return Ok(());
     }
     let dir = state_dir(&args.state_dir)?;

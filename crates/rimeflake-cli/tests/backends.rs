@@ -241,6 +241,87 @@ fn state_commands_say_when_a_backend_keeps_no_state_or_a_namespace_needs_a_serve
 }
 
 #[test]
+fn state_show_on_a_server_lists_every_namespace_unless_given_one() {
+    let redis = servers::Redis::start();
+    let pg = servers::Postgres::start();
+    for url in [redis.url(), pg.url()] {
+        let run = |args: &[&str]| {
+            let out = Command::new(BIN)
+                .args(args)
+                .args(["--backend", &url])
+                .env_remove("RIMEFLAKE_LAYOUT")
+                .env("RIMEFLAKE_NO_DURABILITY_WARNING", "1")
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+            assert!(out.status.success(), "{args:?} {url}: {stderr}");
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        };
+        let empty = run(&["state", "show"]);
+        assert!(
+            empty.contains("no namespace: no generator has used this server"),
+            "{empty}"
+        );
+        run(&["gen", "--worker", "3"]);
+        run(&["gen", "--worker", "5", "--layout", "twitter"]);
+        run(&["gen", "--worker", "6", "--namespace", "team-a"]);
+        let all = run(&["state", "show"]);
+        let at = |needle: &str| {
+            all.find(needle)
+                .unwrap_or_else(|| panic!("{needle:?} not in {all}"))
+        };
+        // Sorted by name, each with its layout and worker IDs.
+        assert!(
+            at("namespace default: default") < at("worker     3  free"),
+            "{all}"
+        );
+        assert!(
+            at("worker     3  free") < at("namespace team-a: default"),
+            "{all}"
+        );
+        assert!(
+            at("namespace team-a: default") < at("worker     6  free"),
+            "{all}"
+        );
+        assert!(
+            at("worker     6  free") < at("namespace twitter: twitter"),
+            "{all}"
+        );
+        assert!(
+            at("namespace twitter: twitter") < at("worker     5  free"),
+            "{all}"
+        );
+        assert!(!all.contains("more namespaces"), "{all}");
+        // A namespace, or a layout's own namespace, narrows it to one.
+        for (args, layout) in [
+            (&["state", "show", "--namespace", "twitter"][..], None),
+            (&["state", "show", "--layout", "twitter"][..], None),
+            (&["state", "show"][..], Some("twitter")),
+        ] {
+            let mut cmd = Command::new(BIN);
+            cmd.args(args)
+                .args(["--backend", &url])
+                .env_remove("RIMEFLAKE_LAYOUT");
+            if let Some(l) = layout {
+                cmd.env("RIMEFLAKE_LAYOUT", l);
+            }
+            let out = cmd.output().unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let one = String::from_utf8_lossy(&out.stdout);
+            assert!(one.contains("namespace twitter: twitter"), "{one}");
+            assert!(
+                !one.contains("namespace default") && !one.contains("team-a"),
+                "{one}"
+            );
+        }
+    }
+}
+
+#[test]
 fn durability_warnings_show_unless_quieted_for_a_development_server() {
     let redis = servers::Redis::start();
     redis.command(&["CONFIG", "SET", "appendonly", "no"]);
@@ -269,14 +350,20 @@ fn durability_warnings_show_unless_quieted_for_a_development_server() {
             let (code, err) = gen(&url, quiet);
             assert_eq!(code, Some(0), "{err}");
             assert!(err.contains(warning), "{url}: {err}");
-            assert!(err.contains("RIMEFLAKE_NO_DURABILITY_WARNING=1 quiets this"), "{err}");
+            assert!(
+                err.contains("RIMEFLAKE_NO_DURABILITY_WARNING=1 quiets this"),
+                "{err}"
+            );
         }
         let (code, err) = gen(&url, Some("1"));
         assert_eq!(code, Some(0), "{err}");
         assert!(!err.contains(warning), "{url}: {err}");
         let (code, err) = gen(&url, Some("yes"));
         assert_eq!(code, Some(2), "{err}");
-        assert!(err.contains("RIMEFLAKE_NO_DURABILITY_WARNING=\"yes\""), "{err}");
+        assert!(
+            err.contains("RIMEFLAKE_NO_DURABILITY_WARNING=\"yes\""),
+            "{err}"
+        );
     }
 }
 

@@ -371,22 +371,37 @@ fn ordinal_takes_the_worker_id_from_a_statefulset_pods_host_name() {
     let dir = TempDir::new("cli-env-ordinal");
     let d = dir.path();
     let ordinal = ("RIMEFLAKE_WORKER_ID", "ordinal");
-    let out = run(&["gen", "--state-dir", d], &[("HOSTNAME", "web-7"), ordinal]);
+    let out = run(
+        &["gen", "--state-dir", d],
+        &[("HOSTNAME", "web-7"), ordinal],
+    );
     let id: u64 = stdout_ok(&out).trim().parse().unwrap();
-    assert_eq!(rimeflake::Layout::default().decode(id).unwrap().worker_id, 7);
+    assert_eq!(
+        rimeflake::Layout::default().decode(id).unwrap().worker_id,
+        7
+    );
     // The pod index, when the downward API gives it, wins over the host name.
     let out = run(
         &["gen", "--state-dir", d],
         &[("HOSTNAME", "web-7"), ("RIMEFLAKE_POD_INDEX", "9"), ordinal],
     );
     let id: u64 = stdout_ok(&out).trim().parse().unwrap();
-    assert_eq!(rimeflake::Layout::default().decode(id).unwrap().worker_id, 9);
+    assert_eq!(
+        rimeflake::Layout::default().decode(id).unwrap().worker_id,
+        9
+    );
     config_error(
-        &run(&["gen", "--state-dir", d], &[("HOSTNAME", "laptop"), ordinal]),
+        &run(
+            &["gen", "--state-dir", d],
+            &[("HOSTNAME", "laptop"), ordinal],
+        ),
         "host name \"laptop\" ($HOSTNAME) does not end in -<n>",
     );
     config_error(
-        &run(&["gen", "--state-dir", d], &[("HOSTNAME", "web-5000"), ordinal]),
+        &run(
+            &["gen", "--state-dir", d],
+            &[("HOSTNAME", "web-5000"), ordinal],
+        ),
         "worker ID 5000 (RIMEFLAKE_WORKER_ID=ordinal, host name web-5000) is above",
     );
 }

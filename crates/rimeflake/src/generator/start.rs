@@ -13,7 +13,7 @@ use crate::layout::{mask, FieldOrder, Layout};
 use crate::state::{StateStore, WorkerState};
 use crate::sync::{AtomicU64, CachePadded, Mutex};
 use crate::warning::{Warning, WarningSink};
-use crate::worker::remote::{keeper, RemoteLease};
+use crate::worker::remote::{keeper, LeaseTerms, RemoteLease};
 use crate::worker::{self, Lease, LocalLease, WorkerSource};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -135,14 +135,11 @@ impl<C: Clock> Inner<C> {
             }
             Storage::Remote(backend) => {
                 let request = lease_request(r.worker.as_ref(), &layout)?;
-                let lease = RemoteLease::acquire(
-                    backend,
-                    &r.namespace,
-                    &layout,
-                    &request,
-                    r.lease_ttl,
-                    !r.quiet_durability,
-                )?;
+                let terms = LeaseTerms {
+                    ttl: r.lease_ttl,
+                    check_settings: !r.quiet_durability,
+                };
+                let lease = RemoteLease::acquire(backend, &r.namespace, &layout, &request, terms)?;
                 for w in &lease.warnings {
                     WarningSink::emit(r.warnings.as_ref(), Warning::new(Warning::BACKEND, w));
                 }

@@ -264,7 +264,12 @@ fn ordinal_takes_the_worker_id_from_the_statefulset_pod() {
     let ord = (WORKER_ID_ENV, "ordinal");
     let r = resolve_in(&Given::default(), &[HOME, ord, ("HOSTNAME", "web-7")]).unwrap();
     assert_eq!(r.worker, Some(WorkerSource::Fixed(7)));
-    let vars = [HOME, ord, ("HOSTNAME", "web-7"), ("RIMEFLAKE_POD_INDEX", "12")];
+    let vars = [
+        HOME,
+        ord,
+        ("HOSTNAME", "web-7"),
+        ("RIMEFLAKE_POD_INDEX", "12"),
+    ];
     let r = resolve_in(&Given::default(), &vars).unwrap();
     assert_eq!(r.worker, Some(WorkerSource::Fixed(12)));
     // What the caller gave wins, as for a number.

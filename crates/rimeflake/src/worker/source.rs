@@ -119,7 +119,9 @@ pub(crate) fn ordinal(
     };
     let digits = name
         .rsplit_once('-')
-        .filter(|(set, n)| !set.is_empty() && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        .filter(|(set, n)| {
+            !set.is_empty() && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())
+        })
         // StatefulSet ordinals are written without leading zeros.
         .filter(|(_, n)| *n == "0" || !n.starts_with('0'))
         .and_then(|(_, n)| n.parse::<u64>().ok());
@@ -269,7 +271,12 @@ mod tests {
         let env = WorkerSource::FromEnv;
         let ord = (WORKER_ID_ENV, "ordinal");
         assert_eq!(
-            resolve(&env, &[ord, (POD_INDEX_ENV, "5"), ("HOSTNAME", "web-3")], "h").unwrap(),
+            resolve(
+                &env,
+                &[ord, (POD_INDEX_ENV, "5"), ("HOSTNAME", "web-3")],
+                "h"
+            )
+            .unwrap(),
             LeaseRequest::Exact(5)
         );
         assert_eq!(
@@ -282,15 +289,28 @@ mod tests {
             resolve(&env, &empty, "my-db-0").unwrap(),
             LeaseRequest::Exact(0)
         );
-        config_err(resolve(&env, &[ord, (POD_INDEX_ENV, "x")], "h"), POD_INDEX_ENV);
-        for bad in ["web", "web-", "-3", "web-03", "web-3a", "web-7d9f8b6c5-x2k4p"] {
+        config_err(
+            resolve(&env, &[ord, (POD_INDEX_ENV, "x")], "h"),
+            POD_INDEX_ENV,
+        );
+        for bad in [
+            "web",
+            "web-",
+            "-3",
+            "web-03",
+            "web-3a",
+            "web-7d9f8b6c5-x2k4p",
+        ] {
             let e = resolve(&env, &[ord, ("HOSTNAME", bad)], "h").unwrap_err();
             assert_eq!(e.kind(), ErrorKind::Config);
             let m = e.message();
             assert!(m.contains(&format!("{bad:?} ($HOSTNAME)")), "{m}");
             assert!(m.contains("-<n>") && m.contains(POD_INDEX_ENV), "{m}");
         }
-        config_err(resolve(&env, &[ord], "localhost"), "\"localhost\" (the system's");
+        config_err(
+            resolve(&env, &[ord], "localhost"),
+            "\"localhost\" (the system's",
+        );
         config_err(
             resolve(&env, &[ord, ("HOSTNAME", "web-1024")], "h"),
             "worker ID 1024 (from RIMEFLAKE_WORKER_ID=ordinal, host name web-1024) is above",

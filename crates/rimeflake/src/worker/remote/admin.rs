@@ -1,6 +1,6 @@
-//! What the CLI's `state show --backend` and `state reset --backend` do on a server: list a
-//! namespace's worker IDs, and replace a corrupt state with one bounded by the operator's
-//! evidence.
+//! What the CLI's `state show --backend` and `state reset --backend` do on a server: list its
+//! namespaces and their worker IDs, and replace a corrupt state with one bounded by the
+//! operator's evidence.
 
 use super::{connect, decode_state, encode_state, RemoteWorker, Saved, Timing, Versioned};
 use crate::backend::Backend;
@@ -38,14 +38,82 @@ pub fn inspect(backend: &Backend, namespace: &str) -> Result<RemoteNamespace> {
     })
 }
 
-/// What [`inspect`] found, as `rimeflake state show --backend` prints it: reservations in the
-/// layout's time units, and as UTC dates when the namespace's layout is known.
+/// Every namespace on a server, as [`inspect_all`] finds them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RemoteServer {
+    /// The namespaces, sorted by name, each as [`inspect`] finds it.
+    pub namespaces: Vec<(String, RemoteNamespace)>,
+    /// `false` when the server holds more namespaces than were listed ([`MAX_NAMESPACES`], or
+    /// more keys than one listing of a Redis server reads).
+    pub complete: bool,
+}
+
+/// The most namespaces [`inspect_all`] lists.
+pub const MAX_NAMESPACES: usize = 1_000;
+
+/// Every namespace on the server `backend` names, with its layout and worker IDs (`rimeflake
+/// state show --backend` without `--namespace`). Reads only: Redis is searched with `SCAN`, a
+/// bounded number of keys at a time, never `KEYS`; PostgreSQL's table of namespaces is read.
+///
+/// # Errors
+/// As [`inspect`].
+pub fn inspect_all(backend: &Backend) -> Result<RemoteServer> {
+    let timing = Timing {
+        ttl: crate::generator::DEFAULT_LEASE_TTL,
+    };
+    let mut conn = connect(backend, timing)?;
+    let listed = conn.namespaces(MAX_NAMESPACES)?;
+    let mut namespaces = Vec::with_capacity(listed.names.len());
+    for ns in listed.names {
+        let layout = conn.layout(&ns)?;
+        let found = RemoteNamespace {
+            layout: layout.as_deref().and_then(LayoutRecord::parse),
+            workers: conn.workers(&ns)?,
+        };
+        namespaces.push((ns, found));
+    }
+    Ok(RemoteServer {
+        namespaces,
+        complete: listed.complete,
+    })
+}
+
+/// What [`inspect_all`] found, as `rimeflake state show --backend` prints it: each namespace as
+/// [`render`] shows one.
+pub fn render_all(backend: &Backend, found: &RemoteServer) -> String {
+    let mut out = format!("{backend}\n");
+    if found.namespaces.is_empty() {
+        out.push_str("  no namespace: no generator has used this server yet\n");
+    }
+    for (ns, one) in &found.namespaces {
+        render_namespace(&mut out, ns, one);
+    }
+    if !found.complete {
+        out.push_str(&format!(
+            "  (the server holds more namespaces than the {} listed here: give --namespace NS \
+             for one of the others)\n",
+            found.namespaces.len()
+        ));
+    }
+    out
+}
+
+/// What [`inspect`] found, as `rimeflake state show --backend --namespace NS` prints it:
+/// reservations in the layout's time units, and as UTC dates when the namespace's layout is
+/// known.
 pub fn render(backend: &Backend, namespace: &str, found: &RemoteNamespace) -> String {
+    let mut out = format!("{backend}\n");
+    render_namespace(&mut out, namespace, found);
+    out
+}
+
+fn render_namespace(out: &mut String, namespace: &str, found: &RemoteNamespace) {
     let layout = found
         .layout
         .as_ref()
         .map_or("no layout stored", |l| l.description.as_str());
-    let mut out = format!("{backend}\n  namespace {namespace}: {layout}\n");
+    out.push_str(&format!("  namespace {namespace}: {layout}\n"));
     if found.workers.is_empty() {
         out.push_str("    no worker ID has been leased here\n");
     }
@@ -82,7 +150,6 @@ pub fn render(backend: &Backend, namespace: &str, found: &RemoteNamespace) -> St
             }
         }
     }
-    out
 }
 
 /// What [`reset`] stored.

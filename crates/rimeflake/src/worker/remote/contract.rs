@@ -81,6 +81,11 @@ macro_rules! contract_tests {
             }
 
             #[test]
+            fn every_namespace_is_listed_in_order_within_the_limit() {
+                c::every_namespace_is_listed_in_order_within_the_limit(&mut *$start.open());
+            }
+
+            #[test]
             fn saves_need_the_token_and_the_version() {
                 c::saves_need_the_token_and_the_version(&mut *$start.open());
             }
@@ -240,6 +245,38 @@ pub(super) fn leases_and_states_round_trip(c: &mut dyn Conn) {
     );
     // A server as the tests start it loses nothing.
     assert_eq!(c.check_settings().unwrap(), Vec::<String>::new());
+}
+
+pub(super) fn every_namespace_is_listed_in_order_within_the_limit(c: &mut dyn Conn) {
+    let listed = |c: &mut dyn Conn, limit| {
+        let l = c.namespaces(limit).unwrap();
+        (l.names, l.complete)
+    };
+    assert_eq!(listed(c, 10), (vec![], true));
+    // Names as namespaces may be: braces, spaces, colons and the words of the key scheme.
+    let names = [
+        "default",
+        "twitter",
+        "a{b}:c",
+        "with space",
+        "x}:layout",
+        "y:1",
+    ];
+    for ns in names {
+        assert_eq!(c.settle_layout(ns, "layout").unwrap(), "layout");
+    }
+    // Worker IDs of their own (leased, reset) add no namespace and hide none.
+    assert!(c.acquire("twitter", 3, "tok", 10_000).unwrap());
+    assert_eq!(
+        c.reset("y:1", 9, 0, &v(1, &state_text(0))).unwrap(),
+        Saved::Yes
+    );
+    let mut sorted: Vec<String> = names.iter().map(|s| s.to_string()).collect();
+    sorted.sort();
+    assert_eq!(listed(c, 10), (sorted.clone(), true));
+    assert_eq!(listed(c, 6), (sorted.clone(), true));
+    assert_eq!(listed(c, 4), (sorted[..4].to_vec(), false));
+    assert_eq!(listed(c, 0), (vec![], false));
 }
 
 pub(super) fn only_one_of_two_racing_tokens_wins(server: &dyn Server) {

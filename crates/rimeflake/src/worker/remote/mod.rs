@@ -40,7 +40,10 @@ mod store;
 #[cfg(any(feature = "redis", feature = "postgres"))]
 pub(crate) mod tls;
 
-pub use admin::{inspect, render, reset, RemoteNamespace, RemoteReset};
+pub use admin::{
+    inspect, inspect_all, render, render_all, reset, RemoteNamespace, RemoteReset, RemoteServer,
+    MAX_NAMESPACES,
+};
 pub(crate) use store::RemoteStore;
 
 use crate::backend::Backend;
@@ -165,8 +168,20 @@ pub(crate) trait Conn: Send {
     fn server_time_ms(&mut self) -> Result<u64>;
     /// Every worker ID of the namespace with a lease or a state.
     fn workers(&mut self, namespace: &str) -> Result<Vec<RemoteWorker>>;
+    /// The namespaces on the server (reads only), sorted, at most `limit` of them.
+    fn namespaces(&mut self, limit: usize) -> Result<Listed>;
     /// Warnings about the server's settings (eviction, persistence), checked at acquire.
     fn check_settings(&mut self) -> Result<Vec<String>>;
+}
+
+/// What [`Conn::namespaces`] found.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Listed {
+    /// Sorted, without duplicates.
+    pub(crate) names: Vec<String>,
+    /// `false` when the server holds more than were listed (past the limit, or past what one
+    /// listing may read).
+    pub(crate) complete: bool,
 }
 
 /// How long each server call may take, and how long a lease lasts.
@@ -270,6 +285,16 @@ pub(crate) fn new_token() -> String {
     format!("{host}/{}/{hex}", std::process::id())
 }
 
+/// How [`RemoteLease::acquire`] takes a lease.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LeaseTerms {
+    /// How long the lease lasts without renewal.
+    pub(crate) ttl: Duration,
+    /// Whether to check the server's durability settings, and warn about any that may lose
+    /// state (off with `RIMEFLAKE_NO_DURABILITY_WARNING=1`).
+    pub(crate) check_settings: bool,
+}
+
 /// A worker ID leased from a server: the token that holds it and what the keeper needs.
 pub(crate) struct RemoteLease {
     pub(crate) worker_id: u64,
@@ -304,8 +329,7 @@ impl std::fmt::Debug for RemoteLease {
 impl RemoteLease {
     /// Takes a worker ID of `request` in `namespace` on the server `backend` names, and loads its
     /// state. Worker IDs are tried from a random start, so hosts starting together seldom race
-    /// for the same one. With `check_settings`, the server's durability settings are checked
-    /// and any that may lose state become warnings.
+    /// for the same one. The server's durability settings are checked as `terms` say.
     ///
     /// # Errors
     /// [`ErrorKind::NoFreeWorker`] when every worker ID of the request is held; a config error
@@ -315,9 +339,12 @@ impl RemoteLease {
         namespace: &str,
         layout: &Layout,
         request: &LeaseRequest,
-        ttl: Duration,
-        check_settings: bool,
+        terms: LeaseTerms,
     ) -> Result<RemoteLease> {
+        let LeaseTerms {
+            ttl,
+            check_settings,
+        } = terms;
         let timing = Timing { ttl };
         let mut conn = connect(backend, timing)?;
         let ours = LayoutRecord::of(layout);

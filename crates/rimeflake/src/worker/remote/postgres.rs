@@ -594,6 +594,24 @@ impl Conn for PgConn {
         })
     }
 
+    fn namespaces(&mut self, limit: usize) -> Result<super::Listed> {
+        let ask = to_i64(limit.saturating_add(1) as u64, "namespace limit")?;
+        self.call("list the namespaces", |mut s| async move {
+            let out = async {
+                let rows = s.query(NAMESPACES, &[&ask]).await?;
+                let mut names = rows
+                    .iter()
+                    .map(|row| col::<String>(row, 0))
+                    .collect::<Done<Vec<String>>>()?;
+                let complete = names.len() <= limit;
+                names.truncate(limit);
+                Ok(super::Listed { names, complete })
+            }
+            .await;
+            (s, out)
+        })
+    }
+
     fn check_settings(&mut self) -> Result<Vec<String>> {
         let url = self.shown.clone();
         self.call("read its settings", |mut s| async move {

@@ -11,6 +11,10 @@
 //! - `rimeflake:{<ns>}:workers`: a set of the worker IDs that ever had a lease or a state, so
 //!   [`Conn::workers`] needs neither `KEYS` nor `SCAN`.
 //!
+//! [`Conn::namespaces`] (`state show` of a whole server) finds the namespaces by their layout
+//! and workers keys with `SCAN`, a bounded number of keys per round trip and a bounded number
+//! of round trips: never `KEYS`, which would hold a large server for the whole keyspace.
+//!
 //! The braces are a cluster hash tag: a worker's lease and state live in one slot, so one script
 //! can check the one and write the other. Both keys begin with the same text up to the first
 //! `}`, so they share a slot even when a namespace holds braces itself.
@@ -65,6 +69,23 @@ fn workers_key(namespace: &str) -> String {
 /// Workers read per round trip by [`Conn::workers`]: bounds the size of one reply.
 const WORKERS_PER_BATCH: usize = 500;
 
+/// Keys `SCAN` looks at per round trip in [`Conn::namespaces`] (a hint to the server).
+const SCAN_COUNT: usize = 5_000;
+
+/// Round trips [`Conn::namespaces`] may make: with [`SCAN_COUNT`], ten million keys.
+const SCAN_ROUNDS: usize = 2_000;
+
+/// The keys of a namespace (its layout, and its set of workers), and none of a worker's: the
+/// layout key ends in `t`, the workers key in `s`, a worker's `lease` and `state` in `e`.
+const NAMESPACE_KEYS: &str = "rimeflake:{*}:*[ts]";
+
+/// The namespace whose layout or workers key `key` is.
+fn namespace_of(key: &str) -> Option<&str> {
+    let rest = key.strip_prefix("rimeflake:{")?;
+    rest.strip_suffix("}:layout")
+        .or_else(|| rest.strip_suffix("}:workers"))
+}
+
 /// Leases looked at per round trip by [`Conn::acquire_first`] when its first try is refused.
 const PEEK_PER_BATCH: usize = 256;
 
@@ -108,7 +129,8 @@ impl RedisConn {
     /// TLS takes the start of a TLS handshake for part of a command and waits for the rest, so
     /// the handshake itself only times out, as a server that is down or paused would.
     fn plain_text_port(&self, e: Error) -> Error {
-        let redis::ConnectionAddr::TcpTls { host, port, .. } = &self.client.get_connection_info().addr
+        let redis::ConnectionAddr::TcpTls { host, port, .. } =
+            &self.client.get_connection_info().addr
         else {
             return e;
         };
@@ -573,6 +595,37 @@ impl Conn for RedisConn {
             }
         }
         Ok(out)
+    }
+
+    fn namespaces(&mut self, limit: usize) -> Result<super::Listed> {
+        let mut found = std::collections::BTreeSet::new();
+        let mut cursor = 0u64;
+        for _ in 0..SCAN_ROUNDS {
+            let (next, keys): (u64, Vec<String>) = self.run("list the namespaces", |c| {
+                redis::cmd("SCAN")
+                    .arg(cursor)
+                    .arg("MATCH")
+                    .arg(NAMESPACE_KEYS)
+                    .arg("COUNT")
+                    .arg(SCAN_COUNT)
+                    .query(c)
+            })?;
+            found.extend(
+                keys.iter()
+                    .filter_map(|k| namespace_of(k))
+                    // What rimeflake could not have written (another program's keys) is skipped.
+                    .filter(|ns| crate::worker::lease::validate_namespace(ns).is_ok())
+                    .map(str::to_string),
+            );
+            cursor = next;
+            if cursor == 0 || found.len() > limit {
+                break;
+            }
+        }
+        Ok(super::Listed {
+            complete: cursor == 0 && found.len() <= limit,
+            names: found.into_iter().take(limit).collect(),
+        })
     }
 
     fn check_settings(&mut self) -> Result<Vec<String>> {

@@ -624,6 +624,21 @@ impl Conn for SimConn {
     fn check_settings(&mut self) -> Result<Vec<String>> {
         self.call("check the settings", |_| Vec::new())
     }
+
+    fn namespaces(&mut self, limit: usize) -> Result<super::Listed> {
+        self.call("list the namespaces", move |s| {
+            let all: std::collections::BTreeSet<String> = s
+                .layouts
+                .keys()
+                .chain(s.workers.keys().map(|(ns, _)| ns))
+                .cloned()
+                .collect();
+            super::Listed {
+                complete: all.len() <= limit,
+                names: all.into_iter().take(limit).collect(),
+            }
+        })
+    }
 }
 
 /// A store of `worker_id`'s state for the lease `token` holds, over `conn`.

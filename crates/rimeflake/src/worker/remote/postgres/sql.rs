@@ -113,5 +113,10 @@ pub(super) const WORKERS: &str = "SELECT w.worker_id, \
      FROM rimeflake_workers w, (SELECT clock_timestamp() AS at) c \
      WHERE w.namespace = $1::text ORDER BY w.worker_id";
 
+// Sorted by bytes, as the Redis backend sorts them. The caller asks for one more than it lists,
+// to tell whether there are more.
+pub(super) const NAMESPACES: &str =
+    "SELECT namespace FROM rimeflake_namespaces ORDER BY namespace COLLATE \"C\" LIMIT $1::bigint";
+
 pub(super) const SETTINGS: &str =
     "SELECT current_setting('fsync'), current_setting('synchronous_commit')";

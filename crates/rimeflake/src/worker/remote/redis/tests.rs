@@ -294,13 +294,40 @@ fn settings_that_may_lose_state_are_warned_about() {
 }
 
 #[test]
+fn namespaces_are_found_among_many_other_keys_with_scan() {
+    let redis = Redis::start();
+    let mut c = open(&redis);
+    // Another program's keys, some under rimeflake's prefix, spread over several SCAN rounds.
+    let fill = "for i = 1, tonumber(ARGV[1]) do redis.call('SET', 'app:' .. i, 'x') end \
+                redis.call('SET', 'rimeflake:{bad/ns}:layout', 'x') \
+                redis.call('SET', 'rimeflake:{junk}:other', 'x') \
+                redis.call('SET', 'rimeflake:{', 'x') return 1";
+    let n = (3 * SCAN_COUNT).to_string();
+    assert_eq!(redis.command(&["EVAL", fill, "0", &n]), ":1\r\n");
+    for ns in ["late", "early"] {
+        c.settle_layout(ns, "layout").unwrap();
+    }
+    assert!(c.acquire("workers-only", 1, "tok", 10_000).unwrap());
+    let listed = c.namespaces(10).unwrap();
+    assert_eq!(listed.names, ["early", "late", "workers-only"]);
+    assert!(listed.complete);
+    assert_eq!(
+        namespace_of("rimeflake:{a}:layout}:workers"),
+        Some("a}:layout")
+    );
+    assert_eq!(namespace_of("rimeflake:{a:3}:lease"), None);
+}
+
+#[test]
 fn tls_to_a_plain_text_port_says_the_server_does_not_speak_tls() {
     for redis in [Redis::start(), Redis::start_with_password("pw")] {
         let port = redis.port();
         // The handshake's bytes are random in part: every try must give the same words.
         for _ in 0..4 {
             let url = format!("rediss://127.0.0.1:{port}/0");
-            let e = RedisConn::open(&url, OP).err().expect("TLS to a plain port connected");
+            let e = RedisConn::open(&url, OP)
+                .err()
+                .expect("TLS to a plain port connected");
             assert_eq!(e.kind(), ErrorKind::Config, "{e}");
             assert!(
                 e.message().contains(&format!(
