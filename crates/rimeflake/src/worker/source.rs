@@ -119,8 +119,8 @@ pub(crate) fn ordinal(
     };
     let digits = name
         .rsplit_once('-')
-        .filter(|(set, n)| {
-            !set.is_empty() && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())
+        .filter(|(base, n)| {
+            !base.is_empty() && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())
         })
         // StatefulSet ordinals are written without leading zeros.
         .filter(|(_, n)| *n == "0" || !n.starts_with('0'))
