@@ -91,8 +91,8 @@ pub fn render_all(backend: &Backend, found: &RemoteServer) -> String {
     }
     if !found.complete {
         out.push_str(&format!(
-            "  (the server holds more namespaces than the {} listed here: give --namespace NS \
-             for one of the others)\n",
+            "  (the listing stopped before the end, after {} namespaces: the server may hold \
+             more; give --namespace NS for one not listed)\n",
             found.namespaces.len()
         ));
     }
@@ -249,5 +249,44 @@ pub fn reset(
             ErrorKind::State,
             format!("the state of {what} changed while it was being reset: run the reset again"),
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_server_renders_each_namespace_and_says_when_the_listing_stopped() {
+        let backend = Backend::Postgres("postgresql://u@h/db".into());
+        let empty = RemoteNamespace {
+            layout: None,
+            workers: Vec::new(),
+        };
+        let mut server = RemoteServer {
+            namespaces: vec![("a".into(), empty.clone()), ("b".into(), empty)],
+            complete: true,
+        };
+        let text = render_all(&backend, &server);
+        assert!(text.starts_with("postgresql://u@h/db\n"), "{text}");
+        let (a, b) = (
+            text.find("  namespace a: no layout stored\n"),
+            text.find("  namespace b: no layout stored\n"),
+        );
+        assert!(a.is_some() && a < b, "{text}");
+        assert!(!text.contains("stopped"), "{text}");
+        server.complete = false;
+        let text = render_all(&backend, &server);
+        assert!(
+            text.contains("stopped before the end, after 2 namespaces"),
+            "{text}"
+        );
+        server.namespaces.clear();
+        server.complete = true;
+        let text = render_all(&backend, &server);
+        assert!(
+            text.contains("no namespace: no generator has used this server"),
+            "{text}"
+        );
     }
 }
