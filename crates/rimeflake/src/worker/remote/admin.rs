@@ -44,8 +44,8 @@ pub fn inspect(backend: &Backend, namespace: &str) -> Result<RemoteNamespace> {
 pub struct RemoteServer {
     /// The namespaces, sorted by name, each as [`inspect`] finds it.
     pub namespaces: Vec<(String, RemoteNamespace)>,
-    /// `false` when the server holds more namespaces than were listed ([`MAX_NAMESPACES`], or
-    /// more keys than one listing of a Redis server reads).
+    /// `false` when the listing stopped before the end, so the server may hold more namespaces:
+    /// past [`MAX_NAMESPACES`], or past the keys one listing of a Redis server reads.
     pub complete: bool,
 }
 

@@ -179,8 +179,8 @@ pub(crate) trait Conn: Send {
 pub(crate) struct Listed {
     /// Sorted, without duplicates.
     pub(crate) names: Vec<String>,
-    /// `false` when the server holds more than were listed (past the limit, or past what one
-    /// listing may read).
+    /// `false` when the listing stopped before the end (past the limit, or past what one
+    /// listing may read), so the server may hold more.
     pub(crate) complete: bool,
 }
 
