@@ -9,14 +9,24 @@
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
-pkg=$target/package
+# cargo package verifies in a target directory of its own: a crate from a registry counts as
+# never changing, so a rimeflake 0.1.0 built by an earlier run would be linked again instead
+# of the one just packaged; here the units of our own crates are removed before each run, and
+# the dependencies' stay built.
+verify_target=$target/package-verify
+pkg=$verify_target/package
 
 package() {
   cd "$root"
   rm -f "$pkg/rimeflake-$version.crate" "$pkg/rimeflake-cli-$version.crate"
+  rm -rf "$verify_target"/debug/.fingerprint/rimeflake-*
+  # Likewise the sources: cargo unpacks the packages of its local registry under
+  # $CARGO_HOME/registry/src/-<hash>/ and reuses what it finds there for the same name and
+  # version. (crates.io's are under index.*/, untouched.)
+  rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/{rimeflake,rimeflake-cli}-"$version"
   # --allow-dirty: the test is of what the package holds, built from the working tree; a real
   # publish runs from a clean checkout of the tag, without it.
-  cargo package -p rimeflake -p rimeflake-cli --allow-dirty
+  CARGO_TARGET_DIR=$verify_target cargo package -p rimeflake -p rimeflake-cli --allow-dirty
   local c files
   for c in rimeflake rimeflake-cli; do
     [ -f "$pkg/$c-$version.crate" ] || die "no $pkg/$c-$version.crate"
