@@ -79,6 +79,9 @@ def test_help_shows_the_defaults_that_apply() -> None:
     assert "RIMEFLAKE_LAYOUT" in (rimeflake.Generator.__doc__ or "")
 
     layout = inspect.signature(rimeflake.Layout).parameters
+    # Layout(spec), as Node's new Layout(spec); the fields are keywords.
+    assert layout["spec"].kind is inspect.Parameter.POSITIONAL_ONLY and layout["spec"].default is None
+    assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for name, p in layout.items() if name != "spec")
     assert layout["epoch_ms"].default == rimeflake.EPOCH_2024 == rimeflake.Layout().epoch_ms
     plain = rimeflake.Layout()
     for name in ("unit_ms", "order"):
