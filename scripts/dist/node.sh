@@ -7,7 +7,8 @@
 #                                            (here: linux-x64-gnu), holding rimeflake.<platform>.node
 # Both carry the repository's LICENSE and no install-time script.
 #
-#   node.sh                     build this machine's addon, then pack (make dist-node)
+#   node.sh                     build this machine's addon (x86_64 Linux, glibc 2.17 and later),
+#                               then pack (make dist-node)
 #   node.sh build TRIPLE [FLAG...]
 #                               build one release addon for TRIPLE into $target/npm-dist/artifacts
 #                               (FLAGs go to napi build, e.g. --use-napi-cross); the release
@@ -111,7 +112,9 @@ pack() {
 }
 
 case "${1:-all}" in
-  all) build "$triple" && pack ;;
+  # glibc 2.17's toolchain (an npm package of napi-rs), as the release workflow builds it: the
+  # addon then loads on any glibc from 2.17 on, not only on this machine's.
+  all) build "$triple" --use-napi-cross && pack ;;
   build) shift; [ $# -ge 1 ] || die "usage: node.sh build TRIPLE [FLAG...]"; build "$@" ;;
   pack) shift; pack "$@" ;;
   *) die "usage: node.sh [build TRIPLE [FLAG...] | pack [DIR]]" ;;

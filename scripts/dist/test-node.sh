@@ -112,6 +112,11 @@ contents() {
   if readelf -S --wide "$work/package/rimeflake.$platform.node" | grep -Eq ' \.(symtab|debug_[a-z_]+) '; then
     die "the addon is not stripped"
   fi
+  # Loads on glibc 2.17 and later (the toolchain node.sh and the release workflow build with).
+  local newest
+  newest=$(objdump -T "$work/package/rimeflake.$platform.node" | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -n 1)
+  [ "$(printf '%s\n' "$newest" GLIBC_2.17 | sort -V | tail -n 1)" = GLIBC_2.17 ] ||
+    die "the addon needs $newest, newer than glibc 2.17"
   echo "main $(du -k "$main" | cut -f1) KiB, $addon_pkg $(du -k "$addon" | cut -f1) KiB," \
     "addon $(du -k "$work/package/rimeflake.$platform.node" | cut -f1) KiB unpacked"
 }
@@ -216,7 +221,7 @@ without_addon() {
   done
 }
 
-check "the tarballs: LICENSE in both, optionalDependencies, no install script, a stripped addon" contents
+check "the tarballs: LICENSE in both, optionalDependencies, no install script, a stripped addon for glibc 2.17+" contents
 check "npm publish of both tarballs to verdaccio" publish
 check "npm install rimeflake by name into an empty project" install_by_name
 check "README's Node quick start (CommonJS)" readme_cjs
