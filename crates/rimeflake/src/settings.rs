@@ -57,6 +57,8 @@ pub(crate) struct Given {
     pub(crate) store: Option<Arc<dyn StateStore>>,
     pub(crate) namespace: Option<String>,
     pub(crate) lease_ttl: Option<Duration>,
+    /// Whose words configuration errors use.
+    pub(crate) frontend: crate::Frontend,
 }
 
 /// Every setting, decided.
@@ -184,6 +186,8 @@ pub(crate) fn resolve(
                 .map_err(|v| Error::config(format!("{name}={v:?} is not valid UTF-8"))),
         }
     };
+    use crate::frontend::Setting::{LeaseTtl, StateDir};
+    let spell = |setting| given.frontend.setting(setting);
     let in_env = |name: &str, e: Error| Error::config(format!("{name}: {}", e.message()));
 
     let layout = match &given.layout {
@@ -239,9 +243,10 @@ pub(crate) fn resolve(
         .as_ref()
         .is_some_and(|d| d.as_os_str().is_empty())
     {
-        return Err(Error::config(
-            "state_dir: empty; give a directory, or leave it out for the default",
-        ));
+        return Err(Error::config(format!(
+            "{}: empty; give a directory, or leave it out for the default",
+            spell(StateDir)
+        )));
     }
     let mut warnings = Vec::new();
     let storage = match (&given.store, backend) {
@@ -259,16 +264,18 @@ pub(crate) fn resolve(
         (Some(store), _) => Storage::Store(Arc::clone(store)),
         (None, Backend::Memory) => {
             if given.state_dir.is_some() {
-                return Err(Error::config(
-                    "state_dir: a memory backend keeps no state; leave state_dir out",
-                ));
+                return Err(Error::config(format!(
+                    "{0}: a memory backend keeps no state; leave {0} out",
+                    spell(StateDir)
+                )));
             }
             Storage::InMemory
         }
         (None, b) if b.is_remote() => {
             if given.state_dir.is_some() {
                 return Err(Error::config(format!(
-                    "state_dir: a {} backend keeps the state on its server; leave state_dir out",
+                    "{0}: a {1} backend keeps the state on its server; leave {0} out",
+                    spell(StateDir),
                     b.name()
                 )));
             }
@@ -287,7 +294,7 @@ pub(crate) fn resolve(
         None => layout.default_namespace(),
     };
     let lease_ttl = match given.lease_ttl {
-        Some(ttl) => check_lease_ttl(ttl, "lease_ttl")?,
+        Some(ttl) => check_lease_ttl(ttl, spell(LeaseTtl))?,
         None => match var(LEASE_TTL_ENV)? {
             Some(raw) => {
                 let ms: u64 = raw.trim().parse().map_err(|_| {

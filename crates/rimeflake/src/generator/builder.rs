@@ -4,6 +4,7 @@ use super::Generator;
 use crate::backend::Backend;
 use crate::clock::{Clock, SystemClock};
 use crate::error::{Error, Result};
+use crate::frontend::{Frontend, Setting};
 use crate::layout::Layout;
 use crate::settings::{self, Given};
 use crate::state::StateStore;
@@ -30,19 +31,14 @@ pub enum RollbackPolicy {
 }
 
 impl RollbackPolicy {
-    /// The policy for a name: `bump`, `wait` or `error` (the names the bindings use).
+    /// The policy for a name: `bump`, `wait` or `error` (the names the bindings use). A
+    /// binding calls [`Frontend::rollback_policy`] instead, whose error is in its own words.
     ///
     /// # Errors
     /// [`ErrorKind::Config`](crate::ErrorKind::Config) for any other name.
     pub fn from_name(name: &str) -> Result<Self> {
-        match name {
-            "bump" | "bump_clock" => Ok(RollbackPolicy::BumpClock),
-            "wait" => Ok(RollbackPolicy::Wait),
-            "error" => Ok(RollbackPolicy::Error),
-            other => Err(Error::config(format!(
-                "on_rollback: unknown policy {other:?}; use \"bump\", \"wait\" or \"error\""
-            ))),
-        }
+        // The C API's spelling is the one this function has always used.
+        Frontend::C.rollback_policy(name)
     }
 }
 
@@ -180,6 +176,22 @@ impl<C: Clock> Builder<C> {
     /// ```
     pub fn on_warning(mut self, callback: impl Fn(&Warning) + Send + Sync + 'static) -> Self {
         self.warnings = Some(WarningSink(Arc::new(callback)));
+        self
+    }
+
+    /// The front end this builder serves (default [`Frontend::Rust`]): configuration errors
+    /// name settings as it spells them (`--worker`, `workerId`, `worker_id`). Each binding sets
+    /// its own.
+    ///
+    /// # Example
+    /// ```
+    /// use rimeflake::frontend::Frontend;
+    ///
+    /// let e = rimeflake::Generator::builder().frontend(Frontend::Node).in_memory().build().unwrap_err();
+    /// assert!(e.message().starts_with("workerId: "), "{e}");
+    /// ```
+    pub fn frontend(mut self, frontend: Frontend) -> Self {
+        self.given.frontend = frontend;
         self
     }
 
@@ -338,18 +350,25 @@ impl<C: Clock> Builder<C> {
     fn start(self, interrupted: &mut dyn FnMut() -> bool) -> Result<Generator<C>> {
         let policy = match self.policy {
             Some(RollbackPolicy::BumpClock) if self.layout.clock_id_bits() == 0 => {
+                let f = self.given.frontend;
                 return Err(Error::config(format!(
-                    "on_rollback: BumpClock needs clock-id bits, and layout {} has none; use Wait \
-                     or Error",
-                    self.layout.name()
-                )))
+                    "{}: {} needs clock-id bits, and layout {} has none; use {} or {}",
+                    f.setting(Setting::OnRollback),
+                    f.policy(RollbackPolicy::BumpClock),
+                    self.layout.name(),
+                    f.policy(RollbackPolicy::Wait),
+                    f.policy(RollbackPolicy::Error),
+                )));
             }
             Some(p) => p,
             None if self.layout.clock_id_bits() > 0 => RollbackPolicy::BumpClock,
             None => RollbackPolicy::Wait,
         };
         if self.max_drift.as_millis() > u32::MAX as u128 {
-            return Err(Error::config("max_drift: at most 49 days"));
+            return Err(Error::config(format!(
+                "{}: at most 49 days",
+                self.given.frontend.setting(Setting::MaxDrift)
+            )));
         }
         self.layout.check_epoch(self.clock.now_ms())?;
         Generator::start(
@@ -359,6 +378,11 @@ impl<C: Clock> Builder<C> {
             },
             interrupted,
         )
+    }
+
+    /// Whose words configuration errors use.
+    pub(crate) fn spelling(&self) -> Frontend {
+        self.given.frontend
     }
 
     /// Whether the worker ID is leased (any free one will do), so a forked child may take

@@ -9,11 +9,13 @@ use super::{Consts, Hot, Inner, RollbackPolicy};
 use crate::clock::Clock;
 use crate::error::{Error, ErrorKind, Result};
 use crate::fork::{self, WipeOnFork};
+use crate::frontend::{Frontend, Setting};
 use crate::layout::{mask, FieldOrder, Layout};
 use crate::state::{StateStore, WorkerState};
 use crate::sync::{AtomicU64, CachePadded, Mutex};
 use crate::warning::{Warning, WarningSink};
 use crate::worker::remote::{keeper, LeaseTerms, RemoteLease};
+use crate::worker::source::WORKER_ID_ENV;
 use crate::worker::{self, Lease, LocalLease, WorkerSource};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -108,23 +110,27 @@ impl<C: Clock> Inner<C> {
         let mut server_skew_ms = 0;
         let (worker_id, store, lease): (_, _, Option<Box<dyn Lease>>) = match &r.storage {
             Storage::InMemory => {
+                let worker_id = r.spelling().setting(Setting::WorkerId);
+                let needs = |why: &str| {
+                    Error::config(format!(
+                        "{worker_id}: an in-memory generator needs a fixed worker ID{why}: give \
+                         {worker_id}, or set {WORKER_ID_ENV}"
+                    ))
+                };
                 match &r.worker {
-                    Some(source) => match source.resolve(layout.max_worker_id())? {
-                        worker::LeaseRequest::Exact(id) => (id, None, None),
-                        worker::LeaseRequest::Any { .. } => return Err(Error::config(
-                            "worker_id: an in-memory generator needs a fixed worker ID (leases \
-                             live in the state directory)",
-                        )),
-                    },
-                    None => {
-                        return Err(Error::config(
-                            "worker_id: an in-memory generator needs a fixed worker ID",
-                        ))
+                    Some(source) => {
+                        match source.resolve_as(layout.max_worker_id(), r.spelling())? {
+                            worker::LeaseRequest::Exact(id) => (id, None, None),
+                            worker::LeaseRequest::Any { .. } => {
+                                return Err(needs(" (leases live in the state directory)"))
+                            }
+                        }
                     }
+                    None => return Err(needs("")),
                 }
             }
             Storage::Dir(dir) => {
-                let request = lease_request(r.worker.as_ref(), &layout)?;
+                let request = lease_request(r.worker.as_ref(), &layout, r.spelling())?;
                 let options = worker::LeaseOptions {
                     allow_network_fs: r.allow_network_fs,
                 };
@@ -134,7 +140,7 @@ impl<C: Clock> Inner<C> {
                 (lease.worker_id(), Some(store), Some(Box::new(lease)))
             }
             Storage::Remote(backend) => {
-                let request = lease_request(r.worker.as_ref(), &layout)?;
+                let request = lease_request(r.worker.as_ref(), &layout, r.spelling())?;
                 let terms = LeaseTerms {
                     ttl: r.lease_ttl,
                     check_settings: !r.quiet_durability,
@@ -152,14 +158,21 @@ impl<C: Clock> Inner<C> {
                 )
             }
             Storage::Store(store) => {
-                match r.worker.as_ref().map(|w| w.resolve(layout.max_worker_id())) {
+                match r
+                    .worker
+                    .as_ref()
+                    .map(|w| w.resolve_as(layout.max_worker_id(), r.spelling()))
+                {
                     Some(Ok(worker::LeaseRequest::Exact(id))) => {
                         (id, Some(Arc::clone(store)), None)
                     }
                     Some(Err(e)) => return Err(e),
-                    _ => return Err(Error::config(
-                        "worker_id: a generator with its own state store needs a fixed worker ID",
-                    )),
+                    _ => {
+                        return Err(Error::config(format!(
+                            "{}: a generator with its own state store needs a fixed worker ID",
+                            r.spelling().setting(Setting::WorkerId)
+                        )))
+                    }
                 }
             }
         };
@@ -437,9 +450,13 @@ impl<C: Clock> StartRules<'_, C> {
 
 /// What a storage that leases worker IDs (a state directory, a server) is asked for: the
 /// worker source given, else any free worker ID of the layout.
-fn lease_request(given: Option<&WorkerSource>, layout: &Layout) -> Result<worker::LeaseRequest> {
+fn lease_request(
+    given: Option<&WorkerSource>,
+    layout: &Layout,
+    spelling: Frontend,
+) -> Result<worker::LeaseRequest> {
     given
         .cloned()
         .unwrap_or(WorkerSource::LocalLease { range: None })
-        .resolve(layout.max_worker_id())
+        .resolve_as(layout.max_worker_id(), spelling)
 }

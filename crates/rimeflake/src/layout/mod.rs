@@ -480,6 +480,7 @@ pub(crate) const fn mask(bits: u8) -> u64 {
 }
 
 mod builder;
+mod guess;
 mod presets;
 mod spec;
 #[cfg(test)]

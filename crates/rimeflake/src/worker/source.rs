@@ -6,6 +6,7 @@
 use super::lease::LeaseRequest;
 use super::WorkerSource;
 use crate::error::{Error, Result};
+use crate::frontend::{Frontend, Setting};
 
 /// The environment variable [`WorkerSource::FromEnv`] reads.
 pub const WORKER_ID_ENV: &str = "RIMEFLAKE_WORKER_ID";
@@ -25,11 +26,7 @@ impl WorkerSource {
     /// [`ErrorKind::Config`](crate::ErrorKind::Config) when the worker ID is missing, not a
     /// number, above `max_worker_id`, or (Kubernetes) cannot be told from the host name.
     pub fn resolve(&self, max_worker_id: u64) -> Result<LeaseRequest> {
-        self.resolve_with(
-            max_worker_id,
-            &|name| std::env::var(name).ok(),
-            &super::lease::hostname,
-        )
+        self.resolve_as(max_worker_id, Frontend::Rust)
     }
 
     /// [`WorkerSource::resolve`] with the environment and host name given (for tests).
@@ -42,8 +39,32 @@ impl WorkerSource {
         env: &dyn Fn(&str) -> Option<String>,
         host: &dyn Fn() -> Option<String>,
     ) -> Result<LeaseRequest> {
+        self.resolve_in(max_worker_id, env, host, Frontend::Rust)
+    }
+
+    /// [`WorkerSource::resolve`], naming a fixed worker ID as `spelling` does.
+    pub(crate) fn resolve_as(
+        &self,
+        max_worker_id: u64,
+        spelling: Frontend,
+    ) -> Result<LeaseRequest> {
+        self.resolve_in(
+            max_worker_id,
+            &|name| std::env::var(name).ok(),
+            &super::lease::hostname,
+            spelling,
+        )
+    }
+
+    fn resolve_in(
+        &self,
+        max_worker_id: u64,
+        env: &dyn Fn(&str) -> Option<String>,
+        host: &dyn Fn() -> Option<String>,
+        spelling: Frontend,
+    ) -> Result<LeaseRequest> {
         let (id, from) = match self {
-            WorkerSource::Fixed(id) => (*id, "worker_id".to_string()),
+            WorkerSource::Fixed(id) => (*id, spelling.setting(Setting::WorkerId).to_string()),
             WorkerSource::FromEnv => {
                 let raw = env(WORKER_ID_ENV).ok_or_else(|| {
                     Error::config(format!(

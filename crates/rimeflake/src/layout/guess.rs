@@ -1,0 +1,96 @@
+//! [`Layout::plausible_presets`]: which presets could have made an ID, for a decoder that had
+//! to assume a layout and got a time no generator can have made yet.
+
+use super::{Layout, Parts};
+
+impl Layout {
+    /// The presets (in [`Layout::PRESETS`] order) under which `id` reads as a time no later
+    /// than a day ([`Parts::FUTURE_SLACK_MS`]) past `now_ms`, the Unix time in milliseconds.
+    /// A reading never lies before its layout's epoch (the time field counts from it), so the
+    /// future is the one sign of a wrong layout. `baidu` is read with its own epoch.
+    ///
+    /// A decoder that assumed a layout (the `default`, when none was given) and got a time
+    /// well in the future names these: a `twitter` ID read as `default` lies in 2082.
+    ///
+    /// # Example
+    /// ```
+    /// use rimeflake::{Layout, Parts};
+    ///
+    /// let now_ms = 1_795_000_000_000; // 2026-11-18
+    /// let parts = Parts { clock_id: 0, timestamp_ms: now_ms, datacenter_id: Some(1), worker_id: 2, sequence: 3 };
+    /// let id = Layout::twitter().compose(&parts)?;
+    /// let presets = Layout::plausible_presets(id, now_ms);
+    /// assert!(presets.contains(&"twitter"));
+    /// assert!(!presets.contains(&"default"));
+    /// # Ok::<(), rimeflake::Error>(())
+    /// ```
+    pub fn plausible_presets(id: u64, now_ms: u64) -> Vec<&'static str> {
+        let latest = now_ms.saturating_add(Parts::FUTURE_SLACK_MS);
+        Layout::PRESETS
+            .into_iter()
+            .filter(|name| {
+                Layout::preset(name)
+                    .and_then(|layout| layout.decode(id))
+                    .is_ok_and(|parts| parts.timestamp_ms <= latest)
+            })
+            .collect()
+    }
+
+    /// [`Layout::plausible_presets`] against the system clock.
+    pub fn plausible_presets_now(id: u64) -> Vec<&'static str> {
+        Layout::plausible_presets(id, crate::clock::system_now_ms())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 2026-11-26T00:00:00Z.
+    const NOW: u64 = 1_795_651_200_000;
+
+    fn made_by(layout: &Layout, at_ms: u64) -> u64 {
+        let parts = Parts {
+            clock_id: 0,
+            timestamp_ms: at_ms,
+            datacenter_id: None,
+            worker_id: 1,
+            sequence: 1,
+        };
+        layout.compose(&parts).unwrap()
+    }
+
+    #[test]
+    fn a_twitter_id_is_plausible_as_twitter_not_as_default() {
+        let id = made_by(&Layout::twitter(), NOW - 1000);
+        assert!(Layout::default().decode(id).unwrap().timestamp_ms > NOW + Parts::FUTURE_SLACK_MS);
+        let presets = Layout::plausible_presets(id, NOW);
+        assert!(presets.contains(&"twitter"), "{presets:?}");
+        assert!(!presets.contains(&"default"), "{presets:?}");
+        assert!(!presets.contains(&"sonyflake"), "{presets:?}");
+        // 63 bits do not fit js_safe's 53.
+        assert!(!presets.contains(&"js_safe"), "{presets:?}");
+    }
+
+    #[test]
+    fn a_sonyflake_id_is_plausible_as_sonyflake() {
+        let id = made_by(&Layout::sonyflake(), NOW);
+        let presets = Layout::plausible_presets(id, NOW);
+        assert!(presets.contains(&"sonyflake"), "{presets:?}");
+        assert!(!presets.contains(&"default"), "{presets:?}");
+    }
+
+    #[test]
+    fn a_day_of_slack_and_no_more() {
+        let ms = Parts::FUTURE_SLACK_MS;
+        let id = made_by(&Layout::default(), NOW + ms);
+        assert!(Layout::plausible_presets(id, NOW).contains(&"default"));
+        let id = made_by(&Layout::default(), NOW + ms + 1);
+        assert!(!Layout::plausible_presets(id, NOW).contains(&"default"));
+    }
+
+    #[test]
+    fn an_id_with_the_sign_bit_fits_no_preset() {
+        assert!(Layout::plausible_presets(u64::MAX, NOW).is_empty());
+    }
+}
