@@ -3,7 +3,7 @@
 
 use crate::fail::Failure;
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use rimeflake::{Backend, Encoding, Generator, Layout};
+use rimeflake::{Backend, Encoding, Frontend, Generator, Layout};
 use std::path::PathBuf;
 
 const AFTER_HELP: &str = "What is not given comes from the environment: RIMEFLAKE_LAYOUT, \
@@ -162,9 +162,10 @@ impl GeneratorArgs {
     /// A generator with what these arguments give; the core resolves the rest (environment,
     /// defaults) and reports warnings, which go to stderr.
     pub fn build(&self) -> Result<Generator, Failure> {
-        let mut builder = Generator::builder().on_warning(|w| {
-            eprintln!("rimeflake: warning: {}", crate::fail::one_line(w.message()))
-        });
+        let warnings = crate::warn::Warnings::default();
+        let mut builder = Generator::builder()
+            .frontend(Frontend::Cli)
+            .on_warning(warnings.sink());
         if let Some(spec) = &self.layout.layout {
             builder = builder.layout(Layout::from_spec(spec)?);
         }
@@ -183,7 +184,10 @@ impl GeneratorArgs {
         if self.in_memory {
             builder = builder.in_memory();
         }
-        Ok(builder.build()?)
+        // An error is the one thing said: the warnings of a build that failed are dropped.
+        let generator = builder.build()?;
+        warnings.started();
+        Ok(generator)
     }
 }
 
@@ -228,8 +232,9 @@ impl InputFormat {
 
 #[derive(Debug, Args)]
 pub struct GenArgs {
-    /// How many IDs.
-    #[arg(short = 'n', long = "count", value_name = "COUNT", default_value_t = 1)]
+    /// How many IDs (1 or more).
+    #[arg(short = 'n', long = "count", value_name = "COUNT", default_value_t = 1,
+          allow_negative_numbers = true, value_parser = parse_count)]
     pub count: u64,
     /// How to print them.
     #[arg(long, value_enum, default_value_t = Format::Dec)]
@@ -271,6 +276,23 @@ fn parse_seconds(text: &str) -> Result<f64, String> {
         Ok(s) if s > 0.0 && s <= 86_400.0 => Ok(s),
         Ok(_) => Err("must be more than 0 and at most 86400".to_string()),
         Err(e) => Err(e.to_string()),
+    }
+}
+
+/// `-n`: a clear message for `-1`, `0` or `abc` (clap would call `-1` an unknown argument).
+fn parse_count(text: &str) -> Result<u64, String> {
+    match text.parse::<u64>() {
+        Ok(0) => Err("0 IDs asked for: give a count of 1 or more".to_string()),
+        Ok(n) => Ok(n),
+        Err(_) if text.starts_with('-') => {
+            Err(format!("{text} is negative: give a count of 1 or more"))
+        }
+        Err(_) if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) => {
+            Err(format!("{text} is too large: at most {}", u64::MAX))
+        }
+        Err(_) => Err(format!(
+            "{text:?} is not a count: give a whole number of 1 or more"
+        )),
     }
 }
 

@@ -9,6 +9,8 @@ use std::io::{self, BufRead, BufWriter, IsTerminal, Write};
 
 pub fn run(args: &DecodeArgs) -> Result<(), Failure> {
     let layout = args.layout.layout()?;
+    // Neither --layout nor $RIMEFLAKE_LAYOUT: the default is an assumption, said when it shows.
+    let assumed = rimeflake::settings::layout_if_given(args.layout.layout.as_deref())?.is_none();
     let from_stdin = args.ids.is_empty() || args.ids.iter().any(|id| id == "-");
     if args.ids.is_empty() && io::stdin().is_terminal() {
         return Err(Failure::usage(
@@ -22,6 +24,8 @@ pub fn run(args: &DecodeArgs) -> Result<(), Failure> {
         encoding: args.format.encoding(),
         json: args.json,
         header_done: false,
+        assumed,
+        noted: false,
     };
     for text in args.ids.iter().filter(|id| *id != "-") {
         printer.id(text)?;
@@ -43,10 +47,21 @@ struct Printer<'a, W: Write> {
     encoding: Encoding,
     json: bool,
     header_done: bool,
+    /// The layout is the default because none was given.
+    assumed: bool,
+    /// The note about the assumed layout was printed.
+    noted: bool,
 }
 
-/// Beside a time that no generator of the layout can have made yet.
-const IN_THE_FUTURE: &str = "(in the future: another layout?)";
+/// Beside a time that no generator of the layout can have made yet: the presets that read the
+/// ID as a time already past, if any.
+fn in_the_future(plausible: &[&str]) -> String {
+    if plausible.is_empty() {
+        "(in the future: another layout?)".to_string()
+    } else {
+        format!("(in the future: --layout {}?)", plausible.join(" or "))
+    }
+}
 
 impl<W: Write> Printer<'_, W> {
     /// The layout line and column names, before the first row of a table.
@@ -69,21 +84,35 @@ impl<W: Write> Printer<'_, W> {
 
     /// Decodes and prints one ID; an invalid one ends the command (after flushing those before).
     fn id(&mut self, text: &str) -> Result<(), Failure> {
-        let decoded = parse(text, self.encoding).and_then(|id| Ok((id, self.layout.decode(id)?)));
+        let decoded = read(text, self.encoding).and_then(|id| Ok((id, self.layout.decode(id)?)));
         let (id, parts) = match decoded {
             Ok(d) => d,
             Err(e) => {
                 self.out.flush()?;
-                return Err(e.into());
+                return Err(e);
             }
         };
         let future = parts.is_well_in_the_future();
+        let plausible = if future {
+            rimeflake::Layout::plausible_presets_now(id)
+        } else {
+            Vec::new()
+        };
+        if future && self.assumed && !self.noted {
+            self.noted = true;
+            self.out.flush()?;
+            eprintln!(
+                "rimeflake: note: {}",
+                assumed_note(text, &parts, &plausible)
+            );
+        }
         self.header()?;
         if self.json {
             write_parts_json(&mut self.out, id, &parts)?;
             writeln!(
                 self.out,
-                ",\"in_the_future\":{future},\"layout\":\"{}\",\"spec\":\"{}\",\"expires_at\":\"{}\",\"expires_at_ms\":{}}}",
+                ",\"in_the_future\":{future},{}\"layout\":\"{}\",\"spec\":\"{}\",\"expires_at\":\"{}\",\"expires_at_ms\":{}}}",
+                plausible_json(future, &plausible),
                 self.layout.name(),
                 self.layout.describe(),
                 iso8601(self.layout.expires_at_ms()),
@@ -102,10 +131,99 @@ impl<W: Write> Printer<'_, W> {
             }
             write!(self.out, "{:>8} {:>8}", parts.worker_id, parts.sequence)?;
             if future {
-                write!(self.out, "  {IN_THE_FUTURE}")?;
+                write!(self.out, "  {}", in_the_future(&plausible))?;
             }
             writeln!(self.out)?;
         }
         Ok(())
+    }
+}
+
+/// `"plausible_presets":[..],` for an ID in the future; nothing otherwise.
+fn plausible_json(future: bool, plausible: &[&str]) -> String {
+    if !future {
+        return String::new();
+    }
+    let names: Vec<String> = plausible.iter().map(|p| format!("\"{p}\"")).collect();
+    format!("\"plausible_presets\":[{}],", names.join(","))
+}
+
+/// What `decode` assumed, once, when an ID read with the assumed default layout lies in the
+/// future.
+fn assumed_note(text: &str, parts: &rimeflake::Parts, plausible: &[&str]) -> String {
+    let read = format!(
+        "no --layout or RIMEFLAKE_LAYOUT given, so IDs are read with the default layout, by which \
+         {text} was made at {}, in the future",
+        iso8601(parts.timestamp_ms)
+    );
+    match plausible {
+        [] => format!("{read}; no preset reads it as a past time: give the layout it was made with (--layout SPEC)"),
+        [one] => format!("{read}; it reads as a past time with the {one} preset: try --layout {one}"),
+        many => format!(
+            "{read}; it reads as a past time with the presets {}: try --layout {}",
+            many.join(", "),
+            many[0]
+        ),
+    }
+}
+
+/// The ID `text` encodes: in `encoding`, or a `0x` hex number (1 to 16 digits) when decimal or
+/// hex is expected. When it does not parse, the error says which `--format` it would parse as.
+fn read(text: &str, encoding: Encoding) -> Result<u64, Failure> {
+    if matches!(encoding, Encoding::Decimal | Encoding::Hex) {
+        if let Some(digits) = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+            if (1..=16).contains(&digits.len()) {
+                return Ok(parse(&format!("{digits:0>16}"), Encoding::Hex)?);
+            }
+        }
+    }
+    parse(text, encoding).map_err(|e| {
+        let fits: Vec<String> = [
+            Encoding::Decimal,
+            Encoding::Hex,
+            Encoding::Base62,
+            Encoding::Base32,
+        ]
+        .into_iter()
+        .filter(|&other| other != encoding && parse(text, other).is_ok())
+        .map(|other| format!("--format {}", other.name()))
+        .collect();
+        let mut failure = Failure::from(e);
+        if let Failure::Error { message, .. } = &mut failure {
+            if !fits.is_empty() {
+                message.push_str(&format!("; it reads as {}", fits.join(" or ")));
+            }
+        }
+        failure
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(f: Failure) -> String {
+        match f {
+            Failure::Error { message, .. } => message,
+            Failure::ClosedPipe => panic!("not an error"),
+        }
+    }
+
+    #[test]
+    fn hex_with_0x_reads_as_hex() {
+        assert_eq!(read("0x1d", Encoding::Decimal).unwrap(), 0x1d);
+        assert_eq!(read("0X00000000000000ff", Encoding::Hex).unwrap(), 0xff);
+        assert!(read("0x", Encoding::Decimal).is_err());
+        assert!(read("0x1d", Encoding::Base62).is_err());
+    }
+
+    #[test]
+    fn a_token_that_fails_names_the_formats_it_fits() {
+        let m = message(read("1d80a5f0c4000000", Encoding::Decimal).unwrap_err());
+        assert!(m.ends_with("; it reads as --format hex"), "{m}");
+        let m = message(read("0CjQ9YkB2aq", Encoding::Decimal).unwrap_err());
+        assert!(m.ends_with("; it reads as --format base62"), "{m}");
+        let m = message(read("!!", Encoding::Decimal).unwrap_err());
+        assert!(!m.contains("it reads as"), "{m}");
     }
 }

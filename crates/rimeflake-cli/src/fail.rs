@@ -71,15 +71,27 @@ impl From<io::Error> for Failure {
 }
 
 /// Folds a clap error (usage line, tips, possible values on lines of their own) into one line.
+/// The lines a line ending in `:` introduces (the arguments not provided) are its list:
+/// `...not provided: --worker <N>, --x <X>`.
 pub fn clap_message(rendered: &str) -> String {
-    let parts: Vec<&str> = rendered
-        .lines()
-        .map(str::trim)
-        .filter(|l| {
-            !l.is_empty() && !l.starts_with("Usage:") && !l.starts_with("For more information")
-        })
-        .collect();
-    let joined = parts.join("; ");
+    let mut joined = String::new();
+    let mut in_list = false;
+    for line in rendered.lines().map(str::trim).filter(|l| {
+        !l.is_empty() && !l.starts_with("Usage:") && !l.starts_with("For more information")
+    }) {
+        if line.starts_with("tip:") {
+            in_list = false;
+        }
+        if joined.ends_with(':') {
+            joined.push(' ');
+            in_list = true;
+        } else if in_list {
+            joined.push_str(", ");
+        } else if !joined.is_empty() {
+            joined.push_str("; ");
+        }
+        joined.push_str(line);
+    }
     let joined = joined.strip_prefix("error: ").unwrap_or(&joined);
     format!("{joined} (see rimeflake --help)")
 }
@@ -104,6 +116,15 @@ mod tests {
         assert_eq!(
             clap_message(rendered),
             "invalid value 'xml' for '--format <FORMAT>'; [possible values: dec, hex] (see rimeflake --help)"
+        );
+    }
+
+    #[test]
+    fn a_list_of_missing_arguments_follows_its_colon() {
+        let rendered = "error: the following required arguments were not provided:\n  --worker <N>\n  --x <X>\n\nUsage: rimeflake state reset --worker <N>\n\nFor more information, try '--help'.\n";
+        assert_eq!(
+            clap_message(rendered),
+            "the following required arguments were not provided: --worker <N>, --x <X> (see rimeflake --help)"
         );
     }
 

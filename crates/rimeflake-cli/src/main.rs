@@ -10,6 +10,7 @@ mod fail;
 mod gen;
 mod show;
 mod state;
+mod warn;
 
 use args::{Cli, Command, StateCommand};
 use clap::error::ErrorKind as ClapKind;

@@ -87,8 +87,28 @@ pub fn reset(args: &StateResetArgs) -> Result<(), Failure> {
         (None, Some(l)) => l.default_namespace(),
         (None, None) => rimeflake::Layout::default().default_namespace(),
     };
-    let report = rimeflake::state::reset(&dir, &namespace, layout.as_ref(), args.worker, &options)?;
+    let reset =
+        rimeflake::state::reset_if_any(&dir, &namespace, layout.as_ref(), args.worker, &options)?;
     let mut out = std::io::stdout().lock();
+    let report = match reset {
+        rimeflake::state::Reset::Done(report) => report,
+        rimeflake::state::Reset::NoStateFile { state_path } => {
+            // A worker ID that never ran here has no state to be corrupt: done, nothing changed.
+            writeln!(
+                out,
+                "nothing to reset: worker {} of namespace {namespace} has no state file ({} does \
+                 not exist); a reset only replaces a corrupt state file",
+                args.worker,
+                state_path.display()
+            )?;
+            return Ok(());
+        }
+        _ => {
+            return Err(Failure::runtime(
+                "state reset: an outcome this version does not know",
+            ))
+        }
+    };
     writeln!(
         out,
         "reset worker {} of namespace {} from {}; now on clock-id {}",

@@ -4,8 +4,9 @@
 use super::{Layout, Parts};
 
 impl Layout {
-    /// The presets (in [`Layout::PRESETS`] order) under which `id` reads as a time no later
-    /// than a day ([`Parts::FUTURE_SLACK_MS`]) past `now_ms`, the Unix time in milliseconds.
+    /// The presets under which `id` reads as a time no later than a day
+    /// ([`Parts::FUTURE_SLACK_MS`]) past `now_ms`, the Unix time in milliseconds, the latest
+    /// reading first (the likeliest, for a recent ID).
     /// A reading never lies before its layout's epoch (the time field counts from it), so the
     /// future is the one sign of a wrong layout. `baidu` is read with its own epoch.
     ///
@@ -26,14 +27,17 @@ impl Layout {
     /// ```
     pub fn plausible_presets(id: u64, now_ms: u64) -> Vec<&'static str> {
         let latest = now_ms.saturating_add(Parts::FUTURE_SLACK_MS);
-        Layout::PRESETS
+        let mut readings: Vec<(u64, &'static str)> = Layout::PRESETS
             .into_iter()
-            .filter(|name| {
-                Layout::preset(name)
-                    .and_then(|layout| layout.decode(id))
-                    .is_ok_and(|parts| parts.timestamp_ms <= latest)
+            .filter_map(|name| {
+                let parts = Layout::preset(name).and_then(|l| l.decode(id)).ok()?;
+                (parts.timestamp_ms <= latest).then_some((parts.timestamp_ms, name))
             })
-            .collect()
+            .collect();
+        // Latest first: the IDs people decode are mostly recent ones. Stable, so equal times
+        // keep the presets' order.
+        readings.sort_by(|a, b| b.0.cmp(&a.0));
+        readings.into_iter().map(|(_, name)| name).collect()
     }
 
     /// [`Layout::plausible_presets`] against the system clock.
@@ -65,7 +69,7 @@ mod tests {
         let id = made_by(&Layout::twitter(), NOW - 1000);
         assert!(Layout::default().decode(id).unwrap().timestamp_ms > NOW + Parts::FUTURE_SLACK_MS);
         let presets = Layout::plausible_presets(id, NOW);
-        assert!(presets.contains(&"twitter"), "{presets:?}");
+        assert_eq!(presets.first(), Some(&"twitter"), "{presets:?}");
         assert!(!presets.contains(&"default"), "{presets:?}");
         assert!(!presets.contains(&"sonyflake"), "{presets:?}");
         // 63 bits do not fit js_safe's 53.
@@ -76,7 +80,7 @@ mod tests {
     fn a_sonyflake_id_is_plausible_as_sonyflake() {
         let id = made_by(&Layout::sonyflake(), NOW);
         let presets = Layout::plausible_presets(id, NOW);
-        assert!(presets.contains(&"sonyflake"), "{presets:?}");
+        assert_eq!(presets.first(), Some(&"sonyflake"), "{presets:?}");
         assert!(!presets.contains(&"default"), "{presets:?}");
     }
 

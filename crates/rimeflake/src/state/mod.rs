@@ -15,7 +15,7 @@ pub mod sim;
 pub use disk::{Disk, Fault, RealDisk, SimDisk};
 pub use file::{FileStore, LeaseGuard};
 pub use inspect::{inspect, LeaseInfo, StateHealth};
-pub use reset::{reset, reset_store, ResetOptions, ResetReport};
+pub use reset::{reset, reset_if_any, reset_store, Reset, ResetOptions, ResetReport};
 
 use crate::error::Result;
 use std::fmt::Debug;

@@ -71,19 +71,52 @@ pub fn reset(
     worker_id: u64,
     options: &ResetOptions,
 ) -> Result<ResetReport> {
-    validate_namespace(namespace)?;
-    let ns_dir = dir.join(namespace);
-    let state_path = ns_dir.join(state_file_name(worker_id));
-    if std::fs::symlink_metadata(&state_path).is_err() {
-        // Checked before the lease: a reset of a worker ID that never ran leaves no lock file.
-        return Err(Error::new(
+    match reset_if_any(dir, namespace, layout, worker_id, options)? {
+        Reset::Done(report) => Ok(report),
+        Reset::NoStateFile { state_path } => Err(Error::new(
             ErrorKind::State,
             format!(
                 "state file {} does not exist: nothing to reset (a reset only replaces a corrupt \
                  state file; check --worker, --namespace and the state directory)",
                 state_path.display()
             ),
-        ));
+        )),
+    }
+}
+
+/// What [`reset_if_any`] did. `#[non_exhaustive]`: match with a wildcard arm.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Reset {
+    /// The corrupt state was replaced.
+    Done(ResetReport),
+    /// The worker ID has no state file in the namespace (it never ran there): nothing was
+    /// changed, and no lock file was made.
+    NoStateFile {
+        /// Where its state file would be.
+        state_path: PathBuf,
+    },
+}
+
+/// As [`reset`], but a worker ID without a state file is an outcome, not an error: there is
+/// nothing to reset, and nothing is touched. For a front end whose reset may run before any
+/// generator has (a fresh state directory).
+///
+/// # Errors
+/// As [`reset`], except for the missing state file.
+pub fn reset_if_any(
+    dir: &Path,
+    namespace: &str,
+    layout: Option<&Layout>,
+    worker_id: u64,
+    options: &ResetOptions,
+) -> Result<Reset> {
+    validate_namespace(namespace)?;
+    let ns_dir = dir.join(namespace);
+    let state_path = ns_dir.join(state_file_name(worker_id));
+    if std::fs::symlink_metadata(&state_path).is_err() {
+        // Checked before the lease: a reset of a worker ID that never ran leaves no lock file.
+        return Ok(Reset::NoStateFile { state_path });
     }
     let from_file;
     let layout = match layout {
@@ -115,7 +148,7 @@ pub fn reset(
         options,
     );
     lease.release();
-    report
+    report.map(Reset::Done)
 }
 
 /// The reset itself, on any [`Disk`], with the clock reading `now_ms` (Unix ms): the caller

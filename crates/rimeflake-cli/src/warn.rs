@@ -1,0 +1,69 @@
+//! The core's warnings on stderr: held while a generator is built, so that a build that fails
+//! says only its error, then shown; the container warning once per state directory.
+
+use rimeflake::Warning;
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// The file in a state directory that says its container warning was shown.
+pub const CONTAINER_WARNING_SHOWN: &str = ".container-warning-shown";
+
+/// Warnings held until the generator has started (`Some`), then shown as they come (`None`).
+#[derive(Clone)]
+pub struct Warnings(Arc<Mutex<Option<Vec<Warning>>>>);
+
+impl Default for Warnings {
+    fn default() -> Self {
+        Warnings(Arc::new(Mutex::new(Some(Vec::new()))))
+    }
+}
+
+impl Warnings {
+    fn held(&self) -> MutexGuard<'_, Option<Vec<Warning>>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The callback for `Builder::on_warning`.
+    pub fn sink(&self) -> impl Fn(&Warning) + Send + Sync + 'static {
+        let this = self.clone();
+        move |w| match this.held().as_mut() {
+            Some(held) => held.push(w.clone()),
+            None => show(w),
+        }
+    }
+
+    /// The generator started: show what was held, and from now on show warnings at once.
+    pub fn started(&self) {
+        let held = self.held().take().unwrap_or_default();
+        for w in &held {
+            if w.kind() == Warning::CONTAINER {
+                // Only the default state directory is warned about, so it is this one.
+                match rimeflake::settings::state_dir(None) {
+                    Ok(dir) => container_once(w, &dir),
+                    Err(_) => show(w),
+                }
+            } else {
+                show(w);
+            }
+        }
+    }
+}
+
+fn show(w: &Warning) {
+    eprintln!("rimeflake: warning: {}", crate::fail::one_line(w.message()));
+}
+
+/// Shows the container warning unless `dir` remembers showing it; then remembers.
+fn container_once(w: &Warning, dir: &Path) {
+    let marker = dir.join(CONTAINER_WARNING_SHOWN);
+    if marker.exists() {
+        return;
+    }
+    eprintln!(
+        "rimeflake: warning: {} (said once for this state directory: delete {} to see it again)",
+        crate::fail::one_line(w.message()),
+        marker.display()
+    );
+    // Not remembered (a read-only directory, say): said again next time, which is no harm.
+    let _ = std::fs::write(&marker, b"");
+}
