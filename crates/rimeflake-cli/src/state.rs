@@ -152,5 +152,8 @@ fn server(
 }
 
 fn state_dir(given: &Option<std::path::PathBuf>) -> Result<std::path::PathBuf, Failure> {
-    Ok(rimeflake::settings::state_dir(given.as_deref())?)
+    Ok(rimeflake::settings::state_dir_as(
+        given.as_deref(),
+        rimeflake::Frontend::Cli,
+    )?)
 }

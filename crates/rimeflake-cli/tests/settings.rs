@@ -224,8 +224,10 @@ fn layouts_come_from_a_preset_a_spec_or_the_environment_on_every_subcommand() {
 fn a_twitter_id_read_as_default_is_flagged_in_the_future() {
     let out = run(&["decode", "175928847299117063"], &[]);
     let table = stdout_ok(&out);
+    // A 2012 ID: several presets read it as a past time, twitter among them.
+    let mark = table.lines().last().unwrap().split("(in the future: --layout ").nth(1);
     assert!(
-        table.contains("(in the future: another layout?)"),
+        mark.is_some_and(|m| m.split(" or ").any(|p| p.trim_end_matches("?)") == "twitter")),
         "{table}"
     );
     let out = run(
@@ -362,7 +364,7 @@ fn an_empty_state_dir_is_refused_by_the_core() {
         &["state", "show", "--state-dir", ""],
         &["state", "reset", "--worker", "1", "--state-dir", ""],
     ] {
-        config_error(&run(args, &[]), "state_dir: empty");
+        config_error(&run(args, &[]), "--state-dir: empty");
     }
 }
 

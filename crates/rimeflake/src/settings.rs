@@ -113,7 +113,26 @@ pub fn layout_if_given(spec: Option<&str>) -> Result<Option<Layout>> {
 /// [`ErrorKind::Config`](crate::ErrorKind::Config): an empty `dir`, or no directory at all
 /// (no `RIMEFLAKE_STATE_DIR`, `XDG_STATE_HOME` or `HOME`).
 pub fn state_dir(dir: Option<&std::path::Path>) -> Result<PathBuf> {
+    state_dir_as(dir, crate::Frontend::Rust)
+}
+
+/// [`state_dir`], with an error that names the setting as `frontend` spells it.
+///
+/// # Errors
+/// As [`state_dir`].
+pub fn state_dir_as(dir: Option<&std::path::Path>, frontend: crate::Frontend) -> Result<PathBuf> {
+    if dir.is_some_and(|d| d.as_os_str().is_empty()) {
+        return Err(empty_state_dir(frontend));
+    }
     local_dir(dir, &process_env, &|| false, &mut Vec::new())
+}
+
+/// The error for an empty state directory.
+fn empty_state_dir(frontend: crate::Frontend) -> Error {
+    Error::config(format!(
+        "{}: empty; give a directory, or leave it out for the default",
+        frontend.setting(crate::frontend::Setting::StateDir)
+    ))
 }
 
 /// The backend `$RIMEFLAKE_BACKEND` names, or `None` when it is unset or empty: for a tool that
@@ -145,9 +164,7 @@ fn local_dir(
 ) -> Result<PathBuf> {
     if let Some(dir) = given {
         if dir.as_os_str().is_empty() {
-            return Err(Error::config(
-                "state_dir: empty; give a directory, or leave it out for the default",
-            ));
+            return Err(empty_state_dir(crate::Frontend::Rust));
         }
         return Ok(dir.to_path_buf());
     }
@@ -243,10 +260,7 @@ pub(crate) fn resolve(
         .as_ref()
         .is_some_and(|d| d.as_os_str().is_empty())
     {
-        return Err(Error::config(format!(
-            "{}: empty; give a directory, or leave it out for the default",
-            spell(StateDir)
-        )));
+        return Err(empty_state_dir(given.frontend));
     }
     let mut warnings = Vec::new();
     let storage = match (&given.store, backend) {

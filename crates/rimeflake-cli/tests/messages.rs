@@ -1,0 +1,309 @@
+//! What the command says when it is given something wrong, or had to assume something: in its
+//! own words (its flags, not the Rust builder's names), on one line, and nothing before an
+//! error.
+
+#[path = "../../rimeflake/tests/support/mod.rs"]
+mod support;
+use support::TempDir;
+
+use rimeflake::{format, Encoding};
+use serde_json::Value;
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+const VARS: [&str; 6] = [
+    "RIMEFLAKE_WORKER_ID",
+    "RIMEFLAKE_LAYOUT",
+    "RIMEFLAKE_BACKEND",
+    "RIMEFLAKE_STATE_DIR",
+    "RIMEFLAKE_NO_CONTAINER_WARNING",
+    "XDG_STATE_HOME",
+];
+
+/// The binary with only `env` of rimeflake's variables set, `input` on stdin.
+fn run_with(args: &[&str], env: &[(&str, &str)], input: &str) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_rimeflake"));
+    cmd.args(args);
+    for v in VARS {
+        cmd.env_remove(v);
+    }
+    cmd.envs(env.iter().copied());
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the rimeflake binary runs");
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_string();
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
+    out
+}
+
+fn run(args: &[&str], env: &[(&str, &str)]) -> Output {
+    run_with(args, env, "")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The one line of stderr of a run that failed with `code`, nothing on stdout.
+fn error_line(out: &Output, code: i32) -> String {
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(code), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+    assert!(
+        out.stdout.is_empty(),
+        "nothing on stdout: {}",
+        text(&out.stdout)
+    );
+    stderr.trim_end().to_string()
+}
+
+fn stdout_ok(out: &Output) -> String {
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    text(&out.stdout)
+}
+
+#[test]
+fn a_worker_id_is_named_by_its_flag() {
+    assert_eq!(
+        error_line(&run(&["gen", "--worker", "99999", "--in-memory"], &[]), 2),
+        "rimeflake: error: worker ID 99999 (from --worker) is above this layout's largest \
+         worker ID 1023"
+    );
+    assert_eq!(
+        error_line(&run(&["gen", "--in-memory"], &[]), 2),
+        "rimeflake: error: --worker: an in-memory generator needs a fixed worker ID: give \
+         --worker, or set RIMEFLAKE_WORKER_ID"
+    );
+    let dir = TempDir::new("msgs-empty-dir");
+    for args in [
+        &["gen", "--state-dir", ""][..],
+        &["state", "reset", "--worker", "1", "--state-dir", ""],
+    ] {
+        let line = error_line(&run(args, &[("HOME", dir.path())]), 2);
+        assert!(
+            line.starts_with("rimeflake: error: --state-dir: empty;"),
+            "{args:?}: {line}"
+        );
+    }
+}
+
+#[test]
+fn a_count_below_one_is_refused_clearly() {
+    let mem = ["--in-memory", "--worker", "1"];
+    for (n, says) in [
+        ("-1", "-1 is negative: give a count of 1 or more"),
+        ("0", "0 IDs asked for: give a count of 1 or more"),
+        ("-5", "-5 is negative: give a count of 1 or more"),
+    ] {
+        let mut args = vec!["gen", "-n", n];
+        args.extend(mem);
+        let line = error_line(&run(&args, &[]), 2);
+        assert_eq!(
+            line,
+            format!(
+                "rimeflake: error: invalid value '{n}' for '--count <COUNT>': {says} (see \
+                 rimeflake --help)"
+            )
+        );
+        assert!(!line.contains("unexpected argument"), "{line}");
+    }
+}
+
+#[test]
+fn a_missing_required_argument_reads_as_a_sentence() {
+    let dir = TempDir::new("msgs-reset-required");
+    assert_eq!(
+        error_line(&run(&["state", "reset", "--state-dir", dir.path()], &[]), 2),
+        "rimeflake: error: the following required arguments were not provided: --worker <N> \
+         (see rimeflake --help)"
+    );
+}
+
+#[test]
+fn a_reset_on_a_fresh_state_directory_has_nothing_to_reset_and_succeeds() {
+    let home = TempDir::new("msgs-reset-fresh");
+    let state = home.0.join("state");
+    let out = run(
+        &["state", "reset", "--worker", "3"],
+        &[("RIMEFLAKE_STATE_DIR", state.to_str().unwrap())],
+    );
+    let said = stdout_ok(&out);
+    let file = state.join("default/worker-00003.state");
+    assert_eq!(
+        said,
+        format!(
+            "nothing to reset: worker 3 of namespace default has no state file ({} does not \
+             exist); a reset only replaces a corrupt state file\n",
+            file.display()
+        )
+    );
+    assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
+    // Nothing was made: no state directory, no lock file.
+    assert!(!state.exists(), "the reset made {}", state.display());
+}
+
+#[test]
+fn decode_says_it_assumed_the_default_and_which_presets_read_the_id() {
+    let id = stdout_ok(&run(
+        &["gen", "--layout", "twitter", "--in-memory", "--worker", "1"],
+        &[],
+    ));
+    // Read with the default layout, because nothing named one.
+    let out = run_with(&["decode"], &[], &id);
+    let table = stdout_ok(&out);
+    assert!(
+        table.contains("(in the future: --layout twitter"),
+        "{table}"
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with(
+            "rimeflake: note: no --layout or RIMEFLAKE_LAYOUT given, so IDs are read with the \
+             default layout, by which "
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(", in the future; it reads as a past time with the"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.trim_end().ends_with("try --layout twitter"),
+        "{stderr}"
+    );
+
+    // In JSON, the presets in a field; the note once, however many IDs.
+    let two = format!("{id}{id}");
+    let out = run_with(&["decode", "--json"], &[], &two);
+    let rows: Vec<Value> = stdout_ok(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0]["in_the_future"], true);
+    assert_eq!(rows[0]["plausible_presets"][0], "twitter");
+    assert_eq!(text(&out.stderr).lines().count(), 1);
+
+    // A layout given (flag or environment): nothing assumed, nothing noted.
+    for (args, env) in [
+        (&["decode", "--layout", "twitter"][..], &[][..]),
+        (&["decode"][..], &[("RIMEFLAKE_LAYOUT", "twitter")][..]),
+    ] {
+        let out = run_with(args, env, &id);
+        assert!(!stdout_ok(&out).contains("in the future"));
+        assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
+    }
+    // The default named on purpose: the table still flags the time, without the note.
+    let out = run_with(&["decode", "--layout", "default"], &[], &id);
+    assert!(stdout_ok(&out).contains("(in the future: --layout twitter"));
+    assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
+}
+
+#[test]
+fn decode_takes_0x_hex_and_names_the_format_a_token_fits() {
+    let id: u64 = stdout_ok(&run(&["gen", "--in-memory", "--worker", "1"], &[]))
+        .trim()
+        .parse()
+        .unwrap();
+    let hex = format(id, Encoding::Hex);
+    let row = |args: &[&str]| {
+        let out = stdout_ok(&run(args, &[]));
+        out.lines()
+            .nth(2)
+            .unwrap()
+            .split_whitespace()
+            .skip(1)
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let by_number = row(&["decode", &id.to_string()]);
+    assert_eq!(row(&["decode", &format!("0x{hex}")]), by_number);
+    assert_eq!(row(&["decode", &format!("0x{id:x}")]), by_number);
+
+    let line = error_line(&run(&["decode", &hex], &[]), 1);
+    assert!(line.ends_with("; it reads as --format hex"), "{line}");
+    let base62 = format(id, Encoding::Base62);
+    let line = error_line(&run(&["decode", "--format", "base32", &base62], &[]), 1);
+    assert!(line.contains("it reads as --format base62"), "{line}");
+}
+
+#[test]
+fn warnings_never_come_before_an_error_and_the_container_one_comes_once() {
+    let home = TempDir::new("msgs-home");
+    let env = [("HOME", home.path())];
+    // The default state directory, in a container: an error alone.
+    let line = error_line(&run(&["gen", "--worker", "99999"], &env), 2);
+    assert!(
+        line.starts_with("rimeflake: error: worker ID 99999"),
+        "{line}"
+    );
+
+    let first = run(&["gen"], &env);
+    stdout_ok(&first);
+    let second = run(&["gen"], &env);
+    stdout_ok(&second);
+    assert!(second.stderr.is_empty(), "{}", text(&second.stderr));
+    let marker = home
+        .0
+        .join(".local/state/rimeflake/.container-warning-shown");
+    let stderr = text(&first.stderr);
+    if rimeflake::worker::dirs::in_container() {
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(
+            stderr.starts_with("rimeflake: warning: running in a container"),
+            "{stderr}"
+        );
+        assert!(
+            stderr.trim_end().ends_with(&format!(
+                "(said once for this state directory: delete {} to see it again)",
+                marker.display()
+            )),
+            "{stderr}"
+        );
+        assert!(marker.exists());
+        // Deleted, it is said again.
+        std::fs::remove_file(&marker).unwrap();
+        let third = run(&["gen"], &env);
+        stdout_ok(&third);
+        assert!(text(&third.stderr).starts_with("rimeflake: warning: running in a container"));
+    } else {
+        assert!(stderr.is_empty(), "{stderr}");
+        assert!(!marker.exists());
+    }
+}
+
+#[test]
+fn bench_at_the_cap_says_so_and_shows_the_uncapped_cost() {
+    // The default layout's cap is 512,000 IDs a second: a debug build passes it at once, and
+    // after the first two seconds borrowed ahead the run is held there.
+    let out = run(
+        &["bench", "--seconds", "3", "--in-memory", "--worker", "1"],
+        &[],
+    );
+    let stdout = stdout_ok(&out);
+    assert!(
+        stdout.contains(
+            "(wall time / IDs): the run was held at the layout's cap of 512,000 IDs/s, which \
+             sets this figure, not the cost of a call"
+        ),
+        "{stdout}"
+    );
+    let per_call = stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("per call:"))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(
+        per_call.contains("ns uncapped: each thread's first 256,000 calls"),
+        "{per_call}"
+    );
+    let ns: f64 = per_call.split_whitespace().nth(2).unwrap().parse().unwrap();
+    // Far below the cap's 1,953 ns an ID: the call's own cost.
+    assert!(ns > 0.0 && ns < 1_953.0, "{per_call}");
+}
