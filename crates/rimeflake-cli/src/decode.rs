@@ -4,7 +4,7 @@ use crate::args::DecodeArgs;
 use crate::fail::Failure;
 use crate::show::{describe_layout, write_parts_json};
 use rimeflake::utc::iso8601;
-use rimeflake::{parse, Encoding, Layout};
+use rimeflake::{parse, Encoding, Frontend, Layout};
 use std::io::{self, BufRead, BufWriter, IsTerminal, Write};
 
 pub fn run(args: &DecodeArgs) -> Result<(), Failure> {
@@ -98,13 +98,12 @@ impl<W: Write> Printer<'_, W> {
         } else {
             Vec::new()
         };
-        if future && self.assumed && !self.noted {
-            self.noted = true;
-            self.out.flush()?;
-            eprintln!(
-                "rimeflake: note: {}",
-                assumed_note(text, &parts, &plausible)
-            );
+        if self.assumed && !self.noted {
+            if let Some(w) = rimeflake::layout::assumed_layout_warning(id, &parts, Frontend::Cli) {
+                self.noted = true;
+                self.out.flush()?;
+                eprintln!("rimeflake: note: {}", w.message());
+            }
         }
         self.header()?;
         if self.json {
@@ -146,25 +145,6 @@ fn plausible_json(future: bool, plausible: &[&str]) -> String {
     }
     let names: Vec<String> = plausible.iter().map(|p| format!("\"{p}\"")).collect();
     format!("\"plausible_presets\":[{}],", names.join(","))
-}
-
-/// What `decode` assumed, once, when an ID read with the assumed default layout lies in the
-/// future.
-fn assumed_note(text: &str, parts: &rimeflake::Parts, plausible: &[&str]) -> String {
-    let read = format!(
-        "no --layout or RIMEFLAKE_LAYOUT given, so IDs are read with the default layout, by which \
-         {text} was made at {}, in the future",
-        iso8601(parts.timestamp_ms)
-    );
-    match plausible {
-        [] => format!("{read}; no preset reads it as a past time: give the layout it was made with (--layout SPEC)"),
-        [one] => format!("{read}; it reads as a past time with the {one} preset: try --layout {one}"),
-        many => format!(
-            "{read}; it reads as a past time with the presets {}: try --layout {}",
-            many.join(", "),
-            many[0]
-        ),
-    }
 }
 
 /// The ID `text` encodes: in `encoding`, or a `0x` hex number (1 to 16 digits) when decimal or

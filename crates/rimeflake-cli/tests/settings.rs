@@ -225,9 +225,16 @@ fn a_twitter_id_read_as_default_is_flagged_in_the_future() {
     let out = run(&["decode", "175928847299117063"], &[]);
     let table = stdout_ok(&out);
     // A 2012 ID: several presets read it as a past time, twitter among them.
-    let mark = table.lines().last().unwrap().split("(in the future: --layout ").nth(1);
+    let mark = table
+        .lines()
+        .last()
+        .unwrap()
+        .split("(in the future: --layout ")
+        .nth(1);
     assert!(
-        mark.is_some_and(|m| m.split(" or ").any(|p| p.trim_end_matches("?)") == "twitter")),
+        mark.is_some_and(|m| m
+            .split(" or ")
+            .any(|p| p.trim_end_matches("?)") == "twitter")),
         "{table}"
     );
     let out = run(

@@ -19,6 +19,10 @@ impl Warning {
     /// The kind of warning about a remote backend: its server's settings, or a clock skew
     /// between this host and the server.
     pub const BACKEND: &'static str = "backend";
+    /// The kind of warning of a decoder that assumed the default layout (none was given) and
+    /// read a time well in the future: another layout made the ID
+    /// ([`layout::assumed_layout_warning`](crate::layout::assumed_layout_warning)).
+    pub const ASSUMED_LAYOUT: &'static str = "assumed_layout";
 
     pub(crate) fn new(kind: &'static str, message: impl Into<String>) -> Self {
         Warning {

@@ -2,6 +2,8 @@
 //! to assume a layout and got a time no generator can have made yet.
 
 use super::{Layout, Parts};
+use crate::frontend::Frontend;
+use crate::warning::Warning;
 
 impl Layout {
     /// The presets under which `id` reads as a time no later than a day
@@ -44,6 +46,61 @@ impl Layout {
     pub fn plausible_presets_now(id: u64) -> Vec<&'static str> {
         Layout::plausible_presets(id, crate::clock::system_now_ms())
     }
+}
+
+/// What a decoder says when it read `id` with the default layout because its user named none,
+/// and the time it read (`parts`) lies well in the future ([`Parts::is_well_in_the_future`]):
+/// a warning of kind [`Warning::ASSUMED_LAYOUT`] that says so and names the presets that read
+/// the ID as a past time ([`Layout::plausible_presets`]), in `frontend`'s words. `None` for a
+/// time that is not in the future.
+///
+/// # Example
+/// ```
+/// use rimeflake::layout::assumed_layout_warning;
+/// use rimeflake::{Frontend, Layout};
+///
+/// let id = 2_125_930_713_407_557_632; // made with `twitter` on 2026-11-26
+/// let parts = Layout::default().decode(id)?;
+/// let warning = assumed_layout_warning(id, &parts, Frontend::Python).expect("2082 is in the future");
+/// assert!(warning.message().ends_with("try layout='twitter'"), "{warning}");
+/// # Ok::<(), rimeflake::Error>(())
+/// ```
+pub fn assumed_layout_warning(id: u64, parts: &Parts, frontend: Frontend) -> Option<Warning> {
+    if !parts.is_well_in_the_future() {
+        return None;
+    }
+    let none_given = match frontend {
+        Frontend::Cli => "neither --layout nor RIMEFLAKE_LAYOUT was given",
+        _ => "no layout was given",
+    };
+    let give = |preset: &str| match frontend {
+        Frontend::Cli => format!("--layout {preset}"),
+        Frontend::Python => format!("layout='{preset}'"),
+        Frontend::Node => format!("layout '{preset}'"),
+        Frontend::C => format!("layout \"{preset}\""),
+        _ => format!("Layout::preset(\"{preset}\")"),
+    };
+    let read = format!(
+        "{id} was read with the default layout, as {none_given}: by it, the ID was made at {}, \
+         in the future",
+        crate::utc::iso8601(parts.timestamp_ms)
+    );
+    let plausible = Layout::plausible_presets_now(id);
+    let message = match plausible.as_slice() {
+        [] => {
+            format!("{read}; no preset reads it as a past time: give the layout it was made with")
+        }
+        [one] => format!(
+            "{read}; the {one} preset reads it as a past time: try {}",
+            give(one)
+        ),
+        many => format!(
+            "{read}; the presets {} read it as a past time (the latest reading first): try {}",
+            many.join(", "),
+            give(many[0])
+        ),
+    };
+    Some(Warning::new(Warning::ASSUMED_LAYOUT, message))
 }
 
 #[cfg(test)]
@@ -96,5 +153,33 @@ mod tests {
     #[test]
     fn an_id_with_the_sign_bit_fits_no_preset() {
         assert!(Layout::plausible_presets(u64::MAX, NOW).is_empty());
+    }
+
+    #[test]
+    fn the_assumed_layout_warning_speaks_each_front_ends_words() {
+        let now = crate::clock::system_now_ms();
+        let id = made_by(&Layout::twitter(), now);
+        let parts = Layout::default().decode(id).unwrap();
+        let said = |f| assumed_layout_warning(id, &parts, f).unwrap();
+        let cli = said(Frontend::Cli);
+        assert_eq!(cli.kind(), Warning::ASSUMED_LAYOUT);
+        assert!(
+            cli.message().starts_with(&format!(
+                "{id} was read with the default layout, as neither --layout nor \
+                 RIMEFLAKE_LAYOUT was given: by it, the ID was made at 20"
+            )),
+            "{cli}"
+        );
+        assert!(cli.message().ends_with("try --layout twitter"), "{cli}");
+        assert!(said(Frontend::Node)
+            .message()
+            .ends_with("try layout 'twitter'"));
+        assert!(said(Frontend::Python)
+            .message()
+            .contains("as no layout was given: "));
+        // A reading that is not in the future: nothing to say.
+        let own = made_by(&Layout::default(), now);
+        let parts = Layout::default().decode(own).unwrap();
+        assert!(assumed_layout_warning(own, &parts, Frontend::Cli).is_none());
     }
 }

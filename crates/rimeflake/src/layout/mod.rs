@@ -487,4 +487,5 @@ mod spec;
 mod tests;
 
 pub use builder::LayoutBuilder;
+pub use guess::assumed_layout_warning;
 pub use presets::{EPOCH_2024, EPOCH_BAIDU, EPOCH_SONYFLAKE, EPOCH_SONYFLAKE_V2, EPOCH_TWITTER};
