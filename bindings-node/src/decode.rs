@@ -42,7 +42,7 @@ pub fn decode<'e>(env: &'e Env, id: Unknown, layout: Option<Unknown>) -> Result<
         name: "layout",
     }) {
         Some(a) if !a.is_nullish() => crate::options::layout_arg(env, a)?,
-        _ => rimeflake::Layout::default(),
+        _ => return decode_assumed(env, id),
     };
     parts(
         env,
@@ -53,6 +53,25 @@ pub fn decode<'e>(env: &'e Env, id: Unknown, layout: Option<Unknown>) -> Result<
             name: "id",
         },
     )
+}
+
+/// `decode` without a layout: the default is assumed, and said so (a `RimeflakeWarning`) when
+/// the ID does not fit it.
+fn decode_assumed<'e>(env: &'e Env, id: Unknown) -> Result<Parts<'e>> {
+    let arg = Arg {
+        env: env.raw(),
+        value: id.raw(),
+        name: "id",
+    };
+    let word = arg.word(i64::MAX as u64)?;
+    let default = rimeflake::Layout::default();
+    let decoded = parts(env, &default, arg)?;
+    if let Some(w) = default.decode(word).ok().and_then(|p| {
+        rimeflake::layout::assumed_layout_warning(word, &p, rimeflake::Frontend::Node)
+    }) {
+        crate::warnings::emit(env, &[w])?;
+    }
+    Ok(decoded)
 }
 
 fn encoding(env: &Env, name: Option<Unknown>) -> Result<rimeflake::Encoding> {

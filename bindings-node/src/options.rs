@@ -6,7 +6,7 @@ use crate::errors::{throw, type_error};
 use crate::layout::Layout;
 use napi::bindgen_prelude::FromNapiValue;
 use napi::{sys, Env, JsValue, Result, Unknown};
-use rimeflake::{Backend, RollbackPolicy, Warning};
+use rimeflake::{Backend, Frontend, Warning};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -146,7 +146,7 @@ impl Options {
     pub fn build(&self) -> rimeflake::Result<(rimeflake::Generator, Vec<Warning>)> {
         let seen: Arc<Mutex<Vec<Warning>>> = Arc::default();
         let sink = seen.clone();
-        let mut b = rimeflake::Generator::builder().on_warning(move |w| {
+        let mut b = rimeflake::Generator::builder().frontend(Frontend::Node).on_warning(move |w| {
             sink.lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .push(w.clone())
@@ -167,7 +167,7 @@ impl Options {
             b = b.max_wait(Duration::from_millis(ms));
         }
         if let Some(name) = &self.on_rollback {
-            b = b.rollback_policy(RollbackPolicy::from_name(name)?);
+            b = b.rollback_policy(Frontend::Node.rollback_policy(name)?);
         }
         if let Some(strict) = self.strict_monotonic {
             b = b.strict_monotonic(strict);

@@ -6,7 +6,7 @@ use crate::{args, interrupt, layout};
 use pyo3::exceptions::PyMemoryError;
 use pyo3::prelude::*;
 use pyo3::types::{PyAny, PyDict, PyList};
-use rimeflake::RollbackPolicy;
+use rimeflake::Frontend;
 use std::time::Duration;
 
 /// A generator of 64-bit, time-ordered, unique IDs.
@@ -60,7 +60,9 @@ impl Generator {
         strict_monotonic: bool,
         lease_ttl_ms: Option<&Bound<'_, PyAny>>,
     ) -> Result<Self> {
-        let mut b = rimeflake::Generator::builder().strict_monotonic(strict_monotonic);
+        let mut b = rimeflake::Generator::builder()
+            .frontend(Frontend::Python)
+            .strict_monotonic(strict_monotonic);
         if let Some(ns) = namespace {
             b = b.namespace(ns);
         }
@@ -92,7 +94,7 @@ impl Generator {
             b = b.worker_id(args::option("worker_id", id, u64::MAX)?);
         }
         if let Some(name) = on_rollback {
-            b = b.rollback_policy(RollbackPolicy::from_name(name)?);
+            b = b.rollback_policy(Frontend::Python.rollback_policy(name)?);
         }
         if let Some(text) = backend {
             b = b.backend(rimeflake::Backend::parse(text)?);

@@ -25,11 +25,21 @@ fn decode<'py>(
     layout: Option<&Bound<'py, PyAny>>,
 ) -> Result<Bound<'py, PyAny>> {
     let id = args::id(id)?;
-    let layout = match layout {
-        Some(l) => layout::from_arg(l)?,
-        None => rimeflake::Layout::default(),
+    let Some(layout) = layout else {
+        // No layout named: the default is assumed, and said so when the ID does not fit it.
+        let default = rimeflake::Layout::default();
+        let parts = layout::decode_with(py, &default, id)?;
+        let assumed = default.decode(id).ok().and_then(|p| {
+            rimeflake::layout::assumed_layout_warning(id, &p, rimeflake::Frontend::Python)
+        });
+        if let Some(w) = assumed {
+            let said = warnings::Collected::default();
+            said.sink()(&w);
+            said.raise(py)?;
+        }
+        return Ok(parts);
     };
-    layout::decode_with(py, &layout, id)
+    layout::decode_with(py, &layout::from_arg(layout)?, id)
 }
 
 /// `id` (any 64-bit unsigned number) as text: ``"dec"`` (decimal), ``"hex"`` (16 digits),

@@ -139,7 +139,7 @@ impl rimeflake_config {
     /// # Safety
     /// The text fields must be NULL or NUL-terminated strings.
     pub(crate) unsafe fn builder(&self) -> Result<Builder, Failure> {
-        let mut b = core_rimeflake::Generator::builder();
+        let mut b = core_rimeflake::Generator::builder().frontend(core_rimeflake::Frontend::C);
         // SAFETY (each optional_text): the caller vouches for the text fields.
         if let Some(spec) = unsafe { optional_text(self.layout, "config.layout") }? {
             b = b.layout(Layout::from_spec(spec)?);

@@ -59,7 +59,7 @@ pub unsafe extern "C" fn rimeflake_generator_new(
     ffi_boundary!({
         let generator = unsafe { out(generator, "generator") }?;
         let builder = if config.is_null() {
-            core_rimeflake::Generator::builder()
+            core_rimeflake::Generator::builder().frontend(core_rimeflake::Frontend::C)
         } else {
             // SAFETY: the caller vouches for the config and its text fields.
             let config = unsafe { rimeflake_config::read(config) }?;
