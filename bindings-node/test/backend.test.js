@@ -73,7 +73,7 @@ test('leaseTtlMs: a killed holder\'s worker ID is free again after its lease', a
     child.kill('SIGKILL')
   }
   assert.throws(() => new rf.Generator({ backend: url, leaseTtlMs: 100 }),
-    (e) => e instanceof rf.ConfigError && /lease_ttl/.test(e.message))
+    (e) => e instanceof rf.ConfigError && /^leaseTtlMs: /.test(e.message))
   assert.throws(() => new rf.Generator({ backend: url, leaseTtlMs: -1 }), RangeError)
 })
 
