@@ -146,11 +146,12 @@ impl Options {
     pub fn build(&self) -> rimeflake::Result<(rimeflake::Generator, Vec<Warning>)> {
         let seen: Arc<Mutex<Vec<Warning>>> = Arc::default();
         let sink = seen.clone();
-        let mut b = rimeflake::Generator::builder().frontend(Frontend::Node).on_warning(move |w| {
+        let mut b = rimeflake::Generator::builder().on_warning(move |w| {
             sink.lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .push(w.clone())
         });
+        b = b.frontend(Frontend::Node);
         if let Some(l) = &self.layout {
             b = b.layout(l.clone());
         }

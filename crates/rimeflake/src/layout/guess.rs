@@ -38,7 +38,7 @@ impl Layout {
             .collect();
         // Latest first: the IDs people decode are mostly recent ones. Stable, so equal times
         // keep the presets' order.
-        readings.sort_by(|a, b| b.0.cmp(&a.0));
+        readings.sort_by_key(|r| std::cmp::Reverse(r.0));
         readings.into_iter().map(|(_, name)| name).collect()
     }
 
