@@ -153,6 +153,13 @@ fn read(text: &str, encoding: Encoding) -> Result<u64, Failure> {
     if matches!(encoding, Encoding::Decimal | Encoding::Hex) {
         if let Some(digits) = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
             if (1..=16).contains(&digits.len()) {
+                // Named by its place in the token as given, not in the zero-padded form.
+                if let Some((i, c)) = digits.char_indices().find(|(_, c)| !c.is_ascii_hexdigit()) {
+                    return Err(Failure::runtime(format!(
+                        "\"{text}\" is not a 0x hex ID: {c:?} at position {}",
+                        i + 2
+                    )));
+                }
                 return Ok(parse(&format!("{digits:0>16}"), Encoding::Hex)?);
             }
         }
@@ -194,6 +201,10 @@ mod tests {
         assert_eq!(read("0x1d", Encoding::Decimal).unwrap(), 0x1d);
         assert_eq!(read("0X00000000000000ff", Encoding::Hex).unwrap(), 0xff);
         assert!(read("0x", Encoding::Decimal).is_err());
+        assert_eq!(
+            message(read("0x1zz", Encoding::Decimal).unwrap_err()),
+            "\"0x1zz\" is not a 0x hex ID: 'z' at position 3"
+        );
         assert!(read("0x1d", Encoding::Base62).is_err());
     }
 
