@@ -129,22 +129,48 @@ fn is_word(t: &str) -> bool {
 /// What a backend may be, for messages.
 const USE: &str = "use \"local\", \"memory\", redis://, rediss://, postgresql:// or postgres://";
 
-/// `url` with the password of its user part replaced by `***`.
-///
-/// The user part ends at the *last* `@`: a password may hold `/`, `?`, `#` or `@` without
-/// percent-encoding, and drivers still take it (PostgreSQL's splits at an `@`). A user part
-/// holding `/`, `?` or `#` is hidden whole, so a URL that is not plainly one shows too little
-/// rather than a password.
+/// `url` as its driver reads it, for messages: built from the driver's own parse of the URL
+/// (its decoded user, hosts, ports and database, and rimeflake's TLS parameters), never from
+/// the URL's text, so a password reaches no message in whatever form the driver takes it
+/// (percent-encoded, in the user part or as a `password=` parameter, whose key may itself be
+/// percent-encoded). A password shows as `***`; the driver's other parameters are left out. A
+/// host or database holding `@` (the rest of a password with an unencoded `@`) is shown as
+/// `***`. A URL the driver cannot read, or whose driver this build lacks, is shown by
+/// [`redact_text`].
 pub(crate) fn redact(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
+    let scheme = match url.split_once("://") {
+        Some((s, _)) if is_word(s) => s.to_ascii_lowercase(),
+        _ => "backend".to_string(),
+    };
+    let parsed = tls::split(url)
+        .ok()
+        .and_then(|(driver_url, tls)| match scheme.as_str() {
+            #[cfg(feature = "redis")]
+            "redis" | "rediss" => shown::redis(&driver_url, &tls),
+            #[cfg(feature = "postgres")]
+            "postgres" | "postgresql" => shown::postgres(&scheme, &driver_url, &tls),
+            _ => {
+                let _ = (driver_url, tls);
+                None
+            }
+        });
+    parsed.unwrap_or_else(|| redact_text(&scheme, url))
+}
+
+/// A URL no driver read, for messages (to show where a typo is): its host and path with the
+/// user part's password hidden, and no query or fragment (a parameter may be a password, under
+/// a key in any encoding). The user part ends at the *last* `@`, and one holding `/`, `?` or `#`
+/// is hidden whole, so a URL that is not plainly one shows too little rather than a password.
+fn redact_text(scheme: &str, url: &str) -> String {
+    let Some((_, rest)) = url.split_once("://") else {
+        return format!("{scheme}://(not shown)");
     };
     let (user, rest) = match rest.rsplit_once('@') {
         Some((user, rest)) => (Some(user), rest),
         None => (None, rest),
     };
-    let host_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let (host, tail) = rest.split_at(host_end);
+    let end = rest.find(['?', '#']).unwrap_or(rest.len());
+    let (head, tail) = rest.split_at(end);
     let user = match user {
         None => String::new(),
         Some(u) if u.contains(['/', '?', '#']) => "***@".to_string(),
@@ -153,23 +179,130 @@ pub(crate) fn redact(url: &str) -> String {
             None => format!("{u}@"),
         },
     };
-    format!("{scheme}://{user}{host}{}", redact_query(tail))
+    let dropped = if tail.is_empty() {
+        ""
+    } else {
+        "?(parameters not shown)"
+    };
+    format!("{scheme}://{user}{head}{dropped}")
 }
 
-/// A query part with any `password=` value hidden.
-fn redact_query(tail: &str) -> String {
-    match tail.split_once('?') {
-        None => tail.to_string(),
-        Some((path, query)) => {
-            let q: Vec<String> = query
-                .split('&')
-                .map(|kv| match kv.split_once('=') {
-                    Some((k, _)) if k.eq_ignore_ascii_case("password") => format!("{k}=***"),
-                    _ => kv.to_string(),
-                })
-                .collect();
-            format!("{path}?{}", q.join("&"))
+/// The parts of [`redact`] that need a driver.
+mod shown {
+    #[allow(unused_imports)]
+    use super::tls::{Roots, SslMode, Tls};
+
+    /// A host or database name as shown: `***` when it holds an `@`.
+    #[allow(dead_code)]
+    fn part(text: &str) -> &str {
+        if text.contains('@') {
+            "***"
+        } else {
+            text
         }
+    }
+
+    /// The user part: `user@`, `user:***@`, `:***@` or nothing.
+    #[allow(dead_code)]
+    fn creds(user: Option<&str>, has_password: bool) -> String {
+        let user = user.map_or("", part);
+        match (user.is_empty(), has_password) {
+            (true, false) => String::new(),
+            (_, true) => format!("{user}:***@"),
+            (false, false) => format!("{user}@"),
+        }
+    }
+
+    /// rimeflake's TLS parameters as a query (`sslmode` only when not the default).
+    #[allow(dead_code)]
+    fn query(tls: &Tls, postgres: bool) -> String {
+        let mut q = Vec::new();
+        if postgres {
+            let mode = match tls.mode {
+                SslMode::Disable => Some("disable"),
+                SslMode::Prefer => None,
+                SslMode::Require => Some("require"),
+                SslMode::VerifyCa => Some("verify-ca"),
+                SslMode::VerifyFull => Some("verify-full"),
+            };
+            q.extend(mode.map(|m| format!("sslmode={m}")));
+        }
+        match &tls.roots {
+            Some(Roots::System) => q.push("sslrootcert=system".into()),
+            Some(Roots::File(p)) => q.push(format!("sslrootcert={}", p.display())),
+            None => {}
+        }
+        if let Some((cert, key)) = &tls.client {
+            q.push(format!(
+                "sslcert={}&sslkey={}",
+                cert.display(),
+                key.display()
+            ));
+        }
+        if q.is_empty() {
+            String::new()
+        } else {
+            format!("?{}", q.join("&"))
+        }
+    }
+
+    #[cfg(feature = "redis")]
+    pub(super) fn redis(url: &str, tls: &Tls) -> Option<String> {
+        use redis::{ConnectionAddr, IntoConnectionInfo};
+        let info = url.into_connection_info().ok()?;
+        let (scheme, host, port) = match &info.addr {
+            ConnectionAddr::Tcp(host, port) => ("redis", host, port),
+            ConnectionAddr::TcpTls { host, port, .. } => ("rediss", host, port),
+            _ => return None,
+        };
+        let host = match part(host) {
+            h if h.contains(':') => format!("[{h}]"),
+            h => h.to_string(),
+        };
+        let password = info
+            .redis
+            .password
+            .as_deref()
+            .is_some_and(|p| !p.is_empty());
+        Some(format!(
+            "{scheme}://{}{host}:{port}/{}{}",
+            creds(info.redis.username.as_deref(), password),
+            info.redis.db,
+            query(tls, false)
+        ))
+    }
+
+    #[cfg(feature = "postgres")]
+    pub(super) fn postgres(scheme: &str, url: &str, tls: &Tls) -> Option<String> {
+        use tokio_postgres::config::Host;
+        let config: tokio_postgres::Config = url.parse().ok()?;
+        let ports = config.get_ports();
+        let hosts: Vec<String> = config
+            .get_hosts()
+            .iter()
+            .enumerate()
+            .map(|(i, host)| {
+                let host = match host {
+                    Host::Tcp(h) if h.contains(':') => format!("[{}]", part(h)),
+                    Host::Tcp(h) => part(h).to_string(),
+                    Host::Unix(path) => part(&path.display().to_string()).replace('/', "%2F"),
+                };
+                match ports.get(i).or(ports.first()) {
+                    Some(port) => format!("{host}:{port}"),
+                    None => host,
+                }
+            })
+            .collect();
+        let password = config.get_password().is_some_and(|p| !p.is_empty());
+        let db = config
+            .get_dbname()
+            .map_or(String::new(), |d| format!("/{}", part(d)));
+        Some(format!(
+            "{scheme}://{}{}{db}{}",
+            creds(config.get_user(), password),
+            hosts.join(","),
+            query(tls, true)
+        ))
     }
 }
 
@@ -197,16 +330,22 @@ mod tests {
         for b in [Backend::Local, Backend::Memory] {
             assert_eq!(Backend::parse(b.name()).unwrap(), b);
         }
-        for url in [
-            "redis://h:6379/0",
-            "rediss://:pw@h:6380/0?sslrootcert=/ca.pem",
-            "postgres://u@h/db?sslmode=verify-full",
-            "postgresql://h",
+        for (url, shown) in [
+            ("redis://h:6379/0", "redis://h:6379/0"),
+            (
+                "rediss://:pw@h:6380/0?sslrootcert=/ca.pem",
+                "rediss://:***@h:6380/0?sslrootcert=/ca.pem",
+            ),
+            (
+                "postgres://u@h/db?sslmode=verify-full",
+                "postgres://u@h:5432/db?sslmode=verify-full",
+            ),
+            ("postgresql://h", "postgresql://h:5432"),
         ] {
             match Backend::parse(url) {
                 Ok(b) => {
                     assert!(b.is_remote());
-                    assert_eq!(b.redacted(), url.replace(":pw@", ":***@"));
+                    assert_eq!(b.redacted(), shown);
                 }
                 Err(e) => {
                     assert_eq!(e.kind(), ErrorKind::Config);
@@ -225,28 +364,60 @@ mod tests {
         assert!(Backend::parse("").is_err());
     }
 
+    /// Every form in which a driver takes a password: the text shown is built from what the
+    /// driver parsed, and holds none of it.
+    #[cfg(all(feature = "redis", feature = "postgres"))]
     #[test]
     fn passwords_never_show() {
         for (url, shown) in [
             ("redis://:s3cret@h:1/0", "redis://:***@h:1/0"),
-            ("redis://user:s3cret@h", "redis://user:***@h"),
+            ("redis://user:s3cret@h", "redis://user:***@h:6379/0"),
+            ("redis://:%73%33%63%72%65%74@h:1/2", "redis://:***@h:1/2"),
+            ("redis://u%73er:s3cret@h:1", "redis://user:***@h:1/0"),
             (
                 "postgresql://u:p%40ss@h:5432/db?sslmode=disable&password=x",
-                "postgresql://u:***@h:5432/db?sslmode=disable&password=***",
+                "postgresql://u:***@h:5432/db?sslmode=disable",
             ),
-            ("postgres://u@h/db", "postgres://u@h/db"),
-            ("redis://h", "redis://h"),
-            // Unencoded `/`, `?`, `#`, `@` in a password: the user part ends at the last `@`.
-            ("postgresql://app:s3/cret@db/app", "postgresql://***@db/app"),
+            (
+                "postgresql://postgres@h:1/db?sslmode=disable&pass%77ord=s3cret",
+                "postgresql://postgres:***@h:1/db?sslmode=disable",
+            ),
+            (
+                "postgresql://postgres@h:1/db?%70assword=%73%33cret",
+                "postgresql://postgres:***@h:1/db",
+            ),
+            (
+                "postgresql://h/db?user=u&password=s3cret&host=h2&port=7",
+                "postgresql://u:***@h:5432,h2:7/db",
+            ),
+            ("postgres://u@h/db", "postgres://u@h:5432/db"),
+            ("redis://h", "redis://h:6379/0"),
+            // Unencoded `/`, `?`, `#`, `@` in a password: what the driver makes of it.
+            (
+                "postgresql://app:s3/cret@db/app",
+                "postgresql://app:***@db:5432/app",
+            ),
             ("redis://:s3?cret@h:1", "redis://***@h:1"),
             ("redis://:s3#cret@h", "redis://***@h"),
-            ("postgresql://u:s3@cret@h/db", "postgresql://u:***@h/db"),
+            (
+                "postgresql://u:s3@cret@h/db",
+                "postgresql://u:***@***:5432/db",
+            ),
+            (
+                "postgresql://u:s3@cr/et@h",
+                "postgresql://u:***@cr:5432/***",
+            ),
             (
                 "postgresql://u:s3cret@h/db?application_name=a@b",
-                "postgresql://***@b",
+                "postgresql://u:***@h:5432/db",
             ),
+            (
+                "postgresql://u:s3cret@h/db?port=x&password=s3cret",
+                "postgresql://u:***@h/db?(parameters not shown)",
+            ),
+            ("redis://:s3cret@h:port/0", "redis://:***@h:port/0"),
         ] {
-            assert_eq!(redact(url), shown);
+            assert_eq!(redact(url), shown, "{url}");
             let b = Backend::Redis(url.into());
             assert!(!format!("{b} {b:?}").contains("s3cret"));
             assert!(!format!("{b}").contains("cret"), "{b}");
