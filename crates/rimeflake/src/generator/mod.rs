@@ -76,6 +76,9 @@ pub struct Generator<C: Clock = SystemClock> {
     /// a forked child inherits it (so a generator closed before the fork stays closed), while
     /// every fence reads as shut in a child, closed or not.
     closed: AtomicBool,
+    /// The latest start of a new `Inner` off the callers' threads (a move to another worker ID,
+    /// or a forked child's own lease); null before the first.
+    moving: AtomicPtr<restart::Move<C>>,
 }
 
 /// The words every call touches, in memory that reads as zero in a forked child.
@@ -141,6 +144,7 @@ impl<C: Clock> Generator<C> {
             inner: AtomicPtr::new(Arc::into_raw(inner) as *mut Inner<C>),
             recipe,
             closed: AtomicBool::new(false),
+            moving: AtomicPtr::new(std::ptr::null_mut()),
         })
     }
 
@@ -307,12 +311,12 @@ impl<C: Clock> Generator<C> {
                     && i.durable.lease_taken.load(SeqCst)
                     && self.recipe.takes_any_worker()
                 {
-                    self.restart_elsewhere(i, r)?;
+                    self.restart_elsewhere(i, r, move_deadline(i), interrupted)?;
                     continue;
                 }
                 return r;
             }
-            self.restart_after_fork(i)?;
+            self.restart_after_fork(i, move_deadline(i), interrupted)?;
         }
     }
 
@@ -345,6 +349,7 @@ impl<C: Clock> Generator<C> {
     /// all the same.
     pub fn close(&self) -> Result<()> {
         self.closed.store(true, SeqCst);
+        self.abandon_move();
         // SAFETY: as `inner()`; SeqCst pairs with `restart_after_fork`, which may be installing a
         // new generator in another thread of a child.
         let i = unsafe { &*self.inner.load(SeqCst) };
@@ -376,11 +381,18 @@ impl<C: Clock> Drop for Generator<C> {
             i.fork_slot.abandon(&i.hot.fence);
             return;
         }
+        self.abandon_move();
         let _ = i.close();
         // SAFETY: from Arc::into_raw; this was the generator's reference. The last reference
         // (this one, or the reservation thread's) releases the fork slot.
         drop(unsafe { Arc::from_raw(ptr) });
     }
+}
+
+/// How long a call waits for a move to another worker ID (or a forked child's new lease)
+/// before it fails with a lease error: `max_wait`.
+fn move_deadline<C: Clock>(i: &Inner<C>) -> u64 {
+    crate::clock::monotonic_ns().saturating_add(i.max_wait_ns)
 }
 
 impl<C: Clock> std::fmt::Debug for Generator<C> {

@@ -1,20 +1,195 @@
 //! Starting a generator again in place: in a forked child (the parent's lease is not the
 //! child's), and on a server backend after another process took the worker ID. Either way the
 //! old `Inner` is left in place, never freed: other threads may still be reading it.
+//!
+//! The new `Inner` is started on a thread of its own (a [`Move`]): taking a lease is a round of
+//! server calls, which the callers' threads must not wait on past `max_wait`. A call that finds
+//! the move still running waits for it until its own deadline, then fails with a lease error;
+//! a later call picks the new `Inner` up.
 
 use super::{Generator, Inner};
 use crate::clock::Clock;
 use crate::error::{Error, ErrorKind, Result};
 use crate::sync::Ordering::SeqCst;
-use std::sync::Arc;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+/// One start of a new `Inner` off the callers' threads. Never freed once published (a thread
+/// may still be reading it; moves are rare), and never touched by another process than the one
+/// that made it (a forked child starts its own).
+pub(super) struct Move<C: Clock> {
+    pid: u32,
+    state: Mutex<MoveState<C>>,
+    done: Condvar,
+}
+
+enum MoveState<C: Clock> {
+    Running,
+    /// Finished; taken by the first call that installs it (then `Taken`).
+    Done(Result<Arc<Inner<C>>>),
+    Taken,
+    /// The generator closed or dropped while it ran: the thread closes what it started.
+    Abandoned,
+}
+
+/// How often a call waiting for a move asks its interrupt hook.
+const SLICE: Duration = Duration::from_millis(50);
 
 impl<C: Clock> Generator<C> {
+    /// The move of this process, started now if none is running or waiting to be installed.
+    fn current_move(&self) -> Result<&'static Move<C>> {
+        let pid = crate::fork::pid();
+        let seen = self.moving.load(SeqCst);
+        // SAFETY: a published move is never freed.
+        if let Some(m) = unsafe { seen.as_ref() } {
+            if m.pid == pid {
+                let st = m.state.lock().unwrap_or_else(|p| p.into_inner());
+                if !matches!(*st, MoveState::Taken) {
+                    return Ok(m);
+                }
+            }
+        }
+        let m: &'static Move<C> = Box::leak(Box::new(Move {
+            pid,
+            state: Mutex::new(MoveState::Running),
+            done: Condvar::new(),
+        }));
+        let ptr = m as *const Move<C> as *mut Move<C>;
+        if let Err(other) = self.moving.compare_exchange(seen, ptr, SeqCst, SeqCst) {
+            // Another thread published one first: use it (ours was never started; it stays
+            // leaked, a few bytes).
+            // SAFETY: as above.
+            return Ok(unsafe { &*other });
+        }
+        let recipe = self.recipe.clone();
+        std::thread::Builder::new()
+            .name("rimeflake-move".into())
+            .spawn(move || {
+                let started = Inner::start(&recipe, &mut || false);
+                let mut st = m.state.lock().unwrap_or_else(|p| p.into_inner());
+                if matches!(*st, MoveState::Abandoned) {
+                    drop(st);
+                    if let Ok(fresh) = started {
+                        let _ = fresh.close();
+                    }
+                    return;
+                }
+                *st = MoveState::Done(started);
+                m.done.notify_all();
+            })
+            .map_err(|e| {
+                *m.state.lock().unwrap_or_else(|p| p.into_inner()) = MoveState::Taken;
+                Error::new(
+                    ErrorKind::Lease,
+                    format!("cannot start a thread to take another worker ID: {e}"),
+                )
+            })?;
+        Ok(m)
+    }
+
+    /// Waits for the move of this process until `deadline_ns` (on the monotonic clock), asking
+    /// `interrupted` between slices; then installs its `Inner` in place of `stale`. `Ok(true)`:
+    /// installed (or another thread did); `Ok(false)`: still running at the deadline; `Err`: the
+    /// start failed (the next call starts another move).
+    fn finish_move(
+        &self,
+        stale: &Inner<C>,
+        deadline_ns: u64,
+        interrupted: &mut dyn FnMut() -> bool,
+    ) -> Result<bool> {
+        let m = self.current_move()?;
+        let mut st = m.state.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            match &*st {
+                MoveState::Running => {}
+                MoveState::Abandoned => {
+                    return Err(Error::new(ErrorKind::Closed, "the generator is closed"))
+                }
+                MoveState::Taken => return Ok(true),
+                MoveState::Done(_) => break,
+            }
+            let now = crate::clock::monotonic_ns();
+            if now >= deadline_ns {
+                return Ok(false);
+            }
+            st = m
+                .done
+                .wait_timeout(st, Duration::from_nanos(deadline_ns - now).min(SLICE))
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+            if matches!(*st, MoveState::Running) && interrupted() {
+                return Err(Error::new(
+                    ErrorKind::Interrupted,
+                    "interrupted while taking another worker ID",
+                ));
+            }
+        }
+        let MoveState::Done(started) = std::mem::replace(&mut *st, MoveState::Taken) else {
+            unreachable!("matched Done above")
+        };
+        drop(st);
+        let fresh = Arc::into_raw(started?) as *mut Inner<C>;
+        let stale_ptr = stale as *const Inner<C> as *mut Inner<C>;
+        if self
+            .inner
+            .compare_exchange(stale_ptr, fresh, SeqCst, SeqCst)
+            .is_err()
+        {
+            // Replaced meanwhile (only by a move or a fork restart, which took this one's
+            // place): give back the new lease.
+            // SAFETY: `fresh` came from Arc::into_raw above and was never shared.
+            let _ = unsafe { Arc::from_raw(fresh) }.close();
+            return Ok(true);
+        }
+        if stale.pid == crate::fork::pid() {
+            let _ = stale.close();
+        } else {
+            // Dropping the parent's fork slot is the child's to do only through `abandon`.
+            stale.fork_slot.abandon(&stale.hot.fence);
+        }
+        if self.closed.load(SeqCst) {
+            // `close` may have run while we installed: it set the flag before loading `inner`,
+            // so either it saw `fresh` and closes it, or we see the flag here.
+            // SAFETY: `fresh` is now the generator's, alive while `self` is.
+            let _ = unsafe { &*fresh }.close();
+        }
+        Ok(true)
+    }
+
+    /// Stops a move still running or waiting to be installed (at close and drop): what it
+    /// started is closed.
+    pub(super) fn abandon_move(&self) {
+        // SAFETY: a published move is never freed.
+        let Some(m) = (unsafe { self.moving.load(SeqCst).as_ref() }) else {
+            return;
+        };
+        if m.pid != crate::fork::pid() {
+            return; // the parent's: not ours to touch
+        }
+        let mut st = m.state.lock().unwrap_or_else(|p| p.into_inner());
+        match std::mem::replace(&mut *st, MoveState::Abandoned) {
+            MoveState::Done(Ok(fresh)) => {
+                drop(st);
+                let _ = fresh.close();
+            }
+            MoveState::Taken => *st = MoveState::Taken,
+            _ => m.done.notify_all(),
+        }
+    }
+
     /// On a server backend, after another process took the worker ID while this generator had
-    /// lost its lease: closes it (its threads stop; its writes were refused already) and starts
-    /// again with another worker ID. Returns `failed` (the call's error) when it cannot. The old
-    /// `Inner` is never freed (other threads may still be reading it), as after a fork.
+    /// lost its lease: starts it again with another worker ID off this thread, and installs it
+    /// when that is done by `deadline_ns` (on the monotonic clock). Returns `failed` (the call's
+    /// lease error) when it cannot (yet): the old generator's threads stop once the new one is
+    /// installed.
     #[cold]
-    pub(super) fn restart_elsewhere(&self, stale: &Inner<C>, failed: Result<u64>) -> Result<()> {
+    pub(super) fn restart_elsewhere(
+        &self,
+        stale: &Inner<C>,
+        failed: Result<u64>,
+        deadline_ns: u64,
+        interrupted: &mut dyn FnMut() -> bool,
+    ) -> Result<()> {
         if self.closed.load(SeqCst) {
             return failed.map(|_| ());
         }
@@ -22,37 +197,27 @@ impl<C: Clock> Generator<C> {
         if self.inner.load(SeqCst) != stale_ptr {
             return Ok(()); // another thread restarted it first: the caller goes on with that one
         }
-        let fresh = match Inner::start(&self.recipe, &mut || false) {
-            Ok(fresh) => Arc::into_raw(fresh) as *mut Inner<C>,
-            // Another thread may have restarted it meanwhile; else the server decides again
-            // at the next call.
-            Err(_) if self.inner.load(SeqCst) != stale_ptr => return Ok(()),
-            Err(_) => return failed.map(|_| ()),
-        };
-        if self
-            .inner
-            .compare_exchange(stale_ptr, fresh, SeqCst, SeqCst)
-            .is_err()
-        {
-            // Another thread restarted it first: give back our new lease.
-            // SAFETY: `fresh` came from Arc::into_raw above and was never shared.
-            let _ = unsafe { Arc::from_raw(fresh) }.close();
-            return Ok(());
+        match self.finish_move(stale, deadline_ns, interrupted) {
+            Ok(true) => Ok(()),
+            Err(e) if e.kind() == ErrorKind::Interrupted => Err(e),
+            // Still running, or failed (the server decides again at the next call).
+            Ok(false) | Err(_) if self.inner.load(SeqCst) != stale_ptr => Ok(()),
+            Ok(false) | Err(_) => failed.map(|_| ()),
         }
-        let _ = stale.close();
-        if self.closed.load(SeqCst) {
-            // As in `restart_after_fork`: `close` may have run while we started.
-            // SAFETY: `fresh` is now the generator's, alive while `self` is.
-            let _ = unsafe { &*fresh }.close();
-        }
-        Ok(())
     }
 
     /// In a forked child: abandons the parent's generator without touching its locks, lease or
-    /// threads, and starts a new one with a new lease. A generator closed (before the fork or in
-    /// the child) stays closed; a fixed worker ID cannot be taken twice, so it is refused.
+    /// threads, and starts a new one with a new lease, off this thread, installed when ready by
+    /// `deadline_ns` on the monotonic clock (else a lease error; a later call picks it up). A
+    /// generator closed (before the fork or in the child) stays closed; a fixed worker ID cannot
+    /// be taken twice, so it is refused.
     #[cold]
-    pub(super) fn restart_after_fork(&self, stale: &Inner<C>) -> Result<()> {
+    pub(super) fn restart_after_fork(
+        &self,
+        stale: &Inner<C>,
+        deadline_ns: u64,
+        interrupted: &mut dyn FnMut() -> bool,
+    ) -> Result<()> {
         stale.fork_slot.abandon(&stale.hot.fence);
         if self.closed.load(SeqCst) {
             return Err(Error::new(ErrorKind::Closed, "the generator is closed"));
@@ -68,24 +233,17 @@ impl<C: Clock> Generator<C> {
                 ),
             ));
         }
-        let fresh = Arc::into_raw(Inner::start(&self.recipe, &mut || false)?) as *mut Inner<C>;
-        let stale_ptr = stale as *const Inner<C> as *mut Inner<C>;
-        if self
-            .inner
-            .compare_exchange(stale_ptr, fresh, SeqCst, SeqCst)
-            .is_err()
-        {
-            // Another thread of the child restarted it first: give back our new lease. Dropping
-            // it releases its fork slot.
-            // SAFETY: `fresh` came from Arc::into_raw above and was never shared.
-            let fresh = unsafe { Arc::from_raw(fresh) };
-            let _ = fresh.close();
-        } else if self.closed.load(SeqCst) {
-            // `close` ran while we started: it set the flag before loading `inner`, so either it
-            // saw `fresh` and closes it, or we see the flag here (closing twice is harmless).
-            // SAFETY: `fresh` is now the generator's, alive while `self` is.
-            let _ = unsafe { &*fresh }.close();
+        if self.finish_move(stale, deadline_ns, interrupted)? {
+            return Ok(());
         }
-        Ok(())
+        Err(Error::new(
+            ErrorKind::Lease,
+            format!(
+                "this process (forked from process {}) is still taking a worker ID of its own: \
+                 not done within max_wait ({} ms); a later call uses it once it is",
+                stale.pid,
+                stale.max_wait_ns / 1_000_000
+            ),
+        ))
     }
 }

@@ -145,7 +145,8 @@ impl<C: Clock> Inner<C> {
                     ttl: r.lease_ttl,
                     check_settings: !r.quiet_durability,
                 };
-                let lease = RemoteLease::acquire(backend, &r.namespace, &layout, &request, terms)?;
+                let lease =
+                    lease_off_thread(backend, &r.namespace, &layout, &request, terms, interrupted)?;
                 for w in &lease.warnings {
                     WarningSink::emit(r.warnings.as_ref(), Warning::new(Warning::BACKEND, w));
                 }
@@ -442,6 +443,68 @@ impl<C: Clock> StartRules<'_, C> {
                     }
                     let slice = (self.layout.unit_ms() * 1_000_000).min(self.max_wait_ns - elapsed);
                     self.clock.sleep(Duration::from_nanos(slice));
+                }
+            }
+        }
+    }
+}
+
+/// [`RemoteLease::acquire`] on a thread of its own (see [`off_thread`]).
+fn lease_off_thread(
+    backend: &crate::backend::Backend,
+    namespace: &str,
+    layout: &Layout,
+    request: &worker::LeaseRequest,
+    terms: LeaseTerms,
+    interrupted: &mut dyn FnMut() -> bool,
+) -> Result<RemoteLease> {
+    let (backend, namespace, layout, request) = (
+        backend.clone(),
+        namespace.to_string(),
+        layout.clone(),
+        request.clone(),
+    );
+    off_thread(interrupted, move || {
+        RemoteLease::acquire(&backend, &namespace, &layout, &request, terms)
+    })
+}
+
+/// Runs `f` (server calls, each bounded by its timeout) on a thread of its own while this one
+/// waits in slices of 50 ms, asking `interrupted` between them, so a signal gets through (Ctrl-C
+/// in Python) however many calls `f` makes. Interrupted, it returns at once and leaves `f` to
+/// finish there; what `f` made is dropped there (a lease is released).
+fn off_thread<T: Send + 'static>(
+    interrupted: &mut dyn FnMut() -> bool,
+    f: impl FnOnce() -> Result<T> + Send + 'static,
+) -> Result<T> {
+    let (tx, rx) = std::sync::mpsc::sync_channel(1);
+    std::thread::Builder::new()
+        .name("rimeflake-start".into())
+        .spawn(move || {
+            let _ = tx.send(f());
+        })
+        .map_err(|e| {
+            Error::new(
+                ErrorKind::Lease,
+                format!("cannot start a thread to reach the server: {e}"),
+            )
+        })?;
+    loop {
+        match rx.recv_timeout(std::time::Duration::from_millis(50)) {
+            Ok(out) => return out,
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                // `f` panicked: a bug of ours, told as one.
+                return Err(Error::new(
+                    ErrorKind::Lease,
+                    "the thread reaching the server stopped without an answer",
+                ));
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                if interrupted() {
+                    return Err(Error::new(
+                        ErrorKind::Interrupted,
+                        "interrupted while reaching the server at start-up",
+                    ));
                 }
             }
         }

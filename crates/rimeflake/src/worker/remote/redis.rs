@@ -29,6 +29,8 @@ use crate::error::{Error, ErrorKind, Result};
 use errors::{breaks_connection, is_refusal, plain};
 use redis::{Connection, RedisError, RedisResult, Value};
 use scripts::{Lua, Scripts};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
 
 mod errors;
 mod scripts;
@@ -48,6 +50,26 @@ pub(crate) struct RedisConn {
     /// TLS (`rediss://`) or not, for the words of a failed handshake.
     tls: Tls,
     scripts: Scripts,
+    /// How host names become addresses (the system's resolver; another in tests).
+    resolver: Resolver,
+    /// A connect its caller stopped waiting for (a resolver that did not answer): the next
+    /// call waits for it again rather than starting a second one beside it.
+    pending: Option<Pending>,
+}
+
+/// Resolves a host name and port to addresses; blocking, perhaps for long.
+pub(crate) type Resolver = fn(&str, u16) -> std::io::Result<Vec<std::net::SocketAddr>>;
+
+/// The system's resolver (`getaddrinfo`), which has no timeout of its own.
+fn system_resolver(host: &str, port: u16) -> std::io::Result<Vec<std::net::SocketAddr>> {
+    use std::net::ToSocketAddrs;
+    Ok((host, port).to_socket_addrs()?.collect())
+}
+
+/// A connect running on its own thread: its answer, and how far it got.
+struct Pending {
+    answer: mpsc::Receiver<RedisResult<Connection>>,
+    resolved: Arc<AtomicBool>,
 }
 
 fn lease_key(namespace: &str, worker_id: u64) -> String {
@@ -64,6 +86,65 @@ fn layout_key(namespace: &str) -> String {
 
 fn workers_key(namespace: &str) -> String {
     format!("rimeflake:{{{namespace}}}:workers")
+}
+
+/// One connect, on the thread [`RedisConn::start_connect`] made.
+fn connect_now(
+    client: &redis::Client,
+    timeout: Duration,
+    resolver: Resolver,
+    resolved: &AtomicBool,
+) -> RedisResult<Connection> {
+    use redis::{ConnectionAddr, ConnectionInfo};
+    let info = client.get_connection_info();
+    let (host, port) = match &info.addr {
+        ConnectionAddr::Tcp(h, p)
+        | ConnectionAddr::TcpTls {
+            host: h, port: p, ..
+        } => (h.clone(), *p),
+        _ => return Err((redis::ErrorKind::InvalidClientConfig, "not a TCP address").into()),
+    };
+    let addrs = resolver(&host, port)?;
+    resolved.store(true, Ordering::SeqCst);
+    let conn = match &info.addr {
+        // Plain TCP goes to the addresses resolved here: the name is not looked up again.
+        ConnectionAddr::Tcp(..) => {
+            let mut last = None;
+            let mut found = None;
+            for addr in addrs {
+                let one = ConnectionInfo {
+                    addr: ConnectionAddr::Tcp(addr.ip().to_string(), addr.port()),
+                    redis: info.redis.clone(),
+                };
+                match redis::Client::open(one).and_then(|c| c.get_connection_with_timeout(timeout))
+                {
+                    Ok(conn) => {
+                        found = Some(conn);
+                        break;
+                    }
+                    Err(e) => last = Some(e),
+                }
+            }
+            match (found, last) {
+                (Some(conn), _) => conn,
+                (None, Some(e)) => return Err(e),
+                (None, None) => {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::NotFound,
+                        "the host name has no address",
+                    )
+                    .into())
+                }
+            }
+        }
+        // TLS checks the certificate against the name: the crate connects by name (the
+        // system's resolver answered just now).
+        _ => client.get_connection_with_timeout(timeout)?,
+    };
+    // The crate clears its timeouts once connected: set ours for every command.
+    conn.set_read_timeout(Some(timeout))?;
+    conn.set_write_timeout(Some(timeout))?;
+    Ok(conn)
 }
 
 /// Workers read per round trip by [`Conn::workers`]: bounds the size of one reply.
@@ -97,6 +178,15 @@ impl RedisConn {
     /// database the server lacks; [`ErrorKind::Lease`] when the server cannot be reached within
     /// `op_timeout`. Messages show the URL without its password.
     pub(crate) fn open(url: &str, op_timeout: Duration) -> Result<RedisConn> {
+        RedisConn::open_with(url, op_timeout, system_resolver)
+    }
+
+    /// [`RedisConn::open`] with another resolver.
+    pub(crate) fn open_with(
+        url: &str,
+        op_timeout: Duration,
+        resolver: Resolver,
+    ) -> Result<RedisConn> {
         let shown = redact(url);
         let (driver_url, tls) = crate::backend::tls::split(url)?;
         let client = RedisConn::client(&driver_url, &tls, &shown)?;
@@ -115,6 +205,8 @@ impl RedisConn {
             timeout: op_timeout.max(Duration::from_millis(1)),
             tls,
             scripts: Scripts::new(),
+            resolver,
+            pending: None,
         };
         // A PING: a server that wants a password and got none says so only at the first
         // command, and that should show here rather than at the first lease.
@@ -199,7 +291,7 @@ impl RedisConn {
     ) -> Result<T> {
         let conn = match self.conn.take() {
             Some(conn) => conn,
-            None => self.connect().map_err(|e| self.error(&e, "connect"))?,
+            None => self.connect()?,
         };
         match f(self.conn.insert(conn)) {
             Ok(v) => Ok(v),
@@ -215,16 +307,72 @@ impl RedisConn {
     /// A new connection whose every read and write fails after the timeout, so a server that
     /// stopped answering (paused, or its host gone) fails the call instead of hanging it.
     ///
-    /// One call here may still take a few timeouts when a server accepts connections but does
-    /// not answer (SIGSTOPped, hung): the crate sends its setup commands in one pipeline (two
-    /// `CLIENT SETINFO`, plus `AUTH` with a password and `SELECT` with a database) and reads
-    /// each reply with the whole timeout. A refused or unroutable address fails within one.
-    fn connect(&self) -> RedisResult<Connection> {
-        let conn = self.client.get_connection_with_timeout(self.timeout)?;
-        // The crate clears its timeouts once connected: set ours for every command.
-        conn.set_read_timeout(Some(self.timeout))?;
-        conn.set_write_timeout(Some(self.timeout))?;
-        Ok(conn)
+    /// The whole of it (resolving the host name, connecting, the TLS handshake and the crate's
+    /// setup commands) runs on a thread of its own and is waited for one timeout: a resolver
+    /// that does not answer, which no socket timeout covers, fails the call in time. That
+    /// thread ends when the resolver answers; until then the next call waits for it again
+    /// instead of starting another.
+    fn connect(&mut self) -> Result<Connection> {
+        let pending = match self.pending.take() {
+            Some(p) => match p.answer.try_recv() {
+                // The connect it waited for came through after all.
+                Ok(Ok(conn)) => return Ok(conn),
+                // It failed, or an answer is stale: start afresh.
+                Ok(Err(_)) | Err(mpsc::TryRecvError::Disconnected) => self.start_connect()?,
+                Err(mpsc::TryRecvError::Empty) => p,
+            },
+            None => self.start_connect()?,
+        };
+        match pending.answer.recv_timeout(self.timeout) {
+            Ok(Ok(conn)) => Ok(conn),
+            Ok(Err(e)) => Err(self.error(&e, "connect")),
+            Err(mpsc::RecvTimeoutError::Disconnected) => Err(Error::new(
+                ErrorKind::Lease,
+                format!(
+                    "could not reach Redis at {}: the thread connecting stopped without an \
+                     answer",
+                    self.url
+                ),
+            )),
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                let why = if pending.resolved.load(Ordering::SeqCst) {
+                    "connect: no answer in time"
+                } else {
+                    "its host name did not resolve in time"
+                };
+                self.pending = Some(pending);
+                Err(Error::new(
+                    ErrorKind::Lease,
+                    format!(
+                        "could not reach Redis at {} within {} ms ({why})",
+                        self.url,
+                        self.timeout.as_millis()
+                    ),
+                ))
+            }
+        }
+    }
+
+    /// Starts a connect on a thread of its own: the host name resolved by `resolver`, then the
+    /// crate's connect to each address in turn (by name for TLS, whose certificate names the
+    /// host), every read and write bounded by the timeout.
+    fn start_connect(&self) -> Result<Pending> {
+        let (tx, answer) = mpsc::sync_channel(1);
+        let resolved = Arc::new(AtomicBool::new(false));
+        let (client, timeout, resolver) = (self.client.clone(), self.timeout, self.resolver);
+        let done = Arc::clone(&resolved);
+        std::thread::Builder::new()
+            .name("rimeflake-redis-connect".into())
+            .spawn(move || {
+                let _ = tx.send(connect_now(&client, timeout, resolver, &done));
+            })
+            .map_err(|e| {
+                Error::new(
+                    ErrorKind::Lease,
+                    format!("cannot start a thread to connect to Redis: {e}"),
+                )
+            })?;
+        Ok(Pending { answer, resolved })
     }
 
     /// Runs a script: `EVALSHA`, or `EVAL` when the server does not have it cached. With

@@ -345,3 +345,61 @@ fn tls_to_a_plain_text_port_says_the_server_does_not_speak_tls() {
     assert_eq!(e.kind(), ErrorKind::Lease, "{e}");
     assert!(!e.message().contains("TLS"), "{e}");
 }
+
+/// How often [`silent_resolver`] was asked, and what ends its silence.
+static LOOKUPS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+static ANSWER: std::sync::Mutex<Option<u16>> = std::sync::Mutex::new(None);
+
+/// A resolver that does not answer until a port is put in [`ANSWER`] (as a DNS server that
+/// drops queries), then resolves to 127.0.0.1 on that port.
+fn silent_resolver(_host: &str, _port: u16) -> std::io::Result<Vec<std::net::SocketAddr>> {
+    LOOKUPS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    loop {
+        if let Some(port) = *ANSWER.lock().unwrap() {
+            return Ok(vec![std::net::SocketAddr::from(([127, 0, 0, 1], port))]);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn a_resolver_that_does_not_answer_fails_the_call_in_time_and_is_asked_once() {
+    let redis = Redis::start();
+    let url = "redis://:pw-xyz@db.example:6379/0";
+    let start = monotonic_ns();
+    let e = RedisConn::open_with(url, OP, silent_resolver)
+        .err()
+        .expect("no address");
+    let took = ms_since(start);
+    assert!(took < 2 * OP.as_millis() as u64, "{took} ms: {e}");
+    assert_eq!(e.kind(), ErrorKind::Lease, "{e}");
+    assert!(e.message().contains("within 300 ms"), "{e}");
+    assert!(e.message().contains("host name did not resolve"), "{e}");
+    assert!(e.message().contains("db.example:6379"), "{e}");
+    assert!(!e.message().contains("pw-xyz"), "{e}");
+    assert_eq!(LOOKUPS.load(std::sync::atomic::Ordering::SeqCst), 1);
+
+    let lookups = || LOOKUPS.load(std::sync::atomic::Ordering::SeqCst);
+
+    // Once it answers, a connection opens (by the address it gave: the name is not real).
+    *ANSWER.lock().unwrap() = Some(redis.port());
+    let mut c = RedisConn::open_with("redis://db.example:6379/0", OP, silent_resolver)
+        .unwrap_or_else(|e| panic!("resolves now: {e}"));
+    assert_eq!(lookups(), 2);
+    // Silent again, with the connection gone: each call fails in time, and the calls share
+    // the one lookup still waiting rather than starting one each.
+    *ANSWER.lock().unwrap() = None;
+    c.conn = None;
+    for _ in 0..3 {
+        let start = monotonic_ns();
+        let e = c.server_time_ms().expect_err("no address");
+        assert!(ms_since(start) < 2 * OP.as_millis() as u64, "{e}");
+        assert!(e.message().contains("did not resolve"), "{e}");
+    }
+    assert_eq!(lookups(), 3);
+    // The lookup answers: the next call uses the connection it made.
+    *ANSWER.lock().unwrap() = Some(redis.port());
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(c.server_time_ms().unwrap() > 0);
+    assert_eq!(lookups(), 3);
+}
