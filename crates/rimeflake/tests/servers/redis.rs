@@ -23,6 +23,8 @@ pub struct Redis {
     password: Option<String>,
     /// With TLS: the certificates, and the TLS port (the plain one stays, for the harness).
     tls: Option<(Certs, u16)>,
+    /// A cluster node (`cluster-enabled yes`) serving every slot itself.
+    cluster: bool,
 }
 
 impl Server for Redis {
@@ -62,6 +64,10 @@ impl Server for Redis {
         .args(["--logfile", &logfile]);
         if let Some(pw) = &self.password {
             cmd.args(["--requirepass", pw]);
+        }
+        if self.cluster {
+            let nodes = format!("{dir}/nodes.conf");
+            cmd.args(["--cluster-enabled", "yes", "--cluster-config-file", &nodes]);
         }
         if let Some((certs, tls_port)) = &self.tls {
             cmd.args(["--tls-port", &tls_port.to_string()])
@@ -106,8 +112,34 @@ impl Redis {
         Redis::launch(None, Some((Certs::make(), 0)))
     }
 
+    /// A one-node cluster (`cluster-enabled yes`) that serves all 16384 slots: commands whose
+    /// keys lie in different slots fail there with CROSSSLOT, as on any cluster.
+    pub fn start_cluster() -> Redis {
+        let mut redis = Redis::unstarted(None, None);
+        redis.cluster = true;
+        redis.start_on_free_port();
+        let added = redis.command(&["CLUSTER", "ADDSLOTSRANGE", "0", "16383"]);
+        assert_eq!(added, "+OK\r\n");
+        let mut tries = 0;
+        while !redis
+            .command(&["CLUSTER", "INFO"])
+            .contains("cluster_state:ok")
+        {
+            tries += 1;
+            assert!(tries < 200, "the cluster never got ready");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        redis
+    }
+
     fn launch(password: Option<String>, tls: Option<(Certs, u16)>) -> Redis {
-        let mut redis = Redis {
+        let mut redis = Redis::unstarted(password, tls);
+        redis.start_on_free_port();
+        redis
+    }
+
+    fn unstarted(password: Option<String>, tls: Option<(Certs, u16)>) -> Redis {
+        Redis {
             process: Process::new(
                 "redis-server",
                 fresh_dir("redis"),
@@ -117,9 +149,8 @@ impl Redis {
             ),
             password,
             tls,
-        };
-        redis.start_on_free_port();
-        redis
+            cluster: false,
+        }
     }
 
     /// The TLS port of a server from [`Redis::start_tls`].

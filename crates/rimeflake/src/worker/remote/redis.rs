@@ -17,7 +17,9 @@
 //!
 //! The braces are a cluster hash tag: a worker's lease and state live in one slot, so one script
 //! can check the one and write the other. Both keys begin with the same text up to the first
-//! `}`, so they share a slot even when a namespace holds braces itself.
+//! `}`, so they share a slot even when a namespace holds braces itself; a namespace that starts
+//! with `}` (whose tag would be empty) has keys that begin `rimeflake:{/}{<ns>`, all in the
+//! slot of the tag `/`.
 //!
 //! Every conditional step runs as a Lua script, atomic on the server. Scripts compare tokens and
 //! versions as strings: Lua's numbers are doubles and would round versions above 2^53.
@@ -72,20 +74,33 @@ struct Pending {
     resolved: Arc<AtomicBool>,
 }
 
+/// What opens a namespace's keys, up to and including the `{` of the hash tag. A namespace
+/// that starts with `}` would leave the tag empty (Redis then hashes each whole key, and a
+/// worker's lease and state land in different slots): its keys get the tag `{/}` first, which
+/// holds all of them in one slot, and which no other namespace's keys begin with (a namespace
+/// holds no `/`).
+fn opening(namespace: &str) -> &'static str {
+    if namespace.starts_with('}') {
+        "rimeflake:{/}{"
+    } else {
+        "rimeflake:{"
+    }
+}
+
 fn lease_key(namespace: &str, worker_id: u64) -> String {
-    format!("rimeflake:{{{namespace}:{worker_id}}}:lease")
+    format!("{}{namespace}:{worker_id}}}:lease", opening(namespace))
 }
 
 fn state_key(namespace: &str, worker_id: u64) -> String {
-    format!("rimeflake:{{{namespace}:{worker_id}}}:state")
+    format!("{}{namespace}:{worker_id}}}:state", opening(namespace))
 }
 
 fn layout_key(namespace: &str) -> String {
-    format!("rimeflake:{{{namespace}}}:layout")
+    format!("{}{namespace}}}:layout", opening(namespace))
 }
 
 fn workers_key(namespace: &str) -> String {
-    format!("rimeflake:{{{namespace}}}:workers")
+    format!("{}{namespace}}}:workers", opening(namespace))
 }
 
 /// One connect, on the thread [`RedisConn::start_connect`] made.

@@ -403,3 +403,41 @@ fn a_resolver_that_does_not_answer_fails_the_call_in_time_and_is_asked_once() {
     assert!(c.server_time_ms().unwrap() > 0);
     assert_eq!(lookups(), 3);
 }
+
+#[test]
+fn every_namespace_keeps_a_workers_lease_and_state_in_one_cluster_slot() {
+    // A namespace starting with `}` gets the tag `/`; others keep their keys.
+    assert_eq!(lease_key("}team", 7), "rimeflake:{/}{}team:7}:lease");
+    assert_eq!(state_key("}team", 7), "rimeflake:{/}{}team:7}:state");
+    assert_eq!(layout_key("}team"), "rimeflake:{/}{}team}:layout");
+    assert_eq!(lease_key("a}b", 7), "rimeflake:{a}b:7}:lease");
+    let redis = Redis::start_cluster();
+    let mut c = open(&redis);
+    for ns in ["}team", "}", "a}b", "{x}", "x{", "plain"] {
+        let record = c.settle_layout(ns, "layout record").unwrap();
+        assert_eq!(record, "layout record", "{ns}");
+        assert_eq!(c.layout(ns).unwrap().as_deref(), Some("layout record"));
+        let taken = c
+            .acquire_first(ns, &[3, 4], "tok-a", 10_000)
+            .unwrap_or_else(|e| panic!("{ns:?}: {e}"))
+            .expect("free");
+        let s = encode_state(&WorkerState::fresh(2));
+        assert_eq!(
+            c.save(ns, taken.worker_id, "tok-a", 0, &state(1, &s))
+                .unwrap_or_else(|e| panic!("{ns:?}: {e}")),
+            Saved::Yes
+        );
+        assert!(c.renew(ns, taken.worker_id, "tok-a", 10_000).unwrap());
+        assert_eq!(c.load(ns, taken.worker_id).unwrap().unwrap().version, 1);
+        let workers = c.workers(ns).unwrap_or_else(|e| panic!("{ns:?}: {e}"));
+        assert_eq!(workers.len(), 1, "{ns:?}");
+        c.release(ns, taken.worker_id, "tok-a").unwrap();
+        // The lease and the state of a worker are in one slot.
+        let slot = |key: String| redis.command(&["CLUSTER", "KEYSLOT", &key]);
+        assert_eq!(
+            slot(lease_key(ns, taken.worker_id)),
+            slot(state_key(ns, taken.worker_id)),
+            "{ns:?}"
+        );
+    }
+}
