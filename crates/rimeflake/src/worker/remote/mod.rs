@@ -411,7 +411,14 @@ impl RemoteLease {
             });
         };
         let host_ms = crate::clock::Clock::now_ms(&crate::clock::SystemClock);
-        let skew_ms = conn.server_time_ms()? as i64 - host_ms as i64;
+        let skew_ms = match conn.server_time_ms() {
+            Ok(server_ms) => server_ms as i64 - host_ms as i64,
+            Err(e) => {
+                // The worker ID is ours already: give it back rather than hold it for its TTL.
+                let _ = conn.release(namespace, worker_id, &token);
+                return Err(e);
+            }
+        };
         if skew_ms.unsigned_abs() > SKEW_WARN_MS {
             warnings.push(format!(
                 "this host's clock is {} ms {} the clock of {backend}: IDs follow this host's \
