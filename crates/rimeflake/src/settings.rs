@@ -307,6 +307,9 @@ pub(crate) fn resolve(
         Some(ns) => ns.clone(),
         None => layout.default_namespace(),
     };
+    // One rule for every backend, the same `state show` and `state reset` apply: a namespace
+    // a generator may use is one they can reach.
+    crate::worker::lease::validate_namespace(&namespace)?;
     let lease_ttl = match given.lease_ttl {
         Some(ttl) => check_lease_ttl(ttl, spell(LeaseTtl))?,
         None => match var(LEASE_TTL_ENV)? {

@@ -139,7 +139,8 @@ pub fn validate_namespace(namespace: &str) -> Result<()> {
     if bad {
         return Err(Error::config(format!(
             "namespace {namespace:?} ({} bytes): must be 1 to 200 bytes of UTF-8, not \".\" or \
-             \"..\", with no '/', '\\', newline or NUL (it names a directory)",
+             \"..\", with no '/', '\\', newline or NUL (it names a directory, and keys on a \
+             server)",
             namespace.len()
         )));
     }
