@@ -175,10 +175,11 @@ impl Generator {
         layout::Layout(self.inner.layout().clone())
     }
 
-    /// The worker ID in use.
+    /// The worker ID in use (in a forked child, the child's own: taken now if it has issued
+    /// no ID yet).
     #[getter]
-    fn worker_id(&self) -> u64 {
-        self.inner.worker_id()
+    fn worker_id(&self, py: Python<'_>) -> Result<u64> {
+        interrupt::detached(py, |hook| self.inner.current_worker_id(hook))
     }
 
     /// Whether ``close()`` was called.

@@ -130,6 +130,28 @@ def test_a_forked_child_takes_its_own_worker_id_and_leaves_the_parents_lease_alo
         assert parent.next_id() > before
 
 
+def test_a_forked_childs_worker_id_is_its_own_before_its_first_id() -> None:
+    url = redis_url()
+    with rimeflake.Generator(backend=url, namespace="py-fork-id") as parent:
+        parent.next_id()
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child asks for its worker ID before it issues any ID
+            try:
+                worker = parent.worker_id
+                child_id = parent.next_id()
+                os.write(write, f"{worker} {parent.decode(child_id).worker_id}".encode())
+            finally:
+                os._exit(0)
+        os.close(write)
+        _, status = os.waitpid(pid, 0)
+        worker, of_first_id = map(int, os.read(read, 100).split())
+        os.close(read)
+        assert os.waitstatus_to_exitcode(status) == 0
+        assert worker != parent.worker_id
+        assert worker == of_first_id
+
+
 def test_a_forked_childs_close_frees_its_own_worker_id_and_never_the_parents() -> None:
     url = redis_url()
     with rimeflake.Generator(backend=url, namespace="py-fork-close") as parent:

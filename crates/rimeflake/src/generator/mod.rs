@@ -330,9 +330,28 @@ impl<C: Clock> Generator<C> {
         &self.recipe.layout
     }
 
-    /// The worker ID in use.
+    /// The worker ID in use. In a forked child that has issued no ID yet, that is still the
+    /// parent's: [`Generator::current_worker_id`] gives the child's own.
     pub fn worker_id(&self) -> u64 {
         self.inner().worker_id
+    }
+
+    /// The worker ID this generator's next ID carries. In a forked child that has issued no ID
+    /// yet, it first takes the child's own worker ID, as its first ID would (waiting at most
+    /// `max_wait`, calling `interrupted` between slices of the wait).
+    ///
+    /// # Errors
+    /// As [`Generator::next_id`] in a forked child: [`ErrorKind::Lease`](crate::ErrorKind::Lease)
+    /// for a fixed worker ID or a lease not taken within `max_wait`,
+    /// [`ErrorKind::Closed`](crate::ErrorKind::Closed) when closed.
+    pub fn current_worker_id(&self, interrupted: &mut dyn FnMut() -> bool) -> Result<u64> {
+        loop {
+            let i = self.inner();
+            if i.pid == fork::pid() {
+                return Ok(i.worker_id);
+            }
+            self.restart_after_fork(i, move_deadline(i), interrupted)?;
+        }
     }
 
     /// Closes the generator: later calls fail with
