@@ -37,6 +37,19 @@ pub struct Generator {
     inner: rimeflake::Generator,
 }
 
+impl Drop for Generator {
+    /// Collected without `close()`: the close (an in-memory generator waits for the clock to
+    /// pass its last ID, a durable one stores its last reservation, each up to `max_wait`) runs
+    /// with the interpreter released, as `close()` does, so other threads run meanwhile.
+    fn drop(&mut self) {
+        if self.inner.is_closed() {
+            return;
+        }
+        let inner = &self.inner;
+        let _ = Python::try_attach(|py| interrupt::detached(py, |_| inner.close()));
+    }
+}
+
 #[pymethods]
 impl Generator {
     #[new]
