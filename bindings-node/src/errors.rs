@@ -120,6 +120,65 @@ pub unsafe fn throw_raw(env: sys::napi_env, name: &str, message: &str) -> bool {
     }
 }
 
+/// `err.code` of a panic in the core (a bug of rimeflake's), thrown as a `RimeflakeError`.
+pub const PANIC_CODE: &str = "ERR_RIMEFLAKE_PANIC";
+
+/// Runs `f`, a call into the core, and throws what it fails with; a panic (which would abort
+/// the process if it unwound into Node) becomes a `RimeflakeError` with code
+/// `ERR_RIMEFLAKE_PANIC`, as C returns `RIMEFLAKE_PANIC` and Python raises.
+pub fn guard<T>(env: sys::napi_env, f: impl FnOnce() -> rimeflake::Result<T>) -> Result<T> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(result) => result.map_err(|e| throw(env, &e)),
+        Err(payload) => Err(throw_panic(env, payload.as_ref())),
+    }
+}
+
+/// Throws the `RimeflakeError` of a panic, its message the panic's.
+pub fn throw_panic(env: sys::napi_env, payload: &(dyn std::any::Any + Send)) -> Error {
+    let said = payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("no message");
+    let message = format!("internal error: rimeflake panicked ({said}); please report it");
+    let thrown = unsafe { throw_with_code(env, BASE, &message, PANIC_CODE) };
+    if !thrown {
+        let code = CString::new(PANIC_CODE).unwrap_or_default();
+        let msg = CString::new(message.replace('\0', " ")).unwrap_or_default();
+        unsafe { sys::napi_throw_error(env, code.as_ptr(), msg.as_ptr()) };
+    }
+    pending()
+}
+
+/// [`throw_raw`] with a `code` other than the class's own.
+///
+/// # Safety
+/// As [`throw_raw`].
+unsafe fn throw_with_code(env: sys::napi_env, name: &str, message: &str, code: &str) -> bool {
+    let Some(class) = (unsafe { EnvData::class(env, name) }) else {
+        return false;
+    };
+    let mut args = [ptr::null_mut(); 2];
+    let mut err = ptr::null_mut();
+    unsafe {
+        sys::napi_create_string_utf8(
+            env,
+            message.as_ptr().cast(),
+            message.len() as isize,
+            &mut args[0],
+        ) == sys::Status::napi_ok
+            && sys::napi_create_string_utf8(
+                env,
+                code.as_ptr().cast(),
+                code.len() as isize,
+                &mut args[1],
+            ) == sys::Status::napi_ok
+            && sys::napi_new_instance(env, class, 2, args.as_ptr(), &mut err)
+                == sys::Status::napi_ok
+            && sys::napi_throw(env, err) == sys::Status::napi_ok
+    }
+}
+
 /// napi-rs's marker for "the exception is already thrown".
 pub fn pending() -> Error {
     Error::new(Status::PendingException, "")
@@ -183,4 +242,13 @@ pub fn throw_kind(env: &Env, name: String) -> Result<()> {
             &format!("name: {name:?} is not an error kind"),
         )),
     }
+}
+
+/// Panics inside [`guard`] (for the test that a panic throws instead of aborting).
+#[cfg(feature = "internals")]
+#[napi_derive::napi(js_name = "_panic", skip_typescript)]
+pub fn panic_inside(env: &Env, message: String) -> Result<()> {
+    guard(env.raw(), || -> rimeflake::Result<()> {
+        panic!("{message}")
+    })
 }

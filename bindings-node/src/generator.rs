@@ -12,6 +12,7 @@ use crate::options::Options;
 use napi::bindgen_prelude::Object;
 use napi::bindgen_prelude::{BigUint64Array, This};
 use napi::{Env, JsValue, Result, Unknown};
+use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
 /// A generator of 64-bit, time-ordered, unique IDs. With no options it is the embedded default:
@@ -45,7 +46,7 @@ impl Generator {
             return start(env, &this, handle);
         }
         let options = Options::from_js(env, options)?;
-        let (core, warnings) = options.build().map_err(|e| throw(env.raw(), &e))?;
+        let (core, warnings) = crate::errors::guard(env.raw(), || options.build())?;
         let gen = start(env, &this, Handle::own(core))?;
         crate::warnings::emit(env, &warnings)?;
         Ok(gen)
@@ -62,12 +63,13 @@ impl Generator {
         let options = Options::from_js(env, options)?;
         let key = format!("{options:?}");
         let mut warnings = Vec::new();
-        let handle = Handle::shared(key, || {
-            let (core, w) = options.build()?;
-            warnings = w;
-            Ok(core)
-        })
-        .map_err(|e| throw(env.raw(), &e))?;
+        let handle = crate::errors::guard(env.raw(), || {
+            Handle::shared(key, || {
+                let (core, w) = options.build()?;
+                warnings = w;
+                Ok(core)
+            })
+        })?;
         crate::warnings::emit(env, &warnings)?;
         // A real instance, made by the constructor, so it gets its own hot-path functions (a
         // napi-rs factory has no instance to install them on while it runs).
@@ -132,10 +134,20 @@ impl Generator {
     /// Fills `array` with increasing IDs, in place; returns how many it wrote.
     #[napi]
     pub fn fill(&self, env: &Env, mut array: BigUint64Array) -> Result<u32> {
-        // SAFETY: the array is borrowed for this call only.
-        let ids: &mut [u64] = unsafe { array.as_mut() };
-        self.fill_ids(env, ids)?;
-        Ok(ids.len() as u32)
+        // SAFETY: the array is borrowed for this call only; its memory may be a
+        // SharedArrayBuffer's, so it is written with atomic stores only (AtomicU64 has u64's
+        // layout).
+        let (data, len) = {
+            let ids: &mut [u64] = unsafe { array.as_mut() };
+            (ids.as_mut_ptr(), ids.len())
+        };
+        let shared = unsafe { std::slice::from_raw_parts(data.cast::<AtomicU64>(), len) };
+        crate::errors::guard(env.raw(), || {
+            self.handle
+                .check_open()?
+                .fill_atomic_with(shared, &mut || false)
+        })?;
+        Ok(shared.len() as u32)
     }
 
     /// Counters since the start: IDs issued, rollbacks seen, clock-id switches, waits.
@@ -193,7 +205,7 @@ impl Generator {
     /// harmless.
     #[napi]
     pub fn close(&self, env: &Env) -> Result<()> {
-        self.handle.close().map_err(|e| throw(env.raw(), &e))
+        crate::errors::guard(env.raw(), || self.handle.close())
     }
 }
 
@@ -222,19 +234,12 @@ impl Generator {
     fn one(&self, env: &Env) -> Result<u64> {
         match self.handle.try_next_id() {
             Some(id) => Ok(id),
-            None => self
-                .handle
-                .check_open()
-                .and_then(|c| c.next_id())
-                .map_err(|e| throw(env.raw(), &e)),
+            None => crate::errors::guard(env.raw(), || self.handle.check_open()?.next_id()),
         }
     }
 
     fn fill_ids(&self, env: &Env, ids: &mut [u64]) -> Result<()> {
-        self.handle
-            .check_open()
-            .and_then(|c| c.fill(ids))
-            .map_err(|e| throw(env.raw(), &e))
+        crate::errors::guard(env.raw(), || self.handle.check_open()?.fill(ids))
     }
 }
 

@@ -23,6 +23,20 @@ struct Entry {
 
 static SHARED: Mutex<Option<HashMap<String, Entry>>> = Mutex::new(None);
 
+/// One lock per key, held while that key's generator is built: a second `shared()` of the same
+/// options waits for the first build (one lease, not two), and other keys never wait for it
+/// (the registry's own lock is not held while a generator is built: a slow server would block
+/// every thread's `shared()`).
+static BUILDING: Mutex<Option<HashMap<String, Arc<Mutex<()>>>>> = Mutex::new(None);
+
+/// Takes one more user of the shared generator for `key`, if there is one.
+fn join(key: &str) -> Option<Arc<Core>> {
+    let mut registry = SHARED.lock().unwrap_or_else(|e| e.into_inner());
+    let entry = registry.get_or_insert_with(HashMap::new).get_mut(key)?;
+    entry.users += 1;
+    Some(entry.core.clone())
+}
+
 impl Handle {
     pub fn own(core: Core) -> Arc<Handle> {
         Arc::new(Handle {
@@ -37,23 +51,34 @@ impl Handle {
         key: String,
         make: impl FnOnce() -> rimeflake::Result<Core>,
     ) -> rimeflake::Result<Arc<Handle>> {
-        let mut registry = SHARED.lock().unwrap_or_else(|e| e.into_inner());
-        let map = registry.get_or_insert_with(HashMap::new);
-        let core = match map.get_mut(&key) {
-            Some(entry) => {
-                entry.users += 1;
-                entry.core.clone()
-            }
+        let core = match join(&key) {
+            Some(core) => core,
             None => {
-                let core = Arc::new(make()?);
-                map.insert(
-                    key.clone(),
-                    Entry {
-                        core: core.clone(),
-                        users: 1,
-                    },
-                );
-                core
+                let build_lock = {
+                    let mut building = BUILDING.lock().unwrap_or_else(|e| e.into_inner());
+                    building
+                        .get_or_insert_with(HashMap::new)
+                        .entry(key.clone())
+                        .or_default()
+                        .clone()
+                };
+                let _building = build_lock.lock().unwrap_or_else(|e| e.into_inner());
+                // Built by the holder of the key's lock before us?
+                match join(&key) {
+                    Some(core) => core,
+                    None => {
+                        let core = Arc::new(make()?);
+                        let mut registry = SHARED.lock().unwrap_or_else(|e| e.into_inner());
+                        registry.get_or_insert_with(HashMap::new).insert(
+                            key.clone(),
+                            Entry {
+                                core: core.clone(),
+                                users: 1,
+                            },
+                        );
+                        core
+                    }
+                }
             }
         };
         Ok(Arc::new(Handle {
@@ -90,11 +115,19 @@ impl Handle {
     /// Gives this hold back: an own generator closes; a shared one closes with its last user.
     /// Closing twice is harmless.
     pub fn close(&self) -> rimeflake::Result<()> {
+        match self.give_back() {
+            Some(core) => core.close(),
+            None => Ok(()),
+        }
+    }
+
+    /// Marks this hold closed; the core to close now, if this was its last user.
+    fn give_back(&self) -> Option<Arc<Core>> {
         if self.closed.swap(true, Relaxed) {
-            return Ok(());
+            return None;
         }
         let Some(key) = &self.shared_key else {
-            return self.core.close();
+            return Some(self.core.clone());
         };
         let last = {
             let mut registry = SHARED.lock().unwrap_or_else(|e| e.into_inner());
@@ -107,16 +140,26 @@ impl Handle {
                 _ => None,
             }
         };
-        match last {
-            Some(entry) => entry.core.close(),
-            None => Ok(()),
-        }
+        last.map(|entry| entry.core)
     }
 }
 
 impl Drop for Handle {
-    /// A hold collected without `close()` gives itself back too.
+    /// A hold collected without `close()` gives itself back too. The close (which may wait up
+    /// to `max_wait`: a store that hangs, the clock behind an in-memory generator's last ID)
+    /// runs on a thread of its own, never on the JavaScript thread in a finalizer.
     fn drop(&mut self) {
-        let _ = self.close();
+        let Some(core) = self.give_back() else {
+            return;
+        };
+        let closing = core.clone();
+        let spawned = std::thread::Builder::new()
+            .name("rimeflake-close".into())
+            .spawn(move || {
+                let _ = closing.close();
+            });
+        if spawned.is_err() {
+            let _ = core.close(); // no thread to be had: close here rather than not at all
+        }
     }
 }

@@ -11,8 +11,8 @@ use crate::handle::Handle;
 use napi::{sys, Result};
 use rimeflake::{Error, ErrorKind};
 use std::ffi::c_void;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
+use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
 type Callback = unsafe extern "C" fn(sys::napi_env, sys::napi_callback_info) -> sys::napi_value;
@@ -131,14 +131,7 @@ pub fn one(env: sys::napi_env, h: &Handle) -> Option<u64> {
 #[cold]
 #[inline(never)]
 fn slow_one(env: sys::napi_env, h: &Handle) -> Option<u64> {
-    let result =
-        catch_unwind(AssertUnwindSafe(|| h.check_open()?.next_id())).unwrap_or_else(|_| {
-            Err(Error::new(
-                ErrorKind::State,
-                "internal error: the generator panicked",
-            ))
-        });
-    result.map_err(|e| throw(env, &e)).ok()
+    crate::errors::guard(env, || h.check_open()?.next_id()).ok()
 }
 
 unsafe extern "C" fn next_id(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
@@ -206,16 +199,15 @@ unsafe extern "C" fn next_id_number(
     out
 }
 
-/// Fills `ids` (memory of a typed array of this call), keeping panics inside.
+/// Fills `ids` (memory of a typed array this call made), keeping panics inside.
 fn fill_slice(env: sys::napi_env, h: &Handle, ids: &mut [u64]) -> bool {
-    let result =
-        catch_unwind(AssertUnwindSafe(|| h.check_open()?.fill(ids))).unwrap_or_else(|_| {
-            Err(Error::new(
-                ErrorKind::State,
-                "internal error: the generator panicked",
-            ))
-        });
-    result.map_err(|e| throw(env, &e)).is_ok()
+    crate::errors::guard(env, || h.check_open()?.fill(ids)).is_ok()
+}
+
+/// Fills `ids` (memory of the caller's typed array, which another thread may read or write
+/// meanwhile when it lives in a `SharedArrayBuffer`) with atomic stores, keeping panics inside.
+fn fill_shared(env: sys::napi_env, h: &Handle, ids: &[AtomicU64]) -> bool {
+    crate::errors::guard(env, || h.check_open()?.fill_atomic_with(ids, &mut || false)).is_ok()
 }
 
 unsafe extern "C" fn fill(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
@@ -254,13 +246,14 @@ unsafe extern "C" fn fill(env: sys::napi_env, info: sys::napi_callback_info) -> 
         return out;
     }
     // SAFETY: a BigUint64Array's memory is `len` aligned u64s, alive during this call; an
-    // empty or detached one may have a null pointer.
-    let ids: &mut [u64] = if len == 0 || data.is_null() {
-        &mut []
+    // empty or detached one may have a null pointer. It may be a SharedArrayBuffer's, which
+    // other threads access meanwhile: only atomic stores go there (AtomicU64 has u64's layout).
+    let ids: &[AtomicU64] = if len == 0 || data.is_null() {
+        &[]
     } else {
-        unsafe { std::slice::from_raw_parts_mut(data as *mut u64, len) }
+        unsafe { std::slice::from_raw_parts(data as *const AtomicU64, len) }
     };
-    if fill_slice(env, h, ids) {
+    if fill_shared(env, h, ids) {
         unsafe { sys::napi_create_double(env, len as f64, &mut out) };
     }
     out

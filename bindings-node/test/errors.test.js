@@ -135,3 +135,16 @@ test('options: anything but a plain object, and unknown keys, are a TypeError th
   gen.close()
   for (const none of [undefined, null]) new rf.Generator(none).close()
 })
+
+test('a panic in the core throws a RimeflakeError with code ERR_RIMEFLAKE_PANIC instead of aborting', () => {
+  assert.equal(typeof rf._panic, 'function', 'the addon was built without --features internals: run make node-env')
+  assert.throws(() => rf._panic('a test panic'), (e) => {
+    assert.ok(e instanceof rf.RimeflakeError && e instanceof Error)
+    assert.equal(e.code, 'ERR_RIMEFLAKE_PANIC')
+    assert.equal(e.name, 'RimeflakeError')
+    assert.match(e.message, /panicked \(a test panic\)/)
+    return true
+  })
+  // The process is still here, and so is the addon.
+  assert.equal(typeof new rf.Generator({ backend: 'memory', workerId: 1 }).nextId(), 'bigint')
+})

@@ -182,3 +182,29 @@ test('the version is the workspace version', () => {
     assert.equal(require(`../npm/${dir}/package.json`).version, v, dir)
   }
 })
+
+test('an unclosed generator collected closes off the JavaScript thread', async () => {
+  const v8 = require('node:v8')
+  const vm = require('node:vm')
+  v8.setFlagsFromString('--expose-gc')
+  const gc = vm.runInNewContext('gc')
+  // 4 IDs per millisecond: 4,000 IDs run a second ahead of the clock, and its close waits
+  // that out.
+  let gen = new rf.Generator({ backend: 'memory', workerId: 7, layout: 'twitter,time=51,sequence=2', maxWaitMs: 5000 })
+  gen.nextIds(4000)
+  gen = null
+  let last = Date.now()
+  let worst = 0
+  const timer = setInterval(() => {
+    const now = Date.now()
+    worst = Math.max(worst, now - last)
+    last = now
+  }, 10)
+  for (let i = 0; i < 10; i++) {
+    gc()
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  await new Promise((resolve) => setTimeout(resolve, 1000))
+  clearInterval(timer)
+  assert.ok(worst < 400, `the JavaScript thread stood still for ${worst} ms while the generator closed`)
+})

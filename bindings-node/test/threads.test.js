@@ -76,3 +76,58 @@ test('a shared generator stays open while another thread still uses it', async (
 })
 
 void path
+
+test('Generator.shared builds outside its registry lock: a slow backend for one key blocks no other key', async () => {
+  // A server that accepts connections and never answers: building a generator on it waits for
+  // the call timeout (2 s with a 60 s lease TTL).
+  const net = require('node:net')
+  const sockets = []
+  const server = net.createServer((s) => sockets.push(s))
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address()
+  const slow = { backend: `redis://127.0.0.1:${port}/0`, leaseTtlMs: 60000, namespace: 'slow-shared' }
+  const src = `
+    const { parentPort, workerData } = require('node:worker_threads')
+    const rf = require(require('node:path').join(workerData.root, 'index.js'))
+    parentPort.postMessage('started')
+    try { rf.Generator.shared(workerData.slow) } catch (e) { parentPort.postMessage(e.code) }
+  `
+  const w = new Worker(src, { eval: true, workerData: { root, slow } })
+  const waiting = new Promise((resolve) => w.once('message', resolve))
+  await waiting
+  await new Promise((resolve) => setTimeout(resolve, 200)) // the worker is inside shared() now
+  const start = process.hrtime.bigint()
+  const other = rf.Generator.shared({ backend: 'memory', workerId: 5, layout: 'twitter' })
+  const tookMs = Number(process.hrtime.bigint() - start) / 1e6
+  other.nextId()
+  other.close()
+  const code = await new Promise((resolve) => w.once('message', resolve))
+  await new Promise((resolve) => w.once('exit', resolve))
+  for (const s of sockets) s.destroy()
+  server.close()
+  assert.equal(code, 'ERR_RIMEFLAKE_LEASE')
+  assert.ok(tookMs < 1000, `another key's shared() waited ${tookMs} ms for the slow build`)
+})
+
+test('fill writes a SharedArrayBuffer-backed array that another thread reads meanwhile', async () => {
+  const N = 1 << 16
+  const sab = new SharedArrayBuffer(N * 8)
+  const src = `
+    const { parentPort, workerData } = require('node:worker_threads')
+    const seen = new BigUint64Array(workerData.sab)
+    let reads = 0
+    parentPort.postMessage('reading')
+    const until = Date.now() + 300
+    while (Date.now() < until) { for (let i = 0; i < seen.length; i += 997) Atomics.load(seen, i); reads++ }
+    parentPort.postMessage(reads)
+  `
+  const w = new Worker(src, { eval: true, workerData: { root, sab } })
+  await new Promise((resolve) => w.once('message', resolve))
+  const ids = new BigUint64Array(sab)
+  const gen = new rf.Generator({ backend: 'memory', workerId: 6 })
+  for (let round = 0; round < 20; round++) assert.equal(gen.fill(ids), N)
+  for (let i = 1; i < N; i++) assert.ok(ids[i] > ids[i - 1])
+  gen.close()
+  const reads = await new Promise((resolve) => w.once('message', resolve))
+  assert.ok(reads > 0)
+})
