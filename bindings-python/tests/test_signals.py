@@ -78,3 +78,27 @@ def test_an_unclosed_generator_collected_lets_other_threads_run() -> None:
     assert end - start > 0.3, end - start  # the close did wait for the clock
     # The other thread ran while it waited: the interpreter was released.
     assert [x for x in ticks if start + 0.1 < x < end - 0.1], (start, end, ticks[-5:])
+
+
+def test_ctrl_c_interrupts_a_start_up_on_a_server_that_never_answers() -> None:
+    import socket
+    import time
+
+    # Accepts connections (the kernel's backlog does), never answers: each server call waits
+    # out its timeout, 2 s with a 60 s lease TTL.
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(16)
+    url = f"redis://127.0.0.1:{silent.getsockname()[1]}/0"
+    old = signal.signal(signal.SIGALRM, _interrupt)
+    start = time.monotonic()
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.2)
+        with pytest.raises(KeyboardInterrupt):
+            rimeflake.Generator(backend=url, namespace="py-ctrl-c", lease_ttl_ms=60_000)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+        silent.close()
+    took = time.monotonic() - start
+    assert took < 1.0, took
