@@ -177,7 +177,11 @@ const NAMESPACE_KEYS: &str = "rimeflake:{*}:*[ts]";
 
 /// The namespace whose layout or workers key `key` is.
 fn namespace_of(key: &str) -> Option<&str> {
-    let rest = key.strip_prefix("rimeflake:{")?;
+    // The keys of a namespace that starts with `}` open with the tag `{/}` (see `opening`).
+    let rest = key
+        .strip_prefix("rimeflake:{/}{")
+        .filter(|rest| rest.starts_with('}'))
+        .or_else(|| key.strip_prefix("rimeflake:{"))?;
     rest.strip_suffix("}:layout")
         .or_else(|| rest.strip_suffix("}:workers"))
 }

@@ -411,6 +411,8 @@ fn every_namespace_keeps_a_workers_lease_and_state_in_one_cluster_slot() {
     assert_eq!(state_key("}team", 7), "rimeflake:{/}{}team:7}:state");
     assert_eq!(layout_key("}team"), "rimeflake:{/}{}team}:layout");
     assert_eq!(lease_key("a}b", 7), "rimeflake:{a}b:7}:lease");
+    assert_eq!(namespace_of(&layout_key("}team")), Some("}team"));
+    assert_eq!(namespace_of(&workers_key("}")), Some("}"));
     let redis = Redis::start_cluster();
     let mut c = open(&redis);
     for ns in ["}team", "}", "a}b", "{x}", "x{", "plain"] {
@@ -432,6 +434,13 @@ fn every_namespace_keeps_a_workers_lease_and_state_in_one_cluster_slot() {
         let workers = c.workers(ns).unwrap_or_else(|e| panic!("{ns:?}: {e}"));
         assert_eq!(workers.len(), 1, "{ns:?}");
         c.release(ns, taken.worker_id, "tok-a").unwrap();
+        // `state show` of the whole server finds it by its keys.
+        let listed = c.namespaces(100).unwrap();
+        assert!(
+            listed.names.iter().any(|n| n == ns),
+            "{ns:?}: {:?}",
+            listed.names
+        );
         // The lease and the state of a worker are in one slot.
         let slot = |key: String| redis.command(&["CLUSTER", "KEYSLOT", &key]);
         assert_eq!(
