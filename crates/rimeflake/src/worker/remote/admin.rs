@@ -268,7 +268,7 @@ mod tests {
             complete: true,
         };
         let text = render_all(&backend, &server);
-        assert!(text.starts_with("postgresql://u@h/db\n"), "{text}");
+        assert!(text.starts_with("postgresql://u@h:5432/db\n"), "{text}");
         let (a, b) = (
             text.find("  namespace a: no layout stored\n"),
             text.find("  namespace b: no layout stored\n"),
