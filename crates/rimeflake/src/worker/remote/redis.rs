@@ -59,6 +59,10 @@ pub(crate) struct RedisConn {
     pending: Option<Pending>,
 }
 
+/// How many timeouts a connect may take once its host name resolved: the TCP connect, the TLS
+/// handshake and the crate's setup replies are each bounded by one.
+const CONNECT_STEPS: u32 = 5;
+
 /// Resolves a host name and port to addresses; blocking, perhaps for long.
 pub(crate) type Resolver = fn(&str, u16) -> std::io::Result<Vec<std::net::SocketAddr>>;
 
@@ -327,8 +331,9 @@ impl RedisConn {
     /// stopped answering (paused, or its host gone) fails the call instead of hanging it.
     ///
     /// The whole of it (resolving the host name, connecting, the TLS handshake and the crate's
-    /// setup commands) runs on a thread of its own and is waited for one timeout: a resolver
-    /// that does not answer, which no socket timeout covers, fails the call in time. That
+    /// setup commands) runs on a thread of its own. The name must resolve within one timeout:
+    /// a resolver that does not answer, which no socket timeout covers, fails the call in time.
+    /// The steps after it are bounded by the timeout each, [`CONNECT_STEPS`] in all. That
     /// thread ends when the resolver answers; until then the next call waits for it again
     /// instead of starting another.
     fn connect(&mut self) -> Result<Connection> {
@@ -342,32 +347,45 @@ impl RedisConn {
             },
             None => self.start_connect()?,
         };
-        match pending.answer.recv_timeout(self.timeout) {
-            Ok(Ok(conn)) => Ok(conn),
-            Ok(Err(e)) => Err(self.error(&e, "connect")),
-            Err(mpsc::RecvTimeoutError::Disconnected) => Err(Error::new(
-                ErrorKind::Lease,
-                format!(
-                    "could not reach Redis at {}: the thread connecting stopped without an \
-                     answer",
-                    self.url
-                ),
-            )),
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                let why = if pending.resolved.load(Ordering::SeqCst) {
-                    "connect: no answer in time"
-                } else {
-                    "its host name did not resolve in time"
-                };
-                self.pending = Some(pending);
-                Err(Error::new(
-                    ErrorKind::Lease,
-                    format!(
-                        "could not reach Redis at {} within {} ms ({why})",
-                        self.url,
-                        self.timeout.as_millis()
-                    ),
-                ))
+        // The name must resolve within one timeout. What follows (connecting, the TLS
+        // handshake, the crate's setup commands) bounds each of its steps by the timeout itself,
+        // and is waited for up to `CONNECT_STEPS` timeouts in all.
+        let mut waited = Duration::ZERO;
+        loop {
+            match pending.answer.recv_timeout(self.timeout) {
+                Ok(Ok(conn)) => return Ok(conn),
+                Ok(Err(e)) => return Err(self.error(&e, "connect")),
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    return Err(Error::new(
+                        ErrorKind::Lease,
+                        format!(
+                            "could not reach Redis at {}: the thread connecting stopped without \
+                             an answer",
+                            self.url
+                        ),
+                    ))
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    waited += self.timeout;
+                    let resolved = pending.resolved.load(Ordering::SeqCst);
+                    if resolved && waited < self.timeout * CONNECT_STEPS {
+                        continue;
+                    }
+                    let why = if resolved {
+                        "connect: no answer in time"
+                    } else {
+                        "its host name did not resolve in time"
+                    };
+                    self.pending = Some(pending);
+                    return Err(Error::new(
+                        ErrorKind::Lease,
+                        format!(
+                            "could not reach Redis at {} within {} ms ({why})",
+                            self.url,
+                            waited.as_millis()
+                        ),
+                    ));
+                }
             }
         }
     }
