@@ -1,5 +1,14 @@
 //! The hot path: one compare-and-swap on the counter, below the fence, when nothing unusual
 //! happens; `None` hands every other case to the slow path ([`super::slow`]).
+//!
+//! The lease deadline costs it nothing per ID. IDs are issued from a clock reading in a time
+//! unit that is *open*: the unit of `high`, the highest reading seen. Whoever first reads a
+//! later unit (or an earlier one, the clock having stepped back) opens it only if the unit
+//! ends, by this clock, before the deadline on `CLOCK_BOOTTIME` ([`Inner::unit_opens`]). Every
+//! later reading in an open unit was taken before its end, so before the deadline; the first
+//! reading past it finds a unit that does not open, whatever the keeper thread has done. The
+//! deadline never moves back (the keeper raises it at each renewal), so an open unit stays
+//! within it.
 
 use super::stats::Counters;
 use super::Inner;
@@ -47,15 +56,21 @@ impl<C: Clock> Inner<C> {
             // reading, which may be from before it; the slow path re-reads and re-decides.
             return None;
         }
-        if now_high > high {
-            // A new highest reading. Losing this race only leaves `high` a unit low.
-            let _ = hot.high.compare_exchange(high, now_high, Relaxed, Relaxed);
-        } else if now_high < high {
-            if high - now_high > k.drift_units {
-                return None; // a large rollback: the policy decides
+        if now_high != high {
+            // A unit other than the open one: it opens only if it ends before the deadline.
+            if !self.unit_opens(since_epoch) {
+                return None;
             }
-            // A small rollback: keep counting from the counter, so IDs stay increasing.
-            self.note_rollback(high, now_high);
+            if now_high > high {
+                // A new highest reading. Losing this race only leaves `high` a unit low.
+                let _ = hot.high.compare_exchange(high, now_high, Relaxed, Relaxed);
+            } else {
+                if high - now_high > k.drift_units {
+                    return None; // a large rollback: the policy decides
+                }
+                // A small rollback: keep counting from the counter, so IDs stay increasing.
+                self.note_rollback(high, now_high);
+            }
         }
         let base = cid_base | (now << k.seq_bits);
         let limit = (base + k.drift_span).min(fence);
@@ -83,6 +98,22 @@ impl<C: Clock> Inner<C> {
                 Err(actual) => cur = actual,
             }
         }
+    }
+
+    /// Whether the time unit of a clock reading `since_epoch` (ms since the start of the
+    /// epoch's unit) ends before the lease deadline: the reading's unit may then issue IDs.
+    /// Without a server lease every unit opens. Read once per new unit, not per ID.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn unit_opens(&self, since_epoch: u64) -> bool {
+        let deadline = self.hot.deadline.load(Acquire);
+        if deadline == super::NO_DEADLINE {
+            return true;
+        }
+        let unit_ms = self.k.unit_ms;
+        // The reading has ms resolution: the unit's rest is at most this long.
+        let left_ms = unit_ms - since_epoch % unit_ms;
+        crate::clock::boottime_ns().saturating_add(left_ms.saturating_mul(1_000_000)) <= deadline
     }
 
     #[cold]

@@ -21,6 +21,9 @@
 //!   error after `max_wait`, including waits for a store that hangs (`close` too). Building a
 //!   generator reads and writes its state on the caller's thread: that is bounded by the store.
 //! - **No wrap**: the time field never carries into the clock-id or sign bits.
+//! - **Deadline**: on a server lease, no ID is issued from a clock reading taken after the
+//!   lease deadline (`CLOCK_BOOTTIME`), whether or not the keeper thread has run since: a time
+//!   unit is opened to IDs only if it ends before the deadline (see [`hot`]).
 
 mod builder;
 mod hot;
@@ -88,7 +91,13 @@ pub(crate) struct Hot {
     /// The highest clock reading seen, packed as `clock_id:time` (`counter >> seq_bits` form).
     pub(crate) high: CachePadded<AtomicU64>,
     pub(crate) fence: AtomicU64,
+    /// The lease deadline on `CLOCK_BOOTTIME`, in ns (`NO_DEADLINE` without a server lease):
+    /// a time unit is opened to IDs only if it ends before it (see [`hot`]).
+    pub(crate) deadline: AtomicU64,
 }
+
+/// The deadline of a generator whose worker ID no server leases.
+pub(crate) const NO_DEADLINE: u64 = u64::MAX;
 
 /// Constants of the hot path, derived once from the layout and options.
 #[derive(Debug)]

@@ -91,7 +91,13 @@ impl<C: Clock> Inner<C> {
             let cur = hot.counter.load(Acquire);
             let high = hot.high.load(Acquire);
             let fence = hot.fence.load(Acquire);
-            let now = self.layout.time_of(self.clock.now_ms())?;
+            let now_ms = self.clock.now_ms();
+            let now = self.layout.time_of(now_ms)?;
+            // Every way on from here (a switch, the counter within the fence) issues from this
+            // reading: its unit must end before the lease deadline, as in the hot path.
+            if !self.unit_opens(now_ms - k.epoch_ms) {
+                return Err(self.deadline_error());
+            }
             let cid = self.clock_id_of(cur);
             let cid_base = cur & k.cid_mask;
             let high_time = high & self.layout.max_time();
@@ -297,6 +303,27 @@ impl<C: Clock> Inner<C> {
         let mask = self.layout.max_time();
         let behind = (high & mask).saturating_sub(now_high & mask);
         self.stats.largest_rollback_units.fetch_max(behind, Relaxed);
+    }
+
+    /// The error of a call whose clock reading is in a time unit that ends after the lease
+    /// deadline: the lease was not renewed in time (the keeper thread may not have run yet).
+    fn deadline_error(&self) -> Error {
+        let deadline = self.hot.deadline.load(Acquire);
+        let now = crate::clock::boottime_ns();
+        let when = match now.checked_sub(deadline) {
+            Some(past) => format!("{} ms ago", past / 1_000_000),
+            None => format!(
+                "in {} ms, within the current time unit",
+                (deadline - now) / 1_000_000
+            ),
+        };
+        Error::new(
+            ErrorKind::Lease,
+            format!(
+                "worker ID {}: the lease was not renewed by its deadline (three quarters of the                  TTL after the last renewal was sent), which passes {when}; no ID is issued past                  it until a renewal succeeds",
+                self.worker_id
+            ),
+        )
     }
 
     fn rollback_error(&self, behind_units: u64, why: &str) -> Error {

@@ -5,7 +5,7 @@ use super::builder::{Builder, Storage};
 use super::reserver::{self, Io};
 use super::slow::free_clock_id;
 use super::stats::Counters;
-use super::{Consts, Hot, Inner, RollbackPolicy};
+use super::{Consts, Hot, Inner, RollbackPolicy, NO_DEADLINE};
 use crate::clock::Clock;
 use crate::error::{Error, ErrorKind, Result};
 use crate::fork::{self, WipeOnFork};
@@ -228,8 +228,18 @@ impl<C: Clock> Inner<C> {
         }
         let hot = WipeOnFork::new(Hot {
             counter: CachePadded(AtomicU64::new(counter)),
-            high: CachePadded(AtomicU64::new((cid << layout.time_bits()) | now)),
+            // On a server lease, a unit below the reading: the first reading then opens its unit
+            // against the deadline, however long the start took since the lease was taken.
+            high: CachePadded(AtomicU64::new(
+                (cid << layout.time_bits())
+                    | if keeper.is_some() {
+                        now.saturating_sub(1)
+                    } else {
+                        now
+                    },
+            )),
             fence: AtomicU64::new(layout.counter(cid, fence_time, layout.max_sequence())),
+            deadline: AtomicU64::new(keeper.as_ref().map_or(NO_DEADLINE, keeper::first_deadline)),
         });
         let fork_slot = fork::register(&hot.fence);
         let lease = lease.map(|l| fork_slot.hold_lease(l));
@@ -291,6 +301,12 @@ impl<C: Clock> keeper::Holder for Inner<C> {
         d.lease_lost
             .store(true, std::sync::atomic::Ordering::SeqCst);
         self.shut_for_lease();
+    }
+
+    fn lease_deadline(&self, boottime_ns: u64) {
+        self.hot
+            .deadline
+            .fetch_max(boottime_ns, std::sync::atomic::Ordering::SeqCst);
     }
 
     fn lease_taken(&self) {

@@ -34,6 +34,11 @@ pub(crate) trait Holder: Send + Sync {
     fn lease_back(&self);
     /// While lost, the server said another process holds the worker ID: it will not come back.
     fn lease_taken(&self) {}
+    /// The lease counts as held until this time (`CLOCK_BOOTTIME`, ns): told at start and after
+    /// each successful call, before [`Holder::lease_back`]. It never moves back. The generator
+    /// checks it where it issues IDs, so that none is issued past it even before the keeper
+    /// thread runs again (after a pause, say) to say the lease is lost.
+    fn lease_deadline(&self, _boottime_ns: u64) {}
 }
 
 /// What the keeper shares with its lease and the lease's store.
@@ -98,6 +103,11 @@ impl RemoteLease {
         };
         (k, self.sent_boottime_ns)
     }
+}
+
+/// The deadline of a lease just taken, as its keeper counts it: what the generator starts with.
+pub(crate) fn first_deadline((keeper, sent): &(Keeper, u64)) -> u64 {
+    KeeperState::new(keeper.timing, *sent).valid_until()
 }
 
 /// The holder of a keeper not started yet.
@@ -190,6 +200,11 @@ impl KeeperState {
         self.taken
     }
 
+    /// When the lease stops counting as held, unless a call succeeds first. Never moves back.
+    pub(crate) fn valid_until(&self) -> u64 {
+        self.valid_until
+    }
+
     /// What to do at `now`. The deadline comes first: once it has passed without a success,
     /// the lease is lost, even while a call is on its way (a call may outlast its timeout: a
     /// reconnect resolves the server's name first). Then a call is due every `renew_every`
@@ -278,7 +293,14 @@ impl Keeper {
             let news = if let Some((used, outcome)) = answered {
                 // After an error, reconnect at the next try; the deadline decides.
                 conn = if outcome.is_ok() { used } else { None };
-                match state.answered(&outcome, boottime_ns()) {
+                let news = state.answered(&outcome, boottime_ns());
+                // The new deadline first: a generator told it is back must already have it.
+                if matches!(outcome, Ok(true))
+                    && !keeper.tell(|h| h.lease_deadline(state.valid_until()))
+                {
+                    return;
+                }
+                match news {
                     Some(news) => news,
                     // Told once; the keeper goes on trying, for a generator that cannot move.
                     None if state.taken() && !told_taken => {
