@@ -8,8 +8,9 @@
 //! A run ([`World`]) simulates a few processes that all want the same worker ID. Each has the
 //! keeper's state machine ([`KeeperState`]), a real [`RemoteStore`], and a model of the
 //! generator: it issues IDs only while the keeper says the lease is held, and only up to the
-//! reservation it last stored (as the fence does); it reserves ahead as the reservation thread
-//! does; it crashes or closes, and starts again with a new token. A seed decides everything,
+//! reservation it last stored (as the fence does), and only from a time unit that ends before
+//! the deadline its keeper last told it (as the hot path opens units); it reserves ahead as the
+//! reservation thread does; it crashes or closes, and starts again with a new token. A seed decides everything,
 //! faults included:
 //!
 //! - calls that fail (lost on the way, connection reset);
@@ -37,6 +38,9 @@
 //!   write (a lost answer is recognised as ours);
 //! - (e) nothing is issued while the keeper says the lease is lost: a reservation thread's
 //!   save that returns late (after a loss, even with the lease back by then) opens nothing.
+//! - (f) nothing is issued at or past the keeper's deadline (three quarters of a TTL after the
+//!   last successful call was sent), even when the keeper thread wakes late and has not said
+//!   the lease is lost yet.
 //!
 //! The model's simplifications: a store call lands at one instant, though its answer may reach
 //! the generator much later (the keeper's calls take time: they land, and are answered or time
@@ -803,6 +807,11 @@ struct Run {
     reserved: u64,
     /// The keeper told the generator the lease is lost (and not yet that it is back).
     lost: bool,
+    /// The deadline the keeper last told the generator (at start and at each success).
+    deadline: u64,
+    /// The time unit open to IDs (`high` of the hot path): a later one opens only if it ends
+    /// before `deadline`.
+    open_unit: u64,
     /// How many times the keeper told it so.
     losses: u64,
     /// A stored reservation whose save has not returned to the generator yet.
@@ -1143,6 +1152,8 @@ impl World {
         };
         self.procs[i].run = Some(Box::new(Run {
             keeper: KeeperState::new(cfg.timing, sent),
+            deadline: KeeperState::new(cfg.timing, sent).valid_until(),
+            open_unit: self.unit().saturating_sub(1),
             keeper_at: self.t,
             call: None,
             reconnect: true, // the keeper opens its own connection at its first call
@@ -1249,6 +1260,10 @@ impl World {
             run.reconnect = outcome.is_err();
             run.keeper_at = t;
             let news = run.keeper.answered(&outcome, t);
+            if matches!(outcome, Ok(true)) {
+                // Told before any news, as the keeper thread does.
+                run.deadline = run.deadline.max(run.keeper.valid_until());
+            }
             let name = self.procs[i].name.clone();
             self.log(format!("{name}: keeper call answered: {outcome:?}"));
             if let Some(news) = news {
@@ -1441,6 +1456,22 @@ impl World {
         if u > run.reserved {
             run.next_reserve = run.next_reserve.min(t); // the caller waits for the reserver
             return Ok(());
+        }
+        // A reading in another unit than the open one opens it only if it ends before the
+        // deadline; else the call fails with a lease error.
+        if unit != run.open_unit {
+            if (unit + 1) * MS > run.deadline {
+                return Ok(());
+            }
+            run.open_unit = run.open_unit.max(unit);
+        }
+        // (f) Nothing is issued past the keeper's deadline, told or not.
+        let valid_until = run.keeper.valid_until();
+        if t >= valid_until {
+            return Err(format!(
+                "(f) {token} issues at unit {u}, {:.3} ms past its lease deadline",
+                (t - valid_until) as f64 / 1e6
+            ));
         }
         let stolen = run.stolen;
         let (lease, another) = {
