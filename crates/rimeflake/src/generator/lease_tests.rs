@@ -171,3 +171,61 @@ fn a_save_that_straddles_a_loss_opens_nothing_even_when_the_lease_is_back() {
         g.try_next_id().is_some()
     });
 }
+
+/// A clock-id switch whose save straddles a loss: sent while the lease was held, answered after
+/// it was lost and came back. Like an extension, it opens nothing; the switch sent after does.
+#[test]
+fn a_switch_whose_save_straddles_a_loss_opens_nothing_even_when_the_lease_is_back() {
+    use crate::clock::ManualClock;
+    let clock = ManualClock::new(1_767_225_600_000);
+    let store = Arc::new(Gate::default());
+    let g = Generator::builder()
+        .clock(clock.clone())
+        .worker_id(6)
+        .rollback_policy(super::RollbackPolicy::BumpClock)
+        .max_wait(Duration::from_millis(200))
+        .state_store(Arc::clone(&store) as Arc<dyn StateStore>)
+        .build()
+        .unwrap();
+    let first = g.next_id().unwrap();
+    let inner = g.inner();
+    let cid = |id: u64| g.layout().decode(id).unwrap().clock_id;
+
+    // The clock steps back far: the next call asks the I/O thread to store a switch, which
+    // waits at the gate; the call gives up after max_wait.
+    store.shut.store(true, SeqCst);
+    let before = store.started.load(SeqCst);
+    clock.set_back(Duration::from_secs(60));
+    assert_eq!(g.next_id().unwrap_err().kind(), ErrorKind::State);
+    until("the switch's save", || store.started.load(SeqCst) > before);
+
+    // Lost and back while that save is on its way; then only that save returns.
+    inner.lease_lost(lost());
+    inner.lease_back();
+    let done = store.finished.load(SeqCst);
+    store.passes.store(1, SeqCst);
+    until("the switch's save to return", || {
+        store.finished.load(SeqCst) > done
+    });
+    let r = g.next_id();
+    assert!(
+        r.is_err(),
+        "a switch sent before the loss opened the fence: {:?} (clock-id {})",
+        r,
+        r.as_ref().map(|&id| cid(id)).unwrap_or(0)
+    );
+    assert_eq!(g.try_next_id(), None);
+
+    // Saves go through again: the switch sent after the loss opens it.
+    store.shut.store(false, SeqCst);
+    let next = std::sync::Mutex::new(Err(lost()));
+    until("an ID on the new clock-id", || {
+        let r = g.next_id();
+        let ok = r.is_ok();
+        *next.lock().unwrap() = r;
+        ok
+    });
+    let next = next.into_inner().unwrap().unwrap();
+    assert_ne!(cid(next), cid(first), "the clock-id did not change");
+    g.close().unwrap();
+}

@@ -42,9 +42,16 @@ pub(crate) struct SwitchJob {
     pub(crate) from: u64,
     pub(crate) next: u64,
     pub(crate) now: u64,
-    /// `None` until the thread has written it.
-    pub(crate) outcome: Option<Result<()>>,
+    /// `None` until the thread has written it; once written, the ticket it was sent with.
+    pub(crate) outcome: Option<Result<Ticket>>,
 }
+
+/// What a write that may open the fence saw when it was sent: the count of lease losses. A
+/// loss since (even with the lease back by the time the write is answered) and the write opens
+/// nothing; the next one, sent after, may. Every write that opens the fence (an extension of the
+/// reservation, a clock-id switch) goes through [`Inner::open_fence`] with its ticket.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Ticket(u64);
 
 /// The I/O thread of a durable generator.
 pub(crate) struct Io {
@@ -111,7 +118,8 @@ fn run<C: Clock>(inner: &Inner<C>) -> Result<()> {
         let moved = match job {
             Job::Close(last) => return inner.save_final(last),
             Job::Switch(next, now) => {
-                let outcome = inner.save_switch(next, now);
+                let ticket = inner.ticket();
+                let outcome = inner.save_switch(next, now).map(|()| ticket);
                 io.finish(|jobs| {
                     if let Some(sw) = jobs.switch.as_mut() {
                         sw.outcome = Some(outcome);
@@ -192,7 +200,7 @@ impl<C: Clock> Inner<C> {
     pub(super) fn extend_reservation(&self) -> bool {
         let hot = &*self.hot;
         let d = &self.durable;
-        let losses = d.lease_losses.load(SeqCst);
+        let ticket = self.ticket();
         let fence = hot.fence.load(SeqCst);
         // A lost lease keeps the fence shut (see `shut_for_lease`): checked after the fence is
         // read, so a fence shut after this check makes the compare-and-swap below fail.
@@ -226,33 +234,42 @@ impl<C: Clock> Inner<C> {
                 let new_fence = self
                     .layout
                     .counter(cid, reserved, self.layout.max_sequence());
-                // The lease may have been lost while the save was on its way (and even be back
-                // by now): then this write opens nothing; the next one, sent after, may. Checked
-                // again after raising the fence, since a shut that found the fence already
-                // lowered (to the very value read above) changed nothing, and this
-                // compare-and-swap would then succeed.
-                let lost_meanwhile =
-                    || d.lease_lost.load(SeqCst) || d.lease_losses.load(SeqCst) != losses;
-                if lost_meanwhile() {
-                    return false;
-                }
                 // Only this thread moves the fence within a clock-id; a switch or `close` may
                 // have replaced it meanwhile, and then this compare-and-swap leaves it alone.
-                let raised = hot
-                    .fence
-                    .compare_exchange(fence, new_fence.max(fence), SeqCst, SeqCst)
-                    .is_ok();
-                if raised && lost_meanwhile() {
-                    self.shut_for_lease();
-                    return false;
-                }
-                raised
+                self.open_fence(ticket, || {
+                    hot.fence
+                        .compare_exchange(fence, new_fence.max(fence), SeqCst, SeqCst)
+                        .is_ok()
+                })
             }
             Err(e) => {
                 d.failed(e);
                 false
             }
         }
+    }
+
+    /// The ticket of a write sent now.
+    pub(super) fn ticket(&self) -> Ticket {
+        Ticket(self.durable.lease_losses.load(SeqCst))
+    }
+
+    /// The one way a stored write opens the fence: `open` raises it, unless the lease was lost
+    /// since the write was sent (by `ticket`), or is lost now. Checked again after raising, since
+    /// a loss in between may have found the fence still low (a shut of a lowered fence changes
+    /// nothing): then the fence is shut again. Returns whether it opened.
+    pub(super) fn open_fence(&self, ticket: Ticket, open: impl FnOnce() -> bool) -> bool {
+        let d = &self.durable;
+        let held = || !d.lease_lost.load(SeqCst) && d.lease_losses.load(SeqCst) == ticket.0;
+        if !held() {
+            return false;
+        }
+        let opened = open();
+        if opened && !held() {
+            self.shut_for_lease();
+            return false;
+        }
+        opened
     }
 
     /// Stores the switch to clock-id `next` at time `now` (its reservation and the new current

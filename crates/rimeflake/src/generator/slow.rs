@@ -1,7 +1,7 @@
 //! The slow path: everything the hot path hands over. Serialized by `Inner::slow`; it re-reads
 //! the counter, the fence and the clock under the lock and decides from those fresh readings.
 
-use super::reserver::SwitchJob;
+use super::reserver::{SwitchJob, Ticket};
 use super::stats::Counters;
 use super::{Inner, RollbackPolicy, CLOSED_FENCE, SEALED};
 use crate::clock::{monotonic_ns, Clock};
@@ -203,14 +203,16 @@ impl<C: Clock> Inner<C> {
                 s.clock_id = next;
                 s.raise(next, now);
             });
-            let old = self.publish_switch(from, next, now);
-            d.update(|s| s.raise(from, self.time_of(old))); // in memory, what was issued
+            // No lease here: nothing is ever lost, so the ticket always opens.
+            if let Some(old) = self.publish_switch(from, next, now, self.ticket()) {
+                d.update(|s| s.raise(from, self.time_of(old))); // in memory, what was issued
+            }
             return Ok(true);
         }
         let Some(io) = d.io.get() else {
+            let ticket = self.ticket();
             self.save_switch(next, now)?;
-            self.publish_switch(from, next, now);
-            return Ok(true);
+            return Ok(self.publish_switch(from, next, now, ticket).is_some());
         };
         let mut jobs = io.jobs.lock().unwrap_or_else(|p| p.into_inner());
         match jobs.switch.take() {
@@ -225,7 +227,7 @@ impl<C: Clock> Inner<C> {
                 io.wake();
                 Ok(false)
             }
-            Some(job) if job.outcome.is_none() => {
+            Some(job @ SwitchJob { outcome: None, .. }) => {
                 jobs.switch = Some(job);
                 Ok(false)
             }
@@ -233,20 +235,29 @@ impl<C: Clock> Inner<C> {
                 outcome: Some(Err(e)),
                 ..
             }) => Err(e),
-            Some(job) => {
+            Some(SwitchJob {
+                from,
+                next,
+                now,
+                outcome: Some(Ok(ticket)),
+            }) => {
                 drop(jobs);
                 // Stored, perhaps for a call that gave up waiting: a stored switch is safe to
-                // make as long as the counter is still on the clock-id it left.
-                if self.clock_id_of(self.hot.counter.load(Acquire)) == job.from {
-                    self.publish_switch(job.from, job.next, job.now);
+                // make as long as the counter is still on the clock-id it left, and opens the
+                // fence only if the lease was not lost since it was sent (else decide again:
+                // the next switch, sent after, may).
+                if self.clock_id_of(self.hot.counter.load(Acquire)) == from {
+                    return Ok(self.publish_switch(from, next, now, ticket).is_some());
                 }
                 Ok(true)
             }
         }
     }
 
-    /// Points the hot words at clock-id `next` from time `now`; returns the old counter.
-    fn publish_switch(&self, from: u64, next: u64, now: u64) -> u64 {
+    /// Points the hot words at clock-id `next` from time `now`, the switch having been stored
+    /// with `ticket`; returns the old counter. `None`, and nothing changed, when the lease was
+    /// lost since the switch was sent ([`Inner::open_fence`]).
+    fn publish_switch(&self, from: u64, next: u64, now: u64, ticket: Ticket) -> Option<u64> {
         let hot = &*self.hot;
         let reserved_until = match self.durable.store {
             Some(_) => self.switch_until(now),
@@ -255,13 +266,19 @@ impl<C: Clock> Inner<C> {
         // The fence first: a hot path holding the old counter now sees another clock-id and
         // defers to us; one that loaded the old fence can still commit below it, and the swap
         // below captures what it committed.
-        hot.fence.store(
-            self.layout
-                .counter(next, reserved_until, self.layout.max_sequence()),
-            SeqCst,
-        );
-        if self.durable.lease_lost.load(SeqCst) {
-            self.shut_for_lease(); // lost while the switch was stored: stay shut
+        let fence = self
+            .layout
+            .counter(next, reserved_until, self.layout.max_sequence());
+        // Lost since the switch was sent: nothing changes. Lost while the fence is stored: it
+        // is shut again, and the switch goes on shut, as the lease keeper left it.
+        let mut stored = false;
+        self.open_fence(ticket, || {
+            hot.fence.store(fence, SeqCst);
+            stored = true;
+            true
+        });
+        if !stored {
+            return None;
         }
         hot.high
             .store((next << self.layout.time_bits()) | now, Release);
@@ -273,7 +290,7 @@ impl<C: Clock> Inner<C> {
         if next < from {
             Counters::add(&self.stats.reuses, 1);
         }
-        old
+        Some(old)
     }
 
     /// How far a switch at time `now` reserves its new clock-id.
