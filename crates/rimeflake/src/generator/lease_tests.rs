@@ -229,3 +229,32 @@ fn a_switch_whose_save_straddles_a_loss_opens_nothing_even_when_the_lease_is_bac
     assert_ne!(cid(next), cid(first), "the clock-id did not change");
     g.close().unwrap();
 }
+
+/// The deadline is checked where IDs are issued, not by the keeper thread: once it has passed,
+/// the next reading in a new time unit fails with a lease error though nobody said the lease
+/// was lost; a later deadline (a renewal) lets IDs through again.
+#[test]
+fn past_the_deadline_no_id_is_issued_before_the_keeper_says_anything() {
+    let (_store, g) = gated(8);
+    let inner = g.inner();
+    // As the keeper tells it: a deadline now, which no renewal has moved.
+    inner
+        .hot
+        .deadline
+        .store(crate::clock::boottime_ns(), SeqCst);
+    std::thread::sleep(Duration::from_millis(2)); // into a later time unit
+    assert_eq!(
+        g.try_next_id(),
+        None,
+        "the hot path issued past the deadline"
+    );
+    let e = g.next_id().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Lease, "{e}");
+    assert!(e.message().contains("deadline"), "{e}");
+    let mut ids = [0u64; 16];
+    assert_eq!(g.fill(&mut ids).unwrap_err().kind(), ErrorKind::Lease);
+
+    inner.lease_deadline(crate::clock::boottime_ns() + 10_000_000_000);
+    g.next_id().unwrap();
+    g.close().unwrap();
+}
