@@ -7,6 +7,10 @@
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
+# grep -q for a pipeline: reads all its input, so the command before it never dies of SIGPIPE
+# (which `set -o pipefail` would count as the pipeline failing, or not matching).
+matches() { grep "$@" >/dev/null; }
+
 top=rimeflake-$version-$triple
 tarball=$dist/$top.tar.gz
 [ -f "$tarball" ] || die "$tarball is missing: run make dist-c"
@@ -56,30 +60,30 @@ unpack() {
   [ "$got" = "$expected" ] || die "the tarball holds: $got"
   [ "$(readlink "$d/lib/librimeflake.so")" = librimeflake.so.0 ] || die "librimeflake.so does not point at .so.0"
   [ "$(readlink "$d/lib/librimeflake.so.0")" = "librimeflake.so.$version" ] || die "librimeflake.so.0 does not point at .so.$version"
-  readelf -d "$d/lib/librimeflake.so.$version" | grep -q 'SONAME.*\[librimeflake\.so\.0\]' || die "soname is not librimeflake.so.0"
-  if readelf -S --wide "$d/lib/librimeflake.so.$version" | grep -Eq ' \.(symtab|debug_[a-z_]+) '; then
+  readelf -d "$d/lib/librimeflake.so.$version" | matches 'SONAME.*\[librimeflake\.so\.0\]' || die "soname is not librimeflake.so.0"
+  if readelf -S --wide "$d/lib/librimeflake.so.$version" | matches -E ' \.(symtab|debug_[a-z_]+) '; then
     die "librimeflake.so is not stripped"
   fi
-  if readelf -S --wide "$d/lib/librimeflake.a" | grep -Eq ' \.debug_[a-z_]+ '; then die "librimeflake.a carries debug info"; fi
+  if readelf -S --wide "$d/lib/librimeflake.a" | matches -E ' \.debug_[a-z_]+ '; then die "librimeflake.a carries debug info"; fi
   grep -q '^prefix=${pcfiledir}/../..$' "$d/lib/pkgconfig/rimeflake.pc" || die "rimeflake.pc is not relocatable"
 }
 
 dynamic() {
   readme_run "$(line 'cc -o quickstart ')"
-  needed "$work/quickstart" | grep -qx librimeflake.so.0 || die "quickstart does not need librimeflake.so.0"
-  readelf -d "$work/quickstart" | grep -Eq '(RUNPATH|RPATH).*'"$top"'/lib' || die "quickstart has no rpath to the library"
+  needed "$work/quickstart" | matches -x librimeflake.so.0 || die "quickstart does not need librimeflake.so.0"
+  readelf -d "$work/quickstart" | matches -E '(RUNPATH|RPATH).*'"$top"'/lib' || die "quickstart has no rpath to the library"
   # Found through the rpath: no LD_LIBRARY_PATH (ran_ok unsets it), no ldconfig.
-  ldd "$work/quickstart" | grep -q "$work/$top/lib/.*librimeflake.so.0" || die "ldd does not find the unpacked library"
+  ldd "$work/quickstart" | matches "$work/$top/lib/.*librimeflake.so.0" || die "ldd does not find the unpacked library"
   ran_ok "$work/quickstart"
 }
 
 static() {
   readme_run "$(line 'cc -static -o quickstart-static ')"
   # A static program: no dynamic section, so no librimeflake.so (or any other) needed.
-  if readelf -d "$work/quickstart-static" | grep -q NEEDED; then
+  if readelf -d "$work/quickstart-static" | matches NEEDED; then
     die "quickstart-static needs shared libraries: $(needed "$work/quickstart-static" | tr '\n' ' ')"
   fi
-  file -b "$work/quickstart-static" | grep -q 'statically linked' || die "quickstart-static is not statically linked"
+  file -b "$work/quickstart-static" | matches 'statically linked' || die "quickstart-static is not statically linked"
   # The library moved away: the static program does not look for it.
   mv "$work/$top" "$work/$top.away"
   ran_ok "$work/quickstart-static"
@@ -95,8 +99,8 @@ cmake_cpp() {
   configure=$(line 'cmake -S . -B build ')
   build=$(line 'cmake --build build')
   readme_run "$configure" "$build"
-  needed "$work/build/quickstart" | grep -qx librimeflake.so.0 || die "build/quickstart does not need librimeflake.so.0"
-  if needed "$work/build/quickstart_static" | grep -q librimeflake; then die "build/quickstart_static needs librimeflake.so"; fi
+  needed "$work/build/quickstart" | matches -x librimeflake.so.0 || die "build/quickstart does not need librimeflake.so.0"
+  if needed "$work/build/quickstart_static" | matches librimeflake; then die "build/quickstart_static needs librimeflake.so"; fi
   ran_ok "$work/build/quickstart" | sed 's/^/  /'
   ran_ok "$work/build/quickstart_static" | sed 's/^/  /'
 }

@@ -4,6 +4,10 @@
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
+# grep -q for a pipeline: reads all its input, so the command before it never dies of SIGPIPE
+# (which `set -o pipefail` would count as the pipeline failing, or not matching).
+matches() { grep "$@" >/dev/null; }
+
 top=rimeflake-cli-$version-$triple
 tarball=$dist/$top.tar.gz
 [ -f "$tarball" ] || die "$tarball is missing: run make dist-cli"
@@ -21,7 +25,7 @@ contents() {
   [ "$got" = "$top/ $top/LICENSE $top/README.md $top/rimeflake " ] || die "tarball holds: $got"
   [ -x "$bin" ] || die "rimeflake is not executable"
   # Stripped: no symbol table, no debug sections.
-  if readelf -S --wide "$bin" | grep -Eq ' \.(symtab|debug_[a-z_]+) '; then die "rimeflake is not stripped"; fi
+  if readelf -S --wide "$bin" | matches -E ' \.(symtab|debug_[a-z_]+) '; then die "rimeflake is not stripped"; fi
   # Nothing but glibc and the loader: TLS is rustls, not OpenSSL.
   local other
   other=$(readelf -d "$bin" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' |

@@ -9,6 +9,10 @@
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
+# grep -q for a pipeline: reads all its input, so the command before it never dies of SIGPIPE
+# (which `set -o pipefail` would count as the pipeline failing, or not matching).
+matches() { grep "$@" >/dev/null; }
+
 # cargo package verifies in a target directory of its own: a crate from a registry counts as
 # never changing, so a rimeflake 0.1.0 built by an earlier run would be linked again instead
 # of the one just packaged; here the units of our own crates are removed before each run, and
@@ -38,7 +42,7 @@ package() {
   done
   # The CLI's manifest names rimeflake by version (crates.io), with the backends it ships.
   tar -xzf "$pkg/rimeflake-cli-$version.crate" -O "rimeflake-cli-$version/Cargo.toml" |
-    tr -d '\n' | grep -Eq '\[dependencies\.rimeflake\]version = "'"$version"'"features = \[ *"redis", *"postgres",? *\]' ||
+    tr -d '\n' | matches -E '\[dependencies\.rimeflake\]version = "'"$version"'"features = \[ *"redis", *"postgres",? *\]' ||
     die "rimeflake-cli's packaged manifest does not depend on rimeflake $version with redis and postgres"
 }
 
