@@ -17,9 +17,12 @@ sha256sum "${artifacts[@]}" >SHA256SUMS
 mib() { awk -v b="$1" 'BEGIN { printf "%.2f MiB", b / 1048576 }'; }
 
 # A file is stripped when it has no symbol table and no debug sections (readelf, from binutils).
-stripped() { ! readelf -S --wide "$1" | grep -Eq ' \.(symtab|debug_[a-z_]+) '; }
+# The section list is read whole before it is searched: `readelf | grep -q` would let grep's
+# early exit kill readelf, and pipefail would turn that into a pass.
+sections() { local out; out=$(readelf -S --wide "$1" 2>/dev/null) || return 1; printf '%s\n' "$out"; }
+stripped() { local s; s=$(sections "$1") && ! grep -Eq ' \.(symtab|debug_[a-z_]+) ' <<<"$s"; }
 # An archive (.a) keeps the symbols a linker needs: only its debug sections count.
-no_debug() { ! readelf -S --wide "$1" 2>/dev/null | grep -Eq ' \.debug_[a-z_]+ '; }
+no_debug() { local s; s=$(sections "$1") && ! grep -Eq ' \.debug_[a-z_]+ ' <<<"$s"; }
 
 scratch unpacked
 bad=0

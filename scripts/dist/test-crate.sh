@@ -36,6 +36,7 @@ package() {
     [ -f "$pkg/$c-$version.crate" ] || die "no $pkg/$c-$version.crate"
     files=$(tar -tzf "$pkg/$c-$version.crate")
     grep -qx "$c-$version/README.md" <<<"$files" || die "$c: no README.md in the package"
+    grep -qx "$c-$version/LICENSE" <<<"$files" || die "$c: no LICENSE in the package"
     grep -qx "$c-$version/src/main.rs\|$c-$version/src/lib.rs" <<<"$files" || die "$c: no sources"
     if grep -q "^$c-$version/tests/" <<<"$files"; then die "$c: the package carries tests/"; fi
     echo "$c-$version.crate: $(wc -l <<<"$files") files, $(stat -c %s "$pkg/$c-$version.crate") bytes"
