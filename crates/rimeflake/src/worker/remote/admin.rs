@@ -252,7 +252,8 @@ pub fn reset(
     }
 }
 
-#[cfg(test)]
+// The URL is shown as PostgreSQL's driver parses it (with its default port): the feature.
+#[cfg(all(test, feature = "postgres"))]
 mod tests {
     use super::*;
 
