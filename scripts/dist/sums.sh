@@ -24,13 +24,23 @@ stripped() { local s; s=$(sections "$1") && ! grep -Eq ' \.(symtab|debug_[a-z_]+
 # An archive (.a) keeps the symbols a linker needs: only its debug sections count.
 no_debug() { local s; s=$(sections "$1") && ! grep -Eq ' \.debug_[a-z_]+ ' <<<"$s"; }
 
+# The size targets: every shipped ELF file but the static archive at most 6 MiB, and the wheel
+# and each npm platform package at most 3 MiB as downloaded.
+elf_max=$((6 * 1048576))
+download_max=$((3 * 1048576))
+misses=()
+
 scratch unpacked
 bad=0
 {
   echo "| artifact | file | size | stripped |"
   echo "|---|---|---:|---|"
   for a in "${artifacts[@]}"; do
-    echo "| \`$a\` | (compressed) | $(mib "$(stat -c %s "$a")") | |"
+    size=$(stat -c %s "$a")
+    echo "| \`$a\` | (compressed) | $(mib "$size") | |"
+    case "$a" in *.whl | rimeflake-linux-*.tgz | rimeflake-darwin-*.tgz)
+      [ "$size" -le "$download_max" ] || misses+=("$a: $(mib "$size"), above 3 MiB") ;;
+    esac
     d=$unpacked/$a
     mkdir -p "$d"
     case "$a" in
@@ -44,9 +54,19 @@ bad=0
       if [[ "$f" == *.a ]]; then
         if no_debug "$f"; then ok="no debug info"; else ok="**debug info**"; bad=1; fi
       elif stripped "$f"; then ok="yes"; else ok="**no**"; bad=1; fi
-      echo "| | \`$rel\` | $(mib "$(stat -c %s "$f")") | $ok |"
+      size=$(stat -c %s "$f")
+      echo "| | \`$rel\` | $(mib "$size") | $ok |"
+      [[ "$f" == *.a ]] || [ "$size" -le "$elf_max" ] || misses+=("$rel: $(mib "$size"), above 6 MiB")
     done < <(find "$d" -type f -print0 | sort -z)
   done
+  echo
+  echo "Targets: every shipped ELF file but the static archive at most 6 MiB; the wheel and the"
+  echo "npm platform package at most 3 MiB compressed."
+  if [ "${#misses[@]}" = 0 ]; then
+    echo "All met."
+  else
+    printf -- '- missed: %s\n' "${misses[@]}"
+  fi
 } >SIZES.md
 cat SIZES.md
 echo
