@@ -55,10 +55,10 @@ rust-lint-tools: rust ## add rustfmt and clippy to the toolchain when they are m
 DEMO_C_PREFIX := $(CURDIR)/target/demo-c-prefix
 
 .PHONY: demo demo-rust demo-python demo-node demo-c
-demo: demo-rust demo-python demo-node demo-c ## print IDs from the CLI, then Python, Node and C (debug builds; about 1 minute to the first ID from a fresh clone)
+demo: demo-rust demo-python demo-node demo-c ## print IDs from the CLI, then Python, Node and C (debug builds; the first ID about 80 s after a fresh clone, the end about 5 minutes)
 
 demo-rust: rust
-	$(call say,rust: building the CLI (cargo build -p rimeflake-cli: about 60 s cold))
+	$(call say,rust: building the CLI (cargo build -p rimeflake-cli: about 80 s cold on 2 cores))
 	@$(CARGO) build -p rimeflake-cli
 	$(call say,rust: rimeflake gen -n 3 (the embedded default: state in target/demo-state))
 	@RIMEFLAKE_STATE_DIR="$(DEMO_STATE)" $(RIMEFLAKE) gen -n 3
@@ -76,7 +76,7 @@ demo-python: rust $(PY_BUILD_STAMP)
 	@RIMEFLAKE_STATE_DIR="$(DEMO_STATE)" $(VENV_PY) examples/python/quickstart.py
 
 demo-node: rust node
-	$(call say,node: the napi CLI into bindings-node/node_modules (npm, locked versions), then the addon (napi build: about 40 s cold))
+	$(call say,node: the napi CLI into bindings-node/node_modules (npm, locked versions), then the addon (napi build: about 100 s cold))
 	@cd bindings-node && { [ node_modules/.package-lock.json -nt package-lock.json ] || $(NPM_CI) --loglevel=error; }
 	@cd bindings-node && $(NAPI_BUILD) >/dev/null
 	@$(MAKE) --no-print-directory -s example-node-deps
@@ -84,7 +84,7 @@ demo-node: rust node
 	@RIMEFLAKE_STATE_DIR="$(DEMO_STATE)" $(NODE) examples/node/quickstart.js
 
 demo-c: rust c-tools
-	$(call say,c: librimeflake (cargo build -p rimeflake-capi: about 20 s cold), installed in target/demo-c-prefix)
+	$(call say,c: librimeflake (cargo build -p rimeflake-capi: about 40 s cold), installed in target/demo-c-prefix)
 	@$(CARGO) build -p rimeflake-capi
 	@crates/rimeflake-capi/install/install.sh "$(DEMO_C_PREFIX)" "$(CARGO_TARGET)/debug" "$(VERSION)" >/dev/null
 	$(call say,c: examples/c/quickstart.c built with pkg-config, then run)
