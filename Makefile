@@ -76,7 +76,7 @@ demo-python: rust $(PY_BUILD_STAMP)
 	@RIMEFLAKE_STATE_DIR="$(DEMO_STATE)" $(VENV_PY) examples/python/quickstart.py
 
 demo-node: rust node
-	$(call say,node: the napi CLI into bindings-node/node_modules (npm, locked versions), then the addon (napi build: about 100 s cold))
+	$(call say,node: the napi CLI into bindings-node/node_modules (npm, locked versions); then the addon (napi build: about 100 s cold))
 	@cd bindings-node && { [ node_modules/.package-lock.json -nt package-lock.json ] || $(NPM_CI) --loglevel=error; }
 	@cd bindings-node && $(NAPI_BUILD) >/dev/null
 	@$(MAKE) --no-print-directory -s example-node-deps
@@ -84,10 +84,10 @@ demo-node: rust node
 	@RIMEFLAKE_STATE_DIR="$(DEMO_STATE)" $(NODE) examples/node/quickstart.js
 
 demo-c: rust c-tools
-	$(call say,c: librimeflake (cargo build -p rimeflake-capi: about 40 s cold), installed in target/demo-c-prefix)
+	$(call say,c: librimeflake (cargo build -p rimeflake-capi: about 40 s cold); installed in target/demo-c-prefix)
 	@$(CARGO) build -p rimeflake-capi
 	@crates/rimeflake-capi/install/install.sh "$(DEMO_C_PREFIX)" "$(CARGO_TARGET)/debug" "$(VERSION)" >/dev/null
-	$(call say,c: examples/c/quickstart.c built with pkg-config, then run)
+	$(call say,c: examples/c/quickstart.c built with pkg-config; then run)
 	@mkdir -p target/demo-c
 	@PKG_CONFIG_PATH="$(DEMO_C_PREFIX)/lib/pkgconfig" $(MAKE) --no-print-directory -s -C examples/c \
 	  quickstart-demo OUT="$(CURDIR)/target/demo-c/quickstart"
