@@ -5,48 +5,12 @@
 #[path = "../../rimeflake/tests/support/mod.rs"]
 mod support;
 use support::TempDir;
+mod binary;
+use binary::{run, run_with};
 
 use serde_json::Value;
-use std::io::Write;
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
-
-const VARS: [&str; 7] = [
-    "RIMEFLAKE_WORKER_ID",
-    "RIMEFLAKE_POD_INDEX",
-    "RIMEFLAKE_LAYOUT",
-    "RIMEFLAKE_BACKEND",
-    "RIMEFLAKE_STATE_DIR",
-    "RIMEFLAKE_NO_CONTAINER_WARNING",
-    "XDG_STATE_HOME",
-];
-
-/// Runs the binary with only the given rimeflake variables set (the others removed) and stdin
-/// fed from `input`.
-fn run_with(args: &[&str], env: &[(&str, &str)], input: &str) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_rimeflake"));
-    cmd.args(args);
-    for v in VARS {
-        cmd.env_remove(v);
-    }
-    cmd.envs(env.iter().copied());
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the rimeflake binary runs");
-    let mut stdin = child.stdin.take().unwrap();
-    let input = input.to_string();
-    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap().unwrap();
-    out
-}
-
-fn run(args: &[&str], env: &[(&str, &str)]) -> Output {
-    run_with(args, env, "")
-}
+use std::process::Output;
 
 fn stdout_ok(out: &Output) -> String {
     assert!(
