@@ -88,36 +88,7 @@ pub fn install(env: &Env, exports: &mut Object, data: &mut EnvData) -> Result<()
 /// Throws the class of `e`'s kind with its message; the returned error tells napi-rs that an
 /// exception is pending (it then throws nothing of its own).
 pub fn throw(env: sys::napi_env, e: &rimeflake::Error) -> Error {
-    let thrown = unsafe { throw_raw(env, class_of(e.kind()), e.message()) };
-    if !thrown {
-        // No environment data (a torn-down environment): a plain Error with the code.
-        let code = CString::new(code_of(e.kind())).unwrap_or_default();
-        let msg = CString::new(e.message().replace('\0', " ")).unwrap_or_default();
-        unsafe { sys::napi_throw_error(env, code.as_ptr(), msg.as_ptr()) };
-    }
-    pending()
-}
-
-/// Creates an instance of the class called `name` and throws it; `false` when it could not.
-///
-/// # Safety
-/// `env` is the environment of the current call.
-pub unsafe fn throw_raw(env: sys::napi_env, name: &str, message: &str) -> bool {
-    let Some(class) = (unsafe { EnvData::class(env, name) }) else {
-        return false;
-    };
-    let mut msg = ptr::null_mut();
-    let mut err = ptr::null_mut();
-    unsafe {
-        sys::napi_create_string_utf8(
-            env,
-            message.as_ptr().cast(),
-            message.len() as isize,
-            &mut msg,
-        ) == sys::Status::napi_ok
-            && sys::napi_new_instance(env, class, 1, &msg, &mut err) == sys::Status::napi_ok
-            && sys::napi_throw(env, err) == sys::Status::napi_ok
-    }
+    throw_class(env, class_of(e.kind()), e.message(), &code_of(e.kind()))
 }
 
 /// `err.code` of a panic in the core (a bug of rimeflake's), thrown as a `RimeflakeError`.
@@ -141,20 +112,29 @@ pub fn throw_panic(env: sys::napi_env, payload: &(dyn std::any::Any + Send)) -> 
         .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
         .unwrap_or("no message");
     let message = format!("internal error: rimeflake panicked ({said}); please report it");
-    let thrown = unsafe { throw_with_code(env, BASE, &message, PANIC_CODE) };
+    throw_class(env, BASE, &message, PANIC_CODE)
+}
+
+/// Throws an instance of the class called `name`, made with `message` and `code`; without
+/// the environment's data (a torn-down environment), a plain Error with that code. Returns
+/// [`pending`].
+fn throw_class(env: sys::napi_env, name: &str, message: &str, code: &str) -> Error {
+    // SAFETY: `env` is the environment of the current call, as every caller's is.
+    let thrown = unsafe { throw_instance(env, name, message, code) };
     if !thrown {
-        let code = CString::new(PANIC_CODE).unwrap_or_default();
+        let code = CString::new(code).unwrap_or_default();
         let msg = CString::new(message.replace('\0', " ")).unwrap_or_default();
+        // SAFETY: as above; both strings are NUL-terminated and outlive the call.
         unsafe { sys::napi_throw_error(env, code.as_ptr(), msg.as_ptr()) };
     }
     pending()
 }
 
-/// [`throw_raw`] with a `code` other than the class's own.
+/// `new <name>(message, code)`, thrown; `false` when it could not be.
 ///
 /// # Safety
-/// As [`throw_raw`].
-unsafe fn throw_with_code(env: sys::napi_env, name: &str, message: &str, code: &str) -> bool {
+/// `env` is the environment of the current call.
+unsafe fn throw_instance(env: sys::napi_env, name: &str, message: &str, code: &str) -> bool {
     let Some(class) = (unsafe { EnvData::class(env, name) }) else {
         return false;
     };
