@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 
@@ -22,3 +25,24 @@ def embedded_or_skip(**kwargs: object) -> rimeflake.Generator:
         if "not available in this build" in str(e):
             pytest.skip(f"the embedded default is not in this core yet: {e}")
         raise
+
+
+@contextmanager
+def ticking() -> Iterator[list[float]]:
+    """A thread that notes the time every 10 ms while the block runs: the list it yields has no
+    ticks for a span in which the interpreter was held."""
+    ticks: list[float] = []
+    stop = threading.Event()
+
+    def tick() -> None:
+        while not stop.is_set():
+            ticks.append(time.monotonic())
+            time.sleep(0.01)
+
+    t = threading.Thread(target=tick)
+    t.start()
+    try:
+        yield ticks
+    finally:
+        stop.set()
+        t.join()

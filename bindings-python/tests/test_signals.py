@@ -10,6 +10,8 @@ import pytest
 
 import rimeflake
 
+from .conftest import ticking
+
 pytestmark = pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="no setitimer here")
 
 
@@ -59,22 +61,11 @@ def test_an_unclosed_generator_collected_lets_other_threads_run() -> None:
     gen = rimeflake.Generator(1, layout="twitter,time=51,sequence=2", backend="memory",
                               max_wait_ms=5_000)
     gen.next_ids(4 * 1000)
-    ticks: list[float] = []
-    stop = threading.Event()
-
-    def tick() -> None:
-        while not stop.is_set():
-            ticks.append(time.monotonic())
-            time.sleep(0.01)
-
-    t = threading.Thread(target=tick)
-    t.start()
-    time.sleep(0.05)
-    start = time.monotonic()
-    del gen  # the last reference: collected here, unclosed
-    end = time.monotonic()
-    stop.set()
-    t.join()
+    with ticking() as ticks:
+        time.sleep(0.05)
+        start = time.monotonic()
+        del gen  # the last reference: collected here, unclosed
+        end = time.monotonic()
     assert end - start > 0.3, end - start  # the close did wait for the clock
     # The other thread ran while it waited: the interpreter was released.
     assert [x for x in ticks if start + 0.1 < x < end - 0.1], (start, end, ticks[-5:])

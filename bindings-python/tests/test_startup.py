@@ -7,13 +7,14 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import pytest
 
 import rimeflake
+
+from .conftest import ticking
 
 # One ID per time unit (1 sequence bit), so a burst of IDs runs the counter far ahead of the
 # clock; the generator lends up to max_drift ahead.
@@ -37,24 +38,13 @@ def start(state_dir: Path, max_wait_ms: int) -> rimeflake.Generator:
 
 def test_a_start_up_wait_lets_other_threads_run(tmp_path: Path) -> None:
     reservation_ahead(tmp_path)
-    ticks: list[float] = []
-    stop = threading.Event()
-
-    def tick() -> None:
-        while not stop.is_set():
-            ticks.append(time.monotonic())
-            time.sleep(0.01)
-
-    t = threading.Thread(target=tick)
-    t.start()
-    began = time.monotonic()
-    try:
-        with pytest.raises(rimeflake.ClockRollbackError, match="at start-up"):
-            start(tmp_path, max_wait_ms=1500)
-    finally:
-        ended = time.monotonic()
-        stop.set()
-        t.join()
+    with ticking() as ticks:
+        began = time.monotonic()
+        try:
+            with pytest.raises(rimeflake.ClockRollbackError, match="at start-up"):
+                start(tmp_path, max_wait_ms=1500)
+        finally:
+            ended = time.monotonic()
     assert ended - began >= 1.4  # it did wait
     during = [x for x in ticks if began + 0.2 < x < ended - 0.2]
     # The other thread kept ticking all through the wait (held, it would not tick at all).
