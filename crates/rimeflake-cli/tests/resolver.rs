@@ -4,6 +4,10 @@
 //! resolv.conf that only the child process sees: it runs in a mount namespace of its own
 //! (`unshare -m`, as root) with that file bound over /etc/resolv.conf.
 
+#[path = "../../rimeflake/tests/support/mod.rs"]
+mod support;
+use support::Since;
+
 use std::net::UdpSocket;
 use std::path::PathBuf;
 use std::process::Command;
@@ -68,17 +72,4 @@ fn a_host_name_the_resolver_never_answers_for_fails_within_the_timeout() {
         );
     }
     let _ = std::fs::remove_dir_all(&dir);
-}
-
-/// A point on the monotonic clock, to measure waits.
-#[derive(Clone, Copy)]
-struct Since(u64);
-
-impl Since {
-    fn now() -> Since {
-        Since(rimeflake::clock::monotonic_ns())
-    }
-    fn elapsed(self) -> Duration {
-        Duration::from_nanos(rimeflake::clock::monotonic_ns() - self.0)
-    }
 }

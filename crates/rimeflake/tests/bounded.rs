@@ -5,12 +5,14 @@
 //! `max_wait` while the server is stopped (SIGSTOP), and the move completes once it is back.
 
 mod servers;
+mod support;
 
 use rimeflake::{Backend, ErrorKind, Generator};
 use servers::Redis;
 use std::io::Read;
 use std::net::TcpListener;
 use std::time::Duration;
+use support::Since;
 
 #[test]
 fn a_start_up_waiting_on_a_silent_server_is_interrupted_within_a_slice() {
@@ -115,17 +117,4 @@ fn a_move_to_another_worker_id_runs_off_the_callers_thread() {
     assert_ne!(moved, first);
     assert_eq!(generator.layout().decode(id).unwrap().worker_id, moved);
     generator.close().unwrap();
-}
-
-/// A point on the monotonic clock, to measure waits.
-#[derive(Clone, Copy)]
-struct Since(u64);
-
-impl Since {
-    fn now() -> Since {
-        Since(rimeflake::clock::monotonic_ns())
-    }
-    fn elapsed(self) -> Duration {
-        Duration::from_nanos(rimeflake::clock::monotonic_ns() - self.0)
-    }
 }

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// A fresh directory under the system's temporary directory, removed when dropped. Its name
 /// holds the tag, the pid and a monotonic reading, so tests running at once never share one.
@@ -79,5 +80,19 @@ impl Rng {
             at -= w;
         }
         unreachable!("weights add up")
+    }
+}
+
+/// A point on the monotonic clock, to measure waits (tests read time through the core's clock,
+/// as the crate does).
+#[derive(Clone, Copy)]
+pub struct Since(u64);
+
+impl Since {
+    pub fn now() -> Since {
+        Since(rimeflake::clock::monotonic_ns())
+    }
+    pub fn elapsed(self) -> Duration {
+        Duration::from_nanos(rimeflake::clock::monotonic_ns() - self.0)
     }
 }
