@@ -56,7 +56,8 @@ fn show(w: &Warning) {
 /// Shows the container warning unless `dir` remembers showing it; then remembers.
 fn container_once(w: &Warning, dir: &Path) {
     let marker = dir.join(CONTAINER_WARNING_SHOWN);
-    if marker.exists() {
+    // Only a regular file remembers; a link planted there is neither followed nor trusted.
+    if std::fs::symlink_metadata(&marker).is_ok_and(|m| m.is_file()) {
         return;
     }
     eprintln!(
@@ -65,5 +66,9 @@ fn container_once(w: &Warning, dir: &Path) {
         marker.display()
     );
     // Not remembered (a read-only directory, say): said again next time, which is no harm.
-    let _ = std::fs::write(&marker, b"");
+    // create_new (O_CREAT | O_EXCL) writes nothing through a link already at that name.
+    let _ = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&marker);
 }

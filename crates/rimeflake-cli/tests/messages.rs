@@ -237,6 +237,15 @@ fn warnings_never_come_before_an_error_and_the_container_one_comes_once() {
         let third = run(&["gen"], &env);
         stdout_ok(&third);
         assert!(text(&third.stderr).starts_with("rimeflake: warning: running in a container"));
+        // A link planted at the marker's name (dangling here) is not written through, and the
+        // warning is still said.
+        std::fs::remove_file(&marker).unwrap();
+        let target = home.0.join("planted-target");
+        std::os::unix::fs::symlink(&target, &marker).unwrap();
+        let fourth = run(&["gen"], &env);
+        stdout_ok(&fourth);
+        assert!(text(&fourth.stderr).starts_with("rimeflake: warning: running in a container"));
+        assert!(!target.exists(), "the marker was written through a link");
     } else {
         assert!(stderr.is_empty(), "{stderr}");
         assert!(!marker.exists());
