@@ -161,7 +161,7 @@ lint-rust: rust-lint-tools ## Rust: cargo fmt --check and clippy -D warnings (wo
 BENCH_SECONDS ?= 5
 BENCH_THREADS ?= 2
 
-.PHONY: bench bench-cli bench-rust bench-criterion test-stress test-loom
+.PHONY: bench bench-cli bench-rust bench-hotpath bench-criterion test-stress test-loom
 bench: bench-cli bench-rust bench-python bench-c bench-node ## run the benchmarks (each adds its bench-<name> here)
 
 bench-cli: rust ## rimeflake bench: threads on one generator, twitter layout, release build
@@ -170,6 +170,10 @@ bench-cli: rust ## rimeflake bench: threads on one generator, twitter layout, re
 
 bench-rust: rust servers ## Rust: rimeflake beside peer crates and the floors, and on Redis/PostgreSQL servers it starts on loopback (bench/rust), writes bench/RESULTS.md
 	$(CARGO) run --release -p rimeflake-bench-rust -- --write
+
+bench-hotpath: rust servers ## Rust: next_id of the core at BEFORE=<commit> beside the working tree's, built alike and run in turns (bench/hotpath); WRITE=1 puts the table in bench/RESULTS.md
+	@test -n "$(BEFORE)" || { echo "make bench-hotpath BEFORE=<commit> [WRITE=1]"; exit 2; }
+	CARGO_TARGET_DIR=$(CARGO_TARGET) bench/hotpath/run.sh $(BEFORE) $(if $(WRITE),--write)
 
 bench-criterion: rust ## Rust: criterion benches of the core (next_id, fill 4096, decode, base62)
 	$(CARGO) bench -p rimeflake --bench generator
