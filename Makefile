@@ -386,8 +386,9 @@ test-dist-node: node ## npm install rimeflake by name from a local registry (ver
 # README.md and docs/: every relative link and anchor resolves; every code block is run (or is,
 # word for word, an example file that a test runs). The scripts live in scripts/docs.
 .PHONY: lint-docs test-docs
-lint-docs: ## README and docs: every link to a file or an anchor resolves
+lint-docs: ## README and docs: every link resolves; comments point only inside the repository
 	$(PYTHON) scripts/docs/check_links.py
+	$(PYTHON) scripts/docs/references.py
 
 test-docs: python-env node-env c-tools servers ## README and docs: run every code block as written
 	scripts/docs/run-snippets.sh

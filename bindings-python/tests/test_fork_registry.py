@@ -1,4 +1,5 @@
-"""Forks after ``close()``, and forks that skip the at-fork handlers (issue 8, items 8, 9, 10, 13).
+"""Forks after ``close()``, and forks that skip the at-fork handlers never reuse
+a parent's slot or lease.
 
 Each child reports through its exit status (or a pipe) and leaves with ``os._exit``, so it never
 returns into pytest.

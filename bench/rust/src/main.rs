@@ -1,5 +1,5 @@
 //! rimeflake beside peer ID generators and the floors, in one release run, with the method of
-//! bench/METHOD.md; checks issue 3's performance targets.
+//! bench/METHOD.md; checks the performance targets (bench/RESULTS.md, "Targets").
 //!
 //! `cargo run --release -p rimeflake-bench-rust -- --write` prints the section and writes it
 //! between `<!-- rust:begin -->` and `<!-- rust:end -->` in bench/RESULTS.md.
@@ -124,7 +124,7 @@ fn main() {
         sat.issued, sat.wall.as_secs_f64(), sat.pct_of_cap(), sat.cap, sat.cpu.as_secs_f64(), sat.cpu_pct(), sat.errors, sat.waits, sat.waited_ms, sat.borrowed_ms);
     let _ = writeln!(out, "\n{file_note}.");
 
-    // The targets of issue 3.
+    // The performance targets: the hot path's cost per ID, and its ratio to the floor.
     let r1 = rime.ns_1t.unwrap();
     let raw = rime.raw_below_cap.unwrap();
     let _ = writeln!(out, "\n### Targets (issue 3)\n");

@@ -491,10 +491,10 @@ fn rot_both_slots(file: &std::path::Path) {
     std::fs::write(file, bytes).unwrap();
 }
 
-/// Issue 9, item 7 and issue 8, items 1-2: `state reset` on a missing file says it does not
-/// exist (exit 1) and leaves no lock file; on a namespace of another layout it reads the
-/// layout from the namespace; with the high-water file lost it refuses, names the evidence it
-/// takes, and takes it.
+/// `state reset` asks for what it needs and changes nothing else: on a missing file it says it does
+/// not exist (exit 1) and leaves no lock file; on a namespace of another layout it reads the layout
+/// from the namespace; with the high-water file lost it refuses, names the evidence it takes, and
+/// takes it.
 #[test]
 fn state_reset_says_what_is_missing_reads_the_layout_and_takes_evidence() {
     let dir = TempDir::new("cli-reset");
@@ -586,10 +586,10 @@ impl Drop for Mount {
     }
 }
 
-/// Issue 8, item 2: a reset on a full disk. The old reset moved the corrupt file aside before
-/// the new state was durable, so a failed write left no state at all and the next generator
-/// started as a new worker (~900,000 duplicates). Now the failed reset changes nothing: the
-/// corrupt file stays, and generators keep refusing until a reset succeeds. Needs root (a
+/// A failed reset changes nothing: a reset on a full disk. The old reset moved the corrupt file
+/// aside before the new state was durable, so a failed write left no state at all and the next
+/// generator started as a new worker (~900,000 duplicates). Now the failed reset changes nothing:
+/// the corrupt file stays, and generators keep refusing until a reset succeeds. Needs root (a
 /// 64 KiB tmpfs is mounted); CI runs as root.
 #[test]
 fn a_reset_that_fails_on_a_full_disk_leaves_the_corrupt_file_in_place() {

@@ -1,5 +1,5 @@
-//! Issue 4, item 9: real `rimeflake gen` processes on one state directory (the embedded
-//! default): many at once, and SIGKILL followed by a restart with the clock set back.
+//! No ID twice across processes and restarts: real `rimeflake gen` processes on one state directory
+//! (the embedded default): many at once, and SIGKILL followed by a restart with the clock set back.
 //!
 //! The clock is set back with libfaketime (`LD_PRELOAD`, wall clock only: the monotonic clock
 //! stays real, so waits still end). Without it the restart test fails and says how to install
@@ -268,7 +268,8 @@ enum Tamper {
     Symlink,
 }
 
-/// Issue 8, item 3: process A runs `rimeflake gen` on worker 5; its lock file is deleted,
+/// A holder whose lock file is replaced stops before a newcomer repeats its IDs: process A
+/// runs `rimeflake gen` on worker 5; its lock file is deleted,
 /// replaced by `mv`, or replaced by a symlink; process B then asks for worker 5. Before the fix
 /// B took the "free" worker ID and both issued the same IDs (75k-104k duplicates). Now A finds
 /// out at its next save and stops at its fence, and B starts above A's last reservation (or,

@@ -13,7 +13,8 @@
 //! # Ok::<(), rimeflake::Error>(())
 //! ```
 //!
-//! The modules follow DESIGN.md: [`layout`] (bits, presets, compose/decode), [`clock`],
+//! The modules, and the layers they form, are described in the repository's
+//! docs/architecture.md: [`layout`] (bits, presets, compose/decode), [`clock`],
 //! [`generator`] (the rollback-safe state machine), [`state`] (durable state), [`worker`]
 //! (where worker IDs come from), [`encoding`] (string forms) and [`error`].
 #![warn(missing_docs)]

@@ -247,10 +247,11 @@ fn rot_both_slots(file: &std::path::Path) {
     std::fs::write(file, bytes).unwrap();
 }
 
-/// Issue 8, item 1: worker 3 issues IDs on clock-id 0 while the clock is 8 s ahead; the clock
-/// is corrected and a restart moves to clock-id 1; both slots rot; a reset. The old reset
-/// reserved every clock-id only to max(now, mtime) + 4 s, so a run with the clock ahead again
-/// repeated clock-id 0's IDs. The high-water file bounds clock-id 0 past its lost reservation.
+/// A reset bounded by the high-water record, across a clock-id switch: worker 3 issues IDs on
+/// clock-id 0 while the clock is 8 s ahead; the clock is corrected and a restart moves to clock-id
+/// 1; both slots rot; a reset. The old reset reserved every clock-id only to max(now, mtime) + 4 s,
+/// so a run with the clock ahead again repeated clock-id 0's IDs. The high-water file bounds
+/// clock-id 0 past its lost reservation.
 #[test]
 fn reset_after_the_clock_ran_ahead_never_repeats_an_id() {
     let tmp = TempDir::new("reset-ahead");

@@ -1,7 +1,7 @@
-//! Issue 4, item 9c: `fork()` with a live generator, in a test binary of its own with a single
-//! test, so no other test thread runs while the process forks (a child gets only the forking
-//! thread; the generators' reservation threads do not hold the allocator lock for long, and
-//! glibc's `fork` takes its malloc locks around the fork).
+//! A forked child never continues its parent's counter: `fork()` with a live generator, in a test
+//! binary of its own with a single test, so no other test thread runs while the process forks (a
+//! child gets only the forking thread; the generators' reservation threads do not hold the
+//! allocator lock for long, and glibc's `fork` takes its malloc locks around the fork).
 
 #![cfg(unix)]
 

@@ -1,7 +1,7 @@
-//! Issue 8, items 8 to 13: the fork registry (one owner and one lifecycle per slot), closed
-//! generators across a fork, and tracing IDs after a fork that skips the at-fork handlers. Real
-//! `fork()` (and a raw `clone`), from a single test in a binary of its own, so no other test
-//! thread runs while the process forks.
+//! Forks never reuse a parent's slot, lease or tracing IDs: the fork registry (one owner and one
+//! lifecycle per slot), closed generators across a fork, and tracing IDs after a fork that skips
+//! the at-fork handlers. Real `fork()` (and a raw `clone`), from a single test in a binary of its
+//! own, so no other test thread runs while the process forks.
 
 #![cfg(unix)]
 

@@ -1,7 +1,7 @@
-//! Issue 8, items 4, 5 and 7: no call waits on a hung store past `max_wait`, interrupts get
-//! through, a forked child never waits on a lock its parent held, in-memory `close` is bounded,
-//! and a seeded run with a live I/O thread, a disk that stalls, fails and crashes, never repeats
-//! an ID.
+//! Bounded waits on a store that hangs: no call waits on a hung store past `max_wait`, interrupts
+//! get through, a forked child never waits on a lock its parent held, in-memory `close` is bounded,
+//! and a seeded run with a live I/O thread, a disk that stalls, fails and crashes, never repeats an
+//! ID.
 //!
 //! The store here is a [`FileStore`] on a [`SimDisk`], whose `stall` blocks every operation as a
 //! hung disk or NFS server would, until `resume` (or a crash). Each call under test runs on a

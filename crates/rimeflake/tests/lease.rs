@@ -344,8 +344,8 @@ fn an_abandoned_lease_gives_no_state_store() {
     );
 }
 
-/// Issue 8, item 3, in the core: the store a lease hands out refuses to save once the lock
-/// file was deleted, moved over or replaced by a symlink, with a lease error that says so.
+/// A lost lock file stops the holder, in the core: the store a lease hands out refuses to save once
+/// the lock file was deleted, moved over or replaced by a symlink, with a lease error that says so.
 #[test]
 fn a_save_fails_closed_once_the_lock_file_is_deleted_or_replaced() {
     for tamper in ["delete", "move over", "symlink"] {
@@ -384,9 +384,9 @@ fn mkfifo(path: &Path) {
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
 }
 
-/// Issue 8, item 6: a state, lock or layout file replaced by a FIFO hung forever; one replaced
-/// by a link to /dev/zero read without bound. Each is now a clear error naming the path, at
-/// once (the test would hang, or run out of memory, without the fix).
+/// Special files never hang a start: a state, lock or layout file replaced by a FIFO hung forever;
+/// one replaced by a link to /dev/zero read without bound. Each is now a clear error naming the
+/// path, at once (the test would hang, or run out of memory, without the fix).
 #[test]
 fn fifos_and_links_to_devices_in_place_of_state_files_are_refused_at_once() {
     let layout = Layout::default();
@@ -424,8 +424,8 @@ fn fifos_and_links_to_devices_in_place_of_state_files_are_refused_at_once() {
     }
 }
 
-/// Issue 8, item 16: a symlink planted as a lock file made root truncate and overwrite its
-/// target (any root-owned file). Now the link is refused and the target is untouched.
+/// No write through a planted link: a symlink planted as a lock file made root truncate and
+/// overwrite its target (any root-owned file). Now the link is refused and the target is untouched.
 #[test]
 fn a_planted_symlink_never_makes_rimeflake_write_through_it() {
     let dir = TempDir::new("planted");
@@ -466,9 +466,9 @@ fn chmod(path: &Path, mode: u32) {
     std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(mode)).unwrap();
 }
 
-/// Issue 8, item 16: a state or namespace directory that another user can write to, or that
-/// another user owns, is refused with the command that fixes it; directories rimeflake
-/// creates are 0700 and its files 0600.
+/// Directories others can write to are refused: a state or namespace directory that another user
+/// can write to, or that another user owns, is refused with the command that fixes it; directories
+/// rimeflake creates are 0700 and its files 0600.
 #[test]
 fn untrusted_directories_are_refused_and_new_ones_are_private() {
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -541,8 +541,8 @@ fn untrusted_directories_are_refused_and_new_ones_are_private() {
     chmod(&dir.0, 0o755);
 }
 
-/// Issue 8, item 16: a namespace with a '/', a newline or a NUL is a config error whose
-/// length limit names its unit.
+/// Namespaces name one directory: a namespace with a '/', a newline or a NUL is a config error
+/// whose length limit names its unit.
 #[test]
 fn namespaces_that_cannot_name_a_directory_are_config_errors() {
     let dir = TempDir::new("ns-names");
@@ -555,7 +555,7 @@ fn namespaces_that_cannot_name_a_directory_are_config_errors() {
     err_of(r, ErrorKind::Config, &["202 bytes", "200 bytes"]);
 }
 
-/// Issue 8, item 6, for `state show`: a FIFO or a /dev/zero link in place of a state or lock
+/// Special files never hang `state show`: a FIFO or a /dev/zero link in place of a state or lock
 /// file is reported, never waited on or read without bound.
 #[test]
 fn inspect_reports_special_files_without_hanging() {

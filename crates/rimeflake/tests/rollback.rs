@@ -1,4 +1,5 @@
-//! The generator under a clock that jumps: the cases of DESIGN.md's state machine.
+//! The generator under a clock that jumps: the cases of its state machine (docs/architecture.md,
+//! "The generator's state machine").
 
 use rimeflake::{Clock, ErrorKind, Generator, Layout, ManualClock, RollbackPolicy};
 use std::collections::HashSet;

@@ -1,6 +1,6 @@
-//! Deterministic simulation of issue 4 (item 8): a seeded simulator drives generators on a
-//! [`SimDisk`] through clock jumps, crashes at any step, disk faults and restarts, and checks after
-//! every step that no ID was ever issued twice.
+//! No ID twice through crashes, clock jumps and disk faults, by deterministic simulation: a seeded
+//! simulator drives generators on a [`SimDisk`] through clock jumps, crashes at any step, disk
+//! faults and restarts, and checks after every step that no ID was ever issued twice.
 //!
 //! Everything a run does comes from its seed: the configuration (layout, policy, windows), the
 //! clock (a [`ManualClock`]), the disk's crash outcomes and every step. The generators run with

@@ -45,7 +45,7 @@ impl RollbackPolicy {
 /// Where a generator keeps its durable state (resolved by `settings`).
 #[derive(Clone, Debug)]
 pub(crate) enum Storage {
-    /// In this state directory (see DESIGN.md, "Where things run").
+    /// In this state directory (docs/configuration.md, `RIMEFLAKE_STATE_DIR`).
     Dir(PathBuf),
     /// In a store the caller provides, for a fixed worker ID it has already made exclusive.
     Store(Arc<dyn StateStore>),

@@ -1,4 +1,5 @@
-//! [`Generator`]: the rollback-safe state machine of DESIGN.md.
+//! [`Generator`]: the rollback-safe state machine (docs/architecture.md, "The generator's state
+//! machine", draws it and says where each move happens).
 //!
 //! The hot path ([`Generator::next_id`] when nothing unusual happens) is lock-free and touches no
 //! I/O. It works on two atomic words: the packed `counter` (`clock_id:time:sequence`) and the

@@ -122,7 +122,8 @@ impl<C: Clock> Inner<C> {
                             self.wait_slice(&mut waiting, WaitFor::Switch { next }, interrupted)?;
                             continue;
                         }
-                        // No clock-id is free for this reading: wait, as DESIGN.md says.
+                        // No clock-id is free for this reading: wait, as `Wait` does
+                        // (docs/guarantees.md, "The clock going back").
                     }
                     RollbackPolicy::Wait => {}
                 }

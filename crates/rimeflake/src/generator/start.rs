@@ -1,5 +1,5 @@
-//! Starting a generator: taking the worker ID, loading its state, and the start-up rules of
-//! DESIGN.md ("Restarts"), which make the first ID safe before it is issued.
+//! Starting a generator: taking the worker ID, loading its state, and the start-up rules
+//! (docs/guarantees.md, "What survives what"), which make the first ID safe before it is issued.
 
 use super::builder::{Builder, Storage};
 use super::reserver::{self, Io};

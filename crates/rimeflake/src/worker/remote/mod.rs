@@ -1,6 +1,6 @@
 //! Remote leases: worker IDs and their state kept in Redis or PostgreSQL (cargo features `redis`
-//! and `postgres`), so generators on many hosts share one namespace (DESIGN.md, "Leases fail
-//! closed and are fenced").
+//! and `postgres`), so generators on many hosts share one namespace (docs/many-hosts.md; the
+//! layer "Leases and servers" of docs/architecture.md).
 //!
 //! A server keeps, per (namespace, worker ID), a lease (an owner token with an expiry set by the
 //! server's clock) and the worker's state, which has no expiry: it outlives the lease and travels
