@@ -96,7 +96,7 @@ demo-c: rust c-tools
 # ---- tests ------------------------------------------------------------------------------------
 
 .PHONY: test test-rust example-rust
-test: test-rust test-loom test-python test-c test-node test-docs dist test-dist ## run every test suite (each language adds its test-<lang> here), then build and test the release artifacts
+test: test-rust test-loom test-python test-c test-node test-docs test-checks dist test-dist ## run every test suite (each language adds its test-<lang> here), then build and test the release artifacts
 
 # The example runs first so that cargo test's summary lines close the output; its state goes
 # to target/, so tests write nothing outside the tree.
@@ -385,10 +385,14 @@ test-dist-node: node ## npm install rimeflake by name from a local registry (ver
 
 # README.md and docs/: every relative link and anchor resolves; every code block is run (or is,
 # word for word, an example file that a test runs). The scripts live in scripts/docs.
-.PHONY: lint-docs test-docs
-lint-docs: ## README and docs: every link resolves; comments point only inside the repository
+.PHONY: lint-docs test-docs test-checks
+lint-docs: ## README and docs: every link resolves; comments point only inside the repository; the core's layers hold (docs/architecture.md)
 	$(PYTHON) scripts/docs/check_links.py
 	$(PYTHON) scripts/docs/references.py
+	$(PYTHON) scripts/docs/layers.py
+
+test-checks: ## the checks of lint-docs (layers, references) against planted faults
+	$(PYTHON) scripts/docs/test_checks.py
 
 test-docs: python-env node-env c-tools servers ## README and docs: run every code block as written
 	scripts/docs/run-snippets.sh

@@ -1,0 +1,283 @@
+#!/usr/bin/env python3
+"""The layer check of the core (`make lint`): no module of crates/rimeflake/src imports a module
+of a layer above its own, except the known back-edges that docs/architecture.md lists.
+
+docs/architecture.md holds two tables this script reads, each right after a marker comment:
+
+  <!-- layers -->      | layer | name | files |  one row per layer, the lowest first; the files
+                       column names paths under crates/rimeflake/src in backticks, a path that
+                       ends in `/` standing for everything under it (the longest match wins)
+  <!-- back-edges -->  | file | imports | why |  the imports from a file to a module of a higher
+                       layer that are there today and are to be removed
+
+For every source file it reads the paths that start with `crate::` (in `use` lines, braces
+expanded, and inline) and `super::` (resolved from the file's own module), outside comments,
+and maps each to the deepest module file it names. It fails when
+  - a source file is in no layer, or a layer names a path that does not exist;
+  - a file imports a module of a higher layer and that pair is not a known back-edge;
+  - a known back-edge is no longer there (the table must shrink with the code).
+
+Usage: scripts/docs/layers.py [--src DIR] [--doc FILE] [--edges]
+  --edges  also print every import between layers (module to module), for the doc's diagram
+Exit status 0 when the layers hold, 1 otherwise (each problem on a line of its own).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def strip_comments_and_strings(text: str) -> str:
+    """The code of a Rust file with comments and string literals blanked (line breaks kept)."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if text.startswith("//", i):
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+            i = j
+        elif text.startswith("/*", i):
+            depth, j = 1, i + 2
+            while j < n and depth:
+                if text.startswith("/*", j):
+                    depth, j = depth + 1, j + 2
+                elif text.startswith("*/", j):
+                    depth, j = depth - 1, j + 2
+                else:
+                    j += 1
+            out.append("\n" * text.count("\n", i, j))
+            i = j
+        elif c == "r" and re.match(r'r#*"', text[i:i + 40]) and (i == 0 or not re.match(r"[A-Za-z0-9_]", text[i - 1])):
+            hashes = re.match(r'r(#*)"', text[i:]).group(1)
+            end = text.find('"' + hashes, i + 2 + len(hashes))
+            end = n if end < 0 else end + 1 + len(hashes)
+            out.append("\n" * text.count("\n", i, end))
+            i = end
+        elif c == '"':
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            out.append("\n" * text.count("\n", i, j + 1))
+            i = j + 1
+        elif c == "'" and re.match(r"'(\\.|[^\\'])'", text[i:i + 4]) or text.startswith("'\\u{", i):
+            j = text.find("'", i + 1 if text[i + 1] != "\\" else i + 3)
+            i = j + 1
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def expand(tree: str) -> list[str]:
+    """`a::{b, c::{d, e}}` as [`a::b`, `a::c::d`, `a::c::e`]."""
+    tree = tree.strip()
+    if not tree:
+        return []
+    depth = 0
+    for k, ch in enumerate(tree):
+        if ch == "{":
+            if depth == 0:
+                head = tree[:k]
+                inner = tree[k + 1:tree.rindex("}")]
+                parts, level, start = [], 0, 0
+                for m, ch2 in enumerate(inner):
+                    if ch2 == "{":
+                        level += 1
+                    elif ch2 == "}":
+                        level -= 1
+                    elif ch2 == "," and level == 0:
+                        parts.append(inner[start:m])
+                        start = m + 1
+                parts.append(inner[start:])
+                return [head + p for part in parts for p in expand(part.strip())] if head else \
+                    [p for part in parts for p in expand(part.strip())]
+            depth += 1
+    return [tree]
+
+
+def module_of(rel: str) -> list[str]:
+    """The module path of a source file: `generator/start.rs` is ["generator", "start"]."""
+    parts = rel[:-3].split("/")
+    if parts[-1] in ("mod", "lib"):
+        parts = parts[:-1]
+    return parts
+
+
+def module_file(src: Path, module: list[str]) -> str | None:
+    if not module:
+        return "lib.rs"
+    base = "/".join(module)
+    for cand in (base + ".rs", base + "/mod.rs"):
+        if (src / cand).is_file():
+            return cand
+    return None
+
+
+def root_reexports(src: Path) -> dict[str, list[str]]:
+    """Names lib.rs re-exports (`pub use generator::{Builder, ...}`), each to its module."""
+    code = strip_comments_and_strings((src / "lib.rs").read_text(encoding="utf-8"))
+    names: dict[str, list[str]] = {}
+    for m in re.finditer(r"\bpub\s+use\s+([^;]+);", code):
+        for path in expand(re.sub(r"\s+", " ", m.group(1))):
+            segs = [s for s in path.split(" as ")[0].replace(" ", "").split("::") if s]
+            if segs and segs[0] == "crate":
+                segs = segs[1:]
+            names[segs[-1]] = segs[:-1]
+    return names
+
+
+def resolve(src: Path, segs: list[str], reexports: dict[str, list[str]]) -> list[str]:
+    """The deepest module that a path (without `crate::`) names."""
+    if segs and module_file(src, segs[:1]) is None and segs[0] in reexports:
+        segs = reexports[segs[0]]  # an item: what follows it names no module
+    found: list[str] = []
+    for k in range(1, len(segs) + 1):
+        if module_file(src, segs[:k]) is not None:
+            found = segs[:k]
+        else:
+            break
+    return found
+
+
+def imports(src: Path, rel: str, reexports: dict[str, list[str]]) -> set[str]:
+    """The modules (`worker::lease`) a source file names through `crate::` and `super::`."""
+    code = strip_comments_and_strings((src / rel).read_text(encoding="utf-8"))
+    own = module_of(rel)
+    # A file's `super` is its parent module; for mod.rs and lib.rs the module is the directory.
+    paths: list[list[str]] = []
+    for m in re.finditer(r"(?<![A-Za-z0-9_$])use\s+([^;]+);", code):
+        for path in expand(re.sub(r"\s+", " ", m.group(1))):
+            path = path.split(" as ")[0].replace(" ", "")
+            paths.append([s for s in path.split("::") if s])
+    for m in re.finditer(r"(?<![A-Za-z0-9_$:])((?:crate|super)(?:::[A-Za-z_][A-Za-z0-9_]*)+)", code):
+        paths.append(m.group(1).split("::"))
+    found: set[str] = set()
+    for segs in paths:
+        if not segs:
+            continue
+        if segs[0] == "crate":
+            base, rest = [], segs[1:]
+        elif segs[0] in ("super", "self"):
+            base = list(own)
+            rest = segs
+            while rest and rest[0] in ("super", "self"):
+                if rest[0] == "super":
+                    base = base[:-1]
+                rest = rest[1:]
+        else:
+            continue
+        rest = [s for s in rest if s not in ("*", "self") and IDENT.match(s)]
+        target = resolve(src, base + rest, reexports) if base or rest else []
+        if target and target != own:
+            found.add("::".join(target))
+    return found
+
+
+def cells(row: str) -> list[str]:
+    return [c.strip() for c in row.strip().strip("|").split("|")]
+
+
+def table_after(doc: str, marker: str, path: Path) -> list[list[str]]:
+    at = doc.find(f"<!-- {marker} -->")
+    if at < 0:
+        sys.exit(f"layers: {path} has no `<!-- {marker} -->` table")
+    rows = []
+    for line in doc[at:].splitlines()[1:]:
+        if not line.strip():
+            if rows:
+                break
+            continue
+        if not line.lstrip().startswith("|"):
+            break
+        rows.append(cells(line))
+    return [r for r in rows[2:]]  # past the header and its rule
+
+
+def ticks(cell: str) -> list[str]:
+    return re.findall(r"`([^`]+)`", cell)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--src", type=Path, default=ROOT / "crates/rimeflake/src")
+    ap.add_argument("--doc", type=Path, default=ROOT / "docs/architecture.md")
+    ap.add_argument("--edges", action="store_true")
+    args = ap.parse_args()
+    src: Path = args.src
+    doc = args.doc.read_text(encoding="utf-8")
+    problems: list[str] = []
+
+    layers: list[tuple[int, str, list[str]]] = []
+    for row in table_after(doc, "layers", args.doc):
+        layers.append((int(row[0]), row[1], ticks(row[2])))
+    prefixes: dict[str, int] = {}
+    for level, name, paths in layers:
+        for p in paths:
+            if not ((src / p).is_dir() if p.endswith("/") else (src / p).is_file()):
+                problems.append(f"layer {level} ({name}) names {p}, which is not in {src}")
+            prefixes[p] = level
+
+    def layer_of(rel: str) -> int | None:
+        best = None
+        for p, level in prefixes.items():
+            if rel == p or (p.endswith("/") and rel.startswith(p)):
+                if best is None or len(p) > len(best[0]):
+                    best = (p, level)
+        return best[1] if best else None
+
+    names = {level: name for level, name, _ in layers}
+    allowed: dict[tuple[str, str], str] = {}
+    for row in table_after(doc, "back-edges", args.doc):
+        for f in ticks(row[0]):
+            for t in ticks(row[1]):
+                allowed[(f, t.removeprefix("crate::"))] = row[2] if len(row) > 2 else ""
+
+    reexports = root_reexports(src)
+    files = sorted(str(p.relative_to(src)) for p in src.rglob("*.rs"))
+    seen: set[tuple[str, str]] = set()
+    edges: set[tuple[str, str]] = set()
+    for rel in files:
+        level = layer_of(rel)
+        if level is None:
+            problems.append(f"{rel}: in no layer: add it to the layers table of {args.doc.name}")
+            continue
+        for target in sorted(imports(src, rel, reexports)):
+            tfile = module_file(src, target.split("::"))
+            tlevel = layer_of(tfile) if tfile else None
+            if tlevel is None:
+                continue
+            if tlevel != level:
+                edges.add((rel, target))
+            if tlevel > level:
+                seen.add((rel, target))
+                if (rel, target) not in allowed:
+                    problems.append(
+                        f"{rel} (layer {level}, {names[level]}) imports crate::{target} "
+                        f"(layer {tlevel}, {names[tlevel]}): a layer imports only those below it"
+                    )
+    for (f, t) in sorted(set(allowed) - seen):
+        problems.append(
+            f"known back-edge {f} -> crate::{t} is gone: remove its row from {args.doc.name}"
+        )
+    if args.edges:
+        for rel, target in sorted(edges):
+            tfile = module_file(src, target.split("::"))
+            print(f"{layer_of(rel)} {rel} -> {layer_of(tfile)} crate::{target}")
+    for p in problems:
+        print(f"layers: {p}", file=sys.stderr)
+    if not problems:
+        print(f"layers: {len(files)} files in {len(layers)} layers, "
+              f"{len(seen)} known back-edges, no other import goes up")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
