@@ -93,10 +93,59 @@ demo-c: rust c-tools
 	  quickstart-demo OUT="$(CURDIR)/target/demo-c/quickstart"
 	@RIMEFLAKE_STATE_DIR="$(DEMO_STATE)" target/demo-c/quickstart
 
+# ---- system packages --------------------------------------------------------------------------
+
+# Everything the tests need from the system, installed once: `make test` starts with it, and
+# the per-suite targets below (faketime, servers, c-tools) find the packages there. The stamp
+# lives in the target directory, so `cargo clean` (or deleting it) makes `make deps` look again.
+DEPS_STAMP := $(CARGO_TARGET)/.deps-installed
+APT_DEPS := redis-server postgresql openssl faketime pkg-config
+BREW_DEPS := redis postgresql@16 openssl libfaketime pkg-config
+
+.PHONY: deps
+deps: $(DEPS_STAMP) ## install the system packages the tests use, once: redis-server, PostgreSQL, openssl, libfaketime, pkg-config (apt-get on Debian and Ubuntu, Homebrew on macOS)
+
+$(DEPS_STAMP):
+	$(call say,deps: system packages for the tests (once; $(DEPS_STAMP) remembers))
+	@if command -v apt-get >/dev/null; then \
+	  sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+	  $$sudo apt-get update && $$sudo apt-get install -y $(APT_DEPS); \
+	elif command -v brew >/dev/null; then \
+	  brew install $(BREW_DEPS); \
+	else \
+	  echo "make deps: neither apt-get nor brew found: install $(APT_DEPS) (Debian's names) yourself, then touch $(DEPS_STAMP)" >&2; exit 1; \
+	fi
+	@mkdir -p "$(@D)" && touch "$@"
+
+# ---- the inner loop ---------------------------------------------------------------------------
+
+# What `make check` runs: no server, no libfaketime, no other language, no release build, so it
+# needs nothing but the Rust toolchain. The core's tests without cargo features (the remote
+# backends' tests need servers); each test binary is named, so a new one is added here on
+# purpose (docs/development.md lists what is left to `make test`). The simulation runs half of
+# its seed budget here (100 seeds, the least for which it checks that every case was met);
+# `make test` runs all 200.
+CHECK_SIM_SEEDS := 100
+CHECK_CORE_TESTS := --lib --test durable --test file_store --test fill_atomic --test fork \
+  --test fork_registry --test hung_store --test lease --test peers --test proptest \
+  --test rollback --test simulation --test start_interrupt --test vectors
+CHECK_CLI_TESTS := --bins --test cli --test messages --test resolver --test settings
+
+.PHONY: check
+check: rust-lint-tools ## the fast inner loop (debug, no servers): fmt check, clippy of the workspace, the core's unit tests and server-free integration tests, the CLI's fast tests
+	$(call say,check: cargo fmt --check)
+	$(CARGO) fmt --all --check
+	$(call say,check: cargo clippy --workspace --all-targets)
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	$(call say,check: the core's tests without servers)
+	RIMEFLAKE_SIM_SEEDS=$(CHECK_SIM_SEEDS) $(CARGO) test -p rimeflake $(CHECK_CORE_TESTS)
+	$(call say,check: the CLI's tests without servers or libfaketime)
+	$(CARGO) test -p rimeflake-cli $(CHECK_CLI_TESTS)
+
 # ---- tests ------------------------------------------------------------------------------------
 
 .PHONY: test test-rust example-rust
-test: test-rust test-loom test-python test-c test-node test-docs test-checks dist test-dist ## run every test suite (each language adds its test-<lang> here), then build and test the release artifacts
+test: deps test-rust test-loom test-python test-c test-node test-docs test-checks dist test-dist ## run every test suite (each language adds its test-<lang> here), then build and test the release artifacts
 
 # The example runs first so that cargo test's summary lines close the output; its state goes
 # to target/, so tests write nothing outside the tree.
