@@ -109,7 +109,7 @@ $(DEPS_STAMP):
 	$(call say,deps: system packages for the tests (once; $(DEPS_STAMP) remembers))
 	@if command -v apt-get >/dev/null; then \
 	  sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
-	  $$sudo apt-get update && $$sudo apt-get install -y $(APT_DEPS); \
+	  $$sudo apt-get update && $$sudo apt-get install -y --no-upgrade $(APT_DEPS); \
 	elif command -v brew >/dev/null; then \
 	  brew install $(BREW_DEPS); \
 	else \
