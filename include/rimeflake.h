@@ -253,7 +253,11 @@ enum rimeflake_status rimeflake_fill(const struct rimeflake_generator *generator
 // `generator` from rimeflake_generator_new, not freed; `stats` writable for `size` bytes.
 enum rimeflake_status rimeflake_stats_sized(const struct rimeflake_generator *generator, struct rimeflake_generator_stats *stats, size_t size);
 
-// The worker ID the generator uses now, into `*worker_id`.
+// The worker ID the generator's next ID carries, into `*worker_id`. In a forked child that
+// has issued no ID yet, the child takes its own worker ID now, as its first ID would (waiting
+// at most max_wait_ms): never the parent's. A fixed worker_id in a forked child fails with
+// RIMEFLAKE_LEASE, as rimeflake_next_id does there; a closed generator in a forked child
+// with RIMEFLAKE_CLOSED.
 //
 // # Safety
 // `generator` from rimeflake_generator_new, not freed; `worker_id` writable.

@@ -198,7 +198,11 @@ pub unsafe extern "C" fn rimeflake_stats_sized(
     })
 }
 
-/// The worker ID the generator uses now, into `*worker_id`.
+/// The worker ID the generator's next ID carries, into `*worker_id`. In a forked child that
+/// has issued no ID yet, the child takes its own worker ID now, as its first ID would (waiting
+/// at most max_wait_ms): never the parent's. A fixed worker_id in a forked child fails with
+/// RIMEFLAKE_LEASE, as rimeflake_next_id does there; a closed generator in a forked child
+/// with RIMEFLAKE_CLOSED.
 ///
 /// # Safety
 /// `generator` from rimeflake_generator_new, not freed; `worker_id` writable.
@@ -209,7 +213,8 @@ pub unsafe extern "C" fn rimeflake_generator_worker_id(
 ) -> rimeflake_status {
     ffi_boundary!({
         let generator = unsafe { arg(generator, "generator") }?;
-        *unsafe { out(worker_id, "worker_id") }? = generator.0.worker_id();
+        let worker_id = unsafe { out(worker_id, "worker_id") }?;
+        *worker_id = generator.0.current_worker_id(&mut || false)?;
         Ok(())
     })
 }

@@ -120,7 +120,15 @@ static int forked_child(int fd, rimeflake_generator *leased, rimeflake_generator
                         rimeflake_generator *closed, uint64_t parent_worker) {
   uint64_t *ids = (uint64_t *)malloc(FORK_IDS * sizeof *ids);
   uint64_t id = 0, worker = parent_worker;
+  uint64_t before_first = parent_worker;
   rimeflake_status s;
+  /* Before the child's first ID, the worker ID is already the child's own (taken now), and
+   * the one its IDs then carry; a fixed worker ID cannot move, so the child has none. */
+  if (rimeflake_generator_worker_id(leased, &before_first) != RIMEFLAKE_OK) return 17;
+  if (before_first == parent_worker) return 18;
+  if (rimeflake_generator_worker_id(fixed, &worker) != RIMEFLAKE_LEASE) return 19;
+  if (rimeflake_generator_worker_id(closed, &worker) != RIMEFLAKE_CLOSED) return 20;
+  worker = parent_worker;
   if ((s = rimeflake_next_id(fixed, &id)) != RIMEFLAKE_LEASE) return 10;
   if ((s = rimeflake_next_id(closed, &id)) != RIMEFLAKE_CLOSED) {
     fprintf(stderr, "child: closed generator gave %s: %s\n", rimeflake_status_name(s),
@@ -130,7 +138,7 @@ static int forked_child(int fd, rimeflake_generator *leased, rimeflake_generator
   if (rimeflake_next_id(leased, &ids[0]) != RIMEFLAKE_OK) return 12;
   if (rimeflake_fill(leased, ids + 1, FORK_IDS - 1) != RIMEFLAKE_OK) return 13;
   if (rimeflake_generator_worker_id(leased, &worker) != RIMEFLAKE_OK) return 14;
-  if (worker == parent_worker) return 15;
+  if (worker != before_first) return 15;
   if (!write_all(fd, ids, FORK_IDS * sizeof *ids)) return 16;
   rimeflake_generator_free(leased);
   rimeflake_generator_free(fixed);
