@@ -12,7 +12,6 @@ use crate::options::Options;
 use napi::bindgen_prelude::Object;
 use napi::bindgen_prelude::{BigUint64Array, This};
 use napi::{Env, JsValue, Result, Unknown};
-use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
 /// A generator of 64-bit, time-ordered, unique IDs. With no options it is the embedded default:
@@ -132,22 +131,15 @@ impl Generator {
     }
 
     /// Fills `array` with increasing IDs, in place; returns how many it wrote.
-    #[napi]
-    pub fn fill(&self, env: &Env, mut array: BigUint64Array) -> Result<u32> {
-        // SAFETY: the array is borrowed for this call only; its memory may be a
-        // SharedArrayBuffer's, so it is written with atomic stores only (AtomicU64 has u64's
-        // layout).
-        let (data, len) = {
-            let ids: &mut [u64] = unsafe { array.as_mut() };
-            (ids.as_mut_ptr(), ids.len())
-        };
-        let shared = unsafe { std::slice::from_raw_parts(data.cast::<AtomicU64>(), len) };
-        crate::errors::guard(env.raw(), || {
-            self.handle
-                .check_open()?
-                .fill_atomic_with(shared, &mut || false)
-        })?;
-        Ok(shared.len() as u32)
+    #[napi(ts_args_type = "array: BigUint64Array")]
+    pub fn fill(&self, env: &Env, array: Unknown) -> Result<u32> {
+        // Taken as a napi value, not as napi-rs's BigUint64Array, whose only way to the memory
+        // is a `&mut [u64]`: a SharedArrayBuffer's memory must never be behind a reference
+        // that claims it alone.
+        match crate::hot::fill_typed_array(env.raw(), &self.handle, array.raw()) {
+            Some(len) => Ok(len as u32),
+            None => Err(crate::errors::pending()),
+        }
     }
 
     /// Counters since the start: IDs issued, rollbacks seen, clock-id switches, waits.

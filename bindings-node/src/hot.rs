@@ -204,16 +204,69 @@ fn fill_slice(env: sys::napi_env, h: &Handle, ids: &mut [u64]) -> bool {
     crate::errors::guard(env, || h.check_open()?.fill(ids)).is_ok()
 }
 
-/// Fills `ids` (memory of the caller's typed array, which another thread may read or write
-/// meanwhile when it lives in a `SharedArrayBuffer`) with atomic stores, keeping panics inside.
-fn fill_shared(env: sys::napi_env, h: &Handle, ids: &[AtomicU64]) -> bool {
-    crate::errors::guard(env, || h.check_open()?.fill_atomic_with(ids, &mut || false)).is_ok()
+/// IDs stored into callers' arrays by [`fill_caller_array`], for the package's tests
+/// (`_callerArrayStores`): a `fill` that wrote a caller's array by any other path (plain stores)
+/// would leave it unchanged.
+#[cfg(feature = "internals")]
+static CALLER_ARRAY_STORES: AtomicU64 = AtomicU64::new(0);
+
+/// How many IDs `fill` stored into callers' arrays with atomic stores so far (this process).
+/// Built only with the `internals` feature.
+#[cfg(feature = "internals")]
+#[napi_derive::napi(js_name = "_callerArrayStores", skip_typescript)]
+pub fn caller_array_stores() -> u64 {
+    CALLER_ARRAY_STORES.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Fills the caller's typed array, `len` u64s at `data`, with atomic stores, keeping panics
+/// inside: the one way both `fill`s (the own property here and the prototype's) write memory
+/// that the caller handed in. That memory may be a `SharedArrayBuffer`'s, which other threads
+/// read or write meanwhile: a plain store there would be a data race on the Rust side.
+///
+/// # Safety
+/// `data` null (then `len` is ignored) or the start of a typed array's `len` u64s, aligned to
+/// 8 (a BigUint64Array's are) and alive for this call.
+pub unsafe fn fill_caller_array(
+    env: sys::napi_env,
+    h: &Handle,
+    data: *mut c_void,
+    len: usize,
+) -> bool {
+    let ids: &[AtomicU64] = if len == 0 || data.is_null() {
+        &[]
+    } else {
+        // SAFETY: the caller vouches for `len` aligned u64s alive for this call; AtomicU64 has
+        // u64's size and alignment, and every access made through this slice is atomic, so
+        // other threads' accesses (JavaScript's, through the SharedArrayBuffer) meanwhile are
+        // no data race. A shared reference suffices: atomics store through `&`.
+        unsafe { std::slice::from_raw_parts(data.cast::<AtomicU64>(), len) }
+    };
+    let ok =
+        crate::errors::guard(env, || h.check_open()?.fill_atomic_with(ids, &mut || false)).is_ok();
+    #[cfg(feature = "internals")]
+    if ok {
+        CALLER_ARRAY_STORES.fetch_add(ids.len() as u64, std::sync::atomic::Ordering::Relaxed);
+    }
+    ok
 }
 
 unsafe extern "C" fn fill(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
     let mut value = ptr::null_mut();
+    // SAFETY: `env` and `info` are this callback's; its data is the Handle that `install` gave
+    // this function, alive until the function's finalizer runs, which cannot be during a call.
     let h = unsafe { this_call(env, info, &mut value) };
     let mut out = ptr::null_mut();
+    if let Some(len) = fill_typed_array(env, h, value) {
+        // SAFETY: `env` is this call's and `out` a place for the result.
+        unsafe { sys::napi_create_double(env, len as f64, &mut out) };
+    }
+    out
+}
+
+/// `fill(array)`, the own property's and the prototype's: checks that `value` (this call's
+/// argument, null when absent) is a BigUint64Array and fills it with atomic stores. `None`:
+/// an exception is pending.
+pub fn fill_typed_array(env: sys::napi_env, h: &Handle, value: sys::napi_value) -> Option<usize> {
     let arg = Arg {
         env,
         value,
@@ -221,10 +274,12 @@ unsafe extern "C" fn fill(env: sys::napi_env, info: sys::napi_callback_info) -> 
     };
     let (mut is_typed, mut kind, mut len, mut data) = (false, -1, 0usize, ptr::null_mut());
     if !value.is_null() {
+        // SAFETY: `env` is the current call's and `value` one of its arguments.
         unsafe { sys::napi_is_typedarray(env, value, &mut is_typed) };
     }
     if is_typed {
         let (mut buffer, mut offset) = (ptr::null_mut(), 0usize);
+        // SAFETY: as above, and `value` is a typed array; every out-pointer is a local.
         unsafe {
             sys::napi_get_typedarray_info(
                 env,
@@ -243,20 +298,12 @@ unsafe extern "C" fn fill(env: sys::napi_env, info: sys::napi_callback_info) -> 
         } else {
             arg.wrong_type("a BigUint64Array");
         }
-        return out;
+        return None;
     }
-    // SAFETY: a BigUint64Array's memory is `len` aligned u64s, alive during this call; an
-    // empty or detached one may have a null pointer. It may be a SharedArrayBuffer's, which
-    // other threads access meanwhile: only atomic stores go there (AtomicU64 has u64's layout).
-    let ids: &[AtomicU64] = if len == 0 || data.is_null() {
-        &[]
-    } else {
-        unsafe { std::slice::from_raw_parts(data as *const AtomicU64, len) }
-    };
-    if fill_shared(env, h, ids) {
-        unsafe { sys::napi_create_double(env, len as f64, &mut out) };
-    }
-    out
+    // SAFETY: napi_get_typedarray_info said BigUint64Array: `data` is its `len` u64s, aligned
+    // to 8 (a BigUint64Array's byte offset is a multiple of 8), kept alive during this call by
+    // `value`, which the call's handle scope holds; a detached one has a null `data`.
+    unsafe { fill_caller_array(env, h, data, len) }.then_some(len)
 }
 
 unsafe extern "C" fn next_ids(

@@ -131,3 +131,30 @@ test('fill writes a SharedArrayBuffer-backed array that another thread reads mea
   const reads = await new Promise((resolve) => w.once('message', resolve))
   assert.ok(reads > 0)
 })
+
+// What a fill into the caller's array does cannot be seen in the IDs (a plain store of a whole
+// u64 reads back the same): the internals build counts the IDs stored through the one atomic
+// path instead, so a fill (own property or prototype method) that wrote the caller's memory
+// any other way leaves the count short. nextIds writes memory it made itself: not counted.
+test('fill stores into the caller\'s array, shared or not, only through the atomic path', () => {
+  assert.equal(typeof rf._callerArrayStores, 'function', 'the addon was built without --features internals: run make node-env')
+  const gen = new rf.Generator({ backend: 'memory', workerId: 7 })
+  const fills = [
+    ['own fill, SharedArrayBuffer', (a) => gen.fill(a), () => new BigUint64Array(new SharedArrayBuffer(5000 * 8))],
+    ['prototype fill, SharedArrayBuffer', (a) => rf.Generator.prototype.fill.call(gen, a), () => new BigUint64Array(new SharedArrayBuffer(5000 * 8))],
+    ['own fill, ArrayBuffer', (a) => gen.fill(a), () => new BigUint64Array(5000)],
+    ['prototype fill, ArrayBuffer', (a) => rf.Generator.prototype.fill.call(gen, a), () => new BigUint64Array(5000)],
+    ['own fill, a view at an offset', (a) => gen.fill(a), () => new BigUint64Array(new SharedArrayBuffer(5008 * 8), 64, 5000)],
+  ]
+  for (const [what, fill, make] of fills) {
+    const ids = make()
+    const before = rf._callerArrayStores()
+    assert.equal(fill(ids), 5000, what)
+    assert.equal(rf._callerArrayStores() - before, 5000n, `${what}: IDs stored atomically`)
+    for (let i = 1; i < ids.length; i++) assert.ok(ids[i] > ids[i - 1], what)
+  }
+  const before = rf._callerArrayStores()
+  assert.equal(gen.nextIds(3000).length, 3000)
+  assert.equal(rf._callerArrayStores(), before)
+  gen.close()
+})
