@@ -1,6 +1,11 @@
 //! Arguments from JavaScript. A wrong type is a `TypeError`, a number out of range (or not an
 //! integer) a `RangeError`, each naming the argument; a BigInt or string that is no ID is the
 //! core's `InvalidIdError`.
+//!
+//! Every `napi_env` and `napi_value` in this crate is the current callback's (its environment,
+//! its arguments, or values made during it, held by its handle scope), used on the thread that
+//! runs it: what napi requires of every call below. The `SAFETY` notes rely on that and say
+//! what else a call needs.
 
 use crate::errors::{range_error, throw, type_error};
 use napi::{sys, Result};
@@ -20,6 +25,7 @@ pub struct Arg {
 
 pub fn type_of(env: sys::napi_env, value: sys::napi_value) -> sys::napi_valuetype {
     let mut t = sys::ValueType::napi_undefined;
+    // SAFETY: `env` and `value` are the current call's; `t` is a local to write.
     unsafe { sys::napi_typeof(env, value, &mut t) };
     t
 }
@@ -68,6 +74,7 @@ impl Arg {
             return Err(self.wrong_type("a number"));
         }
         let mut v = 0f64;
+        // SAFETY: the current call's env and value (a number, checked above); `v` is a local.
         unsafe { sys::napi_get_value_double(self.env, self.value, &mut v) };
         if v.fract() != 0.0 || !(min..=max).contains(&v) {
             return Err(range_error(
@@ -91,10 +98,14 @@ impl Arg {
             return Err(self.wrong_type("a string"));
         }
         let mut len = 0usize;
+        // SAFETY: the current call's env and value (a string, checked above); a null buffer asks
+        // for the length only, into the local `len`.
         unsafe {
             sys::napi_get_value_string_utf8(self.env, self.value, ptr::null_mut(), 0, &mut len)
         };
         let mut buf = vec![0u8; len + 1];
+        // SAFETY: as above; `buf` is writable for the `len + 1` bytes passed (the string and
+        // its NUL), and napi writes at most that many.
         unsafe {
             sys::napi_get_value_string_utf8(
                 self.env,
@@ -113,6 +124,7 @@ impl Arg {
             return Err(self.wrong_type("a boolean"));
         }
         let mut v = false;
+        // SAFETY: the current call's env and value (a boolean, checked above); `v` is a local.
         unsafe { sys::napi_get_value_bool(self.env, self.value, &mut v) };
         Ok(v)
     }
@@ -124,10 +136,12 @@ impl Arg {
         match self.kind() {
             sys::ValueType::napi_bigint => {
                 let (mut v, mut lossless) = (0u64, false);
+                // SAFETY: the current call's env and value (a bigint, checked above); locals to write.
                 unsafe {
                     sys::napi_get_value_bigint_uint64(self.env, self.value, &mut v, &mut lossless)
                 };
                 let (mut signed, mut fits) = (0i64, false);
+                // SAFETY: as above.
                 unsafe {
                     sys::napi_get_value_bigint_int64(self.env, self.value, &mut signed, &mut fits)
                 };

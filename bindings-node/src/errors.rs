@@ -135,11 +135,15 @@ fn throw_class(env: sys::napi_env, name: &str, message: &str, code: &str) -> Err
 /// # Safety
 /// `env` is the environment of the current call.
 unsafe fn throw_instance(env: sys::napi_env, name: &str, message: &str, code: &str) -> bool {
+    // SAFETY: `env` is the current call's (this function's contract).
     let Some(class) = (unsafe { EnvData::class(env, name) }) else {
         return false;
     };
     let mut args = [ptr::null_mut(); 2];
     let mut err = ptr::null_mut();
+    // SAFETY: the current call's env; each string's pointer and length are a live &str's
+    // (napi copies it), `args` holds the two values made before `napi_new_instance` reads it
+    // (the && stops at the first failure), and `class` is a value of this call.
     unsafe {
         sys::napi_create_string_utf8(
             env,
@@ -193,6 +197,8 @@ type Thrower = unsafe extern "C" fn(
 fn throw_node(env: sys::napi_env, thrower: Thrower, code: &str, message: &str) -> Error {
     let code = CString::new(code).unwrap_or_default();
     let msg = CString::new(message.replace('\0', " ")).unwrap_or_default();
+    // SAFETY: every caller passes the current call's env; `thrower` is one of napi's throw
+    // functions; both strings are NUL-terminated and live until after the call (napi copies).
     unsafe { thrower(env, code.as_ptr(), msg.as_ptr()) };
     pending()
 }

@@ -72,12 +72,15 @@ impl Generator {
         crate::warnings::emit(env, &warnings)?;
         // A real instance, made by the constructor, so it gets its own hot-path functions (a
         // napi-rs factory has no instance to install them on while it runs).
+        // SAFETY: the current call's env.
         let class =
             unsafe { crate::env::EnvData::class(env.raw(), "Generator") }.ok_or_else(|| {
                 napi::Error::from_reason("rimeflake: the module is not set up in this environment")
             })?;
         SHARED_HOLD.with(|slot| slot.set(Some(handle)));
         let mut instance = std::ptr::null_mut();
+        // SAFETY: the current call's env and a class value of it, no arguments (a null argv
+        // with argc 0), `instance` a local to write.
         let status = unsafe {
             napi::sys::napi_new_instance(env.raw(), class, 0, std::ptr::null(), &mut instance)
         };
@@ -86,6 +89,8 @@ impl Generator {
         if status != napi::sys::Status::napi_ok {
             return Err(crate::errors::pending());
         }
+        // SAFETY: `instance` is a value napi just made in this call's scope, returned from
+        // this call (napi-rs hands it back to JavaScript before the scope closes).
         Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), instance) })
     }
 
@@ -217,10 +222,18 @@ impl Generator {
         use napi::bindgen_prelude::{validate_type_tag, TypeTag};
         let mut p = std::ptr::null_mut();
         let tag = <Generator as TypeTag>::type_tag();
-        (unsafe { validate_type_tag(env, value, &tag, "Generator") }.is_ok()
-            && unsafe { napi::sys::napi_unwrap(env, value, &mut p) } == napi::sys::Status::napi_ok
-            && !p.is_null())
-        .then(|| unsafe { &*(p as *const Generator) })
+        // SAFETY: `env` and `value` are the current call's (this function's contract).
+        if unsafe { validate_type_tag(env, value, &tag, "Generator") }.is_err() {
+            return None;
+        }
+        // SAFETY: as above; `p` is a local to write.
+        if unsafe { napi::sys::napi_unwrap(env, value, &mut p) } != napi::sys::Status::napi_ok {
+            return None;
+        }
+        // SAFETY: the object carries Generator's type tag, which only napi-rs's constructor of
+        // this class puts on the objects it wraps a Generator in, so a non-null `p` is that
+        // Generator, alive as long as the object, which the current call holds.
+        (!p.is_null()).then(|| unsafe { &*(p as *const Generator) })
     }
 
     fn one(&self, env: &Env) -> Result<u64> {

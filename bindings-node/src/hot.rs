@@ -31,6 +31,8 @@ pub fn install(env: sys::napi_env, this: sys::napi_value, handle: &Arc<Handle>) 
     for (name, cb) in METHODS {
         let data = Arc::into_raw(handle.clone()) as *mut c_void;
         let f = native_function(env, name, cb, data)?;
+        // SAFETY: the current call's env and a function made in it; `data` is one strong count
+        // of the Arc, which napi hands to `release` once, when `f` is collected.
         unsafe {
             napi::check_status!(sys::napi_add_finalizer(
                 env,
@@ -52,6 +54,8 @@ pub fn install(env: sys::napi_env, this: sys::napi_value, handle: &Arc<Handle>) 
             attributes: sys::PropertyAttributes::writable | sys::PropertyAttributes::configurable,
             data: ptr::null_mut(),
         };
+        // SAFETY: the current call's env and `this`; `prop` is one descriptor (count 1) whose
+        // name and value are values of this call.
         napi::check_status!(unsafe { sys::napi_define_properties(env, this, 1, &prop) })?;
     }
     Ok(())
@@ -65,6 +69,10 @@ pub fn native_function(
     data: *mut c_void,
 ) -> Result<sys::napi_value> {
     let mut f = ptr::null_mut();
+    // SAFETY: every caller passes the current call's env; the name's pointer and length are a
+    // live &str's (napi copies it); `cb` is an `extern "C"` callback of the right type, and
+    // `data` whatever it expects to find (a Handle from Arc::into_raw, or null for
+    // `_nextIdProto`, which reads none); `f` is a local.
     napi::check_status!(unsafe {
         sys::napi_create_function(
             env,
@@ -80,6 +88,8 @@ pub fn native_function(
 
 fn name_value(env: sys::napi_env, name: &str) -> Result<sys::napi_value> {
     let mut v = ptr::null_mut();
+    // SAFETY: the current call's env; `name` is one of METHODS' ASCII names (so Latin-1 text),
+    // its pointer and length a live &str's; `v` is a local.
     napi::check_status!(unsafe {
         sys::napi_create_string_latin1(env, name.as_ptr().cast(), name.len() as isize, &mut v)
     })?;
@@ -87,6 +97,8 @@ fn name_value(env: sys::napi_env, name: &str) -> Result<sys::napi_value> {
 }
 
 unsafe extern "C" fn release(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
+    // SAFETY: `data` is the Arc::into_raw of `install` for this function, which napi passes
+    // to this finalizer once: the strong count it held is given back once.
     drop(unsafe { Arc::from_raw(data as *const Handle) });
 }
 
@@ -99,13 +111,21 @@ unsafe fn this_call<'a>(
 ) -> &'a Handle {
     let mut data = ptr::null_mut();
     let mut argc = 1usize;
+    // SAFETY: `env` and `info` are this callback's (this function's contract); `arg` has room
+    // for the one argument `argc` allows (napi fills it with undefined when none was passed);
+    // `data` is a local.
     unsafe { sys::napi_get_cb_info(env, info, &mut argc, arg, ptr::null_mut(), &mut data) };
+    // SAFETY: the callbacks that call this are only ever made by `install`, whose data is an
+    // Arc<Handle> from Arc::into_raw that the function's finalizer alone gives back; the
+    // function is running, so it is not collected and the Handle lives through the call ('a).
     unsafe { &*(data as *const Handle) }
 }
 
 #[inline(always)]
 unsafe fn handle_only<'a>(env: sys::napi_env, info: sys::napi_callback_info) -> &'a Handle {
     let mut data = ptr::null_mut();
+    // SAFETY: `env` and `info` are this callback's (this function's contract); only the data
+    // is asked for, into a local.
     unsafe {
         sys::napi_get_cb_info(
             env,
@@ -116,6 +136,7 @@ unsafe fn handle_only<'a>(env: sys::napi_env, info: sys::napi_callback_info) -> 
             &mut data,
         )
     };
+    // SAFETY: as in this_call: the data of a function `install` made, alive while it runs.
     unsafe { &*(data as *const Handle) }
 }
 
@@ -135,9 +156,11 @@ fn slow_one(env: sys::napi_env, h: &Handle) -> Option<u64> {
 }
 
 unsafe extern "C" fn next_id(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: `env` and `info` are this callback's, one of the functions `install` made.
     let h = unsafe { handle_only(env, info) };
     let mut out = ptr::null_mut();
     if let Some(id) = one(env, h) {
+        // SAFETY: this callback's env; `out` is a local.
         unsafe { sys::napi_create_bigint_uint64(env, id, &mut out) };
     }
     out
@@ -147,6 +170,7 @@ unsafe extern "C" fn next_id_string(
     env: sys::napi_env,
     info: sys::napi_callback_info,
 ) -> sys::napi_value {
+    // SAFETY: `env` and `info` are this callback's, one of the functions `install` made.
     let h = unsafe { handle_only(env, info) };
     let mut out = ptr::null_mut();
     if let Some(id) = one(env, h) {
@@ -162,6 +186,8 @@ unsafe extern "C" fn next_id_string(
                 break;
             }
         }
+        // SAFETY: this callback's env; `buf[i..]` is live ASCII digits (Latin-1 text) of the
+        // length passed; `out` is a local.
         unsafe {
             sys::napi_create_string_latin1(
                 env,
@@ -178,6 +204,7 @@ unsafe extern "C" fn next_id_number(
     env: sys::napi_env,
     info: sys::napi_callback_info,
 ) -> sys::napi_value {
+    // SAFETY: `env` and `info` are this callback's, one of the functions `install` made.
     let h = unsafe { handle_only(env, info) };
     let mut out = ptr::null_mut();
     let layout = h.core.layout();
@@ -194,6 +221,7 @@ unsafe extern "C" fn next_id_number(
         return out;
     }
     if let Some(id) = one(env, h) {
+        // SAFETY: this callback's env; `out` is a local.
         unsafe { sys::napi_create_double(env, id as f64, &mut out) };
     }
     out
@@ -311,6 +339,7 @@ unsafe extern "C" fn next_ids(
     info: sys::napi_callback_info,
 ) -> sys::napi_value {
     let mut value = ptr::null_mut();
+    // SAFETY: `env` and `info` are this callback's, one of the functions `install` made.
     let h = unsafe { this_call(env, info, &mut value) };
     let mut out = ptr::null_mut();
     if value.is_null() {
@@ -329,6 +358,7 @@ unsafe extern "C" fn next_ids(
         Err(_) => return out,
     };
     let (mut data, mut buffer) = (ptr::null_mut(), ptr::null_mut());
+    // SAFETY: this callback's env; `data` and `buffer` are locals to write.
     if unsafe { sys::napi_create_arraybuffer(env, n * 8, &mut data, &mut buffer) }
         != sys::Status::napi_ok
     {
@@ -340,9 +370,15 @@ unsafe extern "C" fn next_ids(
     let ids: &mut [u64] = if n == 0 {
         &mut []
     } else {
+        // SAFETY: napi_create_arraybuffer just made `n * 8` bytes at `data` (n <= 2^31, so
+        // the size fits in isize), aligned for u64 (V8 allocates backing stores at least
+        // 8-aligned) and zeroed; no JavaScript has seen `buffer` yet, so this is the only
+        // access to them, and `buffer`, held by this call's scope, keeps them alive.
         unsafe { std::slice::from_raw_parts_mut(data as *mut u64, n) }
     };
     if fill_slice(env, h, ids) {
+        // SAFETY: this callback's env and the `buffer` made above, `n` u64s from offset 0
+        // fit in it exactly; `out` is a local.
         unsafe {
             sys::napi_create_typedarray(
                 env,
@@ -359,6 +395,7 @@ unsafe extern "C" fn next_ids(
 
 fn pending(env: sys::napi_env) -> bool {
     let mut p = false;
+    // SAFETY: every caller passes its callback's env; `p` is a local.
     unsafe { sys::napi_is_exception_pending(env, &mut p) };
     p
 }

@@ -29,10 +29,18 @@ impl Layout {
     pub unsafe fn unwrap<'a>(env: sys::napi_env, value: sys::napi_value) -> Option<&'a Layout> {
         let mut p = std::ptr::null_mut();
         let tag = <Layout as TypeTag>::type_tag();
-        (unsafe { sys::napi_unwrap(env, value, &mut p) } == sys::Status::napi_ok
-            && !p.is_null()
-            && unsafe { validate_type_tag(env, value, &tag, "Layout") }.is_ok())
-        .then(|| unsafe { &*(p as *const Layout) })
+        // SAFETY: `env` and `value` are the current call's (this function's contract).
+        if unsafe { validate_type_tag(env, value, &tag, "Layout") }.is_err() {
+            return None;
+        }
+        // SAFETY: as above; `p` is a local to write.
+        if unsafe { sys::napi_unwrap(env, value, &mut p) } != sys::Status::napi_ok {
+            return None;
+        }
+        // SAFETY: the object carries Layout's type tag, which only napi-rs's constructor of
+        // this class puts on the objects it wraps a Layout in, so a non-null `p` is that
+        // Layout, alive as long as the object, which the current call holds.
+        (!p.is_null()).then(|| unsafe { &*(p as *const Layout) })
     }
 }
 

@@ -34,6 +34,9 @@ pub fn init(mut exports: Object, env: Env) -> Result<()> {
     warnings::install(&env, data)?;
     dispose.call(class)?;
     let mut proto = std::ptr::null_mut();
+    // SAFETY: the current call's env and the class value it just read; the property name is
+    // NUL-terminated; `proto` is a local and then a value of this call, as install_prototype
+    // needs.
     unsafe {
         napi::check_status!(napi::sys::napi_get_named_property(
             env.raw(),

@@ -113,6 +113,7 @@ impl Options {
         }
         check_shape(env, a)?;
         check_keys(a)?;
+        // SAFETY: the current call's env and value (an object, checked by check_shape).
         let o = unsafe { GeneratorOptions::from_napi_value(env.raw(), a.value) }?;
         let string = |v, n| arg(env, v, n).map(|a| a.string()).transpose();
         Ok(Options {
@@ -195,6 +196,7 @@ pub fn layout_arg(env: &Env, a: Arg) -> Result<rimeflake::Layout> {
             let text = a.string()?;
             crate::layout::parse(&text).map_err(|e| throw(env.raw(), &e))
         }
+        // SAFETY: the current call's env and value.
         sys::ValueType::napi_object => match unsafe { Layout::unwrap(env.raw(), a.value) } {
             Some(l) => Ok(l.0.clone()),
             None => Err(a.wrong_type("a string or a Layout")),
@@ -223,10 +225,12 @@ fn check_shape(env: &Env, a: Arg) -> Result<()> {
         _ => return Err(a.wrong_type("an object such as { layout: 'twitter', workerId: 1 }")),
     }
     let mut is_array = false;
+    // SAFETY: the current call's env and value; `is_array` is a local.
     unsafe { sys::napi_is_array(a.env, a.value, &mut is_array) };
     if is_array {
         return Err(type_error(a.env, &format!("{EXAMPLE}, not an array")));
     }
+    // SAFETY: the current call's env and value.
     if unsafe { Layout::unwrap(env.raw(), a.value) }.is_some() {
         return Err(type_error(
             a.env,
@@ -241,6 +245,8 @@ fn check_shape(env: &Env, a: Arg) -> Result<()> {
 fn check_keys(a: Arg) -> Result<()> {
     let mut keys = std::ptr::null_mut();
     let mut len = 0u32;
+    // SAFETY: the current call's env and value (an object, checked by check_shape); `keys`
+    // and `len` are locals, `keys` an array of this call once the first call succeeded.
     unsafe {
         napi::check_status!(sys::napi_get_all_property_names(
             a.env,
@@ -254,6 +260,7 @@ fn check_keys(a: Arg) -> Result<()> {
     }
     for i in 0..len {
         let mut key = std::ptr::null_mut();
+        // SAFETY: the current call's env and the array of keys above; `key` is a local.
         unsafe { napi::check_status!(sys::napi_get_element(a.env, keys, i, &mut key))? };
         let name = Arg {
             env: a.env,

@@ -12,6 +12,8 @@ use std::ptr;
 /// `env` and `proto` belong to the current call.
 pub unsafe fn install_prototype(env: sys::napi_env, proto: sys::napi_value) -> Result<()> {
     let f = crate::hot::native_function(env, "_nextIdProto", next_id_proto, ptr::null_mut())?;
+    // SAFETY: `env` and `proto` are the current call's (this function's contract), `f` a
+    // value made in it; the name is NUL-terminated.
     unsafe {
         napi::check_status!(sys::napi_set_named_property(
             env,
@@ -28,6 +30,7 @@ unsafe extern "C" fn next_id_proto(
     info: sys::napi_callback_info,
 ) -> sys::napi_value {
     let mut this = ptr::null_mut();
+    // SAFETY: `env` and `info` are this callback's; only `this` is asked for, into a local.
     unsafe {
         sys::napi_get_cb_info(
             env,
@@ -39,11 +42,13 @@ unsafe extern "C" fn next_id_proto(
         )
     };
     let mut out = ptr::null_mut();
+    // SAFETY: the current call's env and its `this`.
     let Some(gen) = (unsafe { crate::generator::Generator::unwrap(env, this) }) else {
         type_error(env, "this must be a Generator");
         return out;
     };
     if let Some(id) = crate::hot::one(env, gen.handle()) {
+        // SAFETY: the current call's env; `out` is a local.
         unsafe { sys::napi_create_bigint_uint64(env, id, &mut out) };
     }
     out

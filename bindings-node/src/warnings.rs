@@ -31,11 +31,14 @@ pub fn emit(env: &Env, warnings: &[Warning]) -> Result<()> {
         return Ok(());
     }
     let raw = env.raw();
+    // SAFETY: the current call's env.
     let f = unsafe { EnvData::class(raw, "emitWarning") }
         .ok_or_else(|| napi::Error::from_reason("rimeflake: no emitWarning here"))?;
     for w in warnings {
         let args = [string(raw, w.message())?, string(raw, w.kind())?];
         let (mut global, mut out) = (ptr::null_mut(), ptr::null_mut());
+        // SAFETY: the current call's env; `f` and both `args` are values of it, `args` holds
+        // the 2 values that argc says; `global` and `out` are locals.
         unsafe {
             napi::check_status!(sys::napi_get_global(raw, &mut global))?;
             napi::check_status!(sys::napi_call_function(
@@ -53,6 +56,8 @@ pub fn emit(env: &Env, warnings: &[Warning]) -> Result<()> {
 
 fn string(env: sys::napi_env, s: &str) -> Result<sys::napi_value> {
     let mut v = ptr::null_mut();
+    // SAFETY: every caller passes the current call's env; the pointer and length are a live
+    // &str's (napi copies it); `v` is a local.
     napi::check_status!(unsafe {
         sys::napi_create_string_utf8(env, s.as_ptr().cast(), s.len() as isize, &mut v)
     })?;

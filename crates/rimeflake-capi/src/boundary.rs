@@ -122,11 +122,20 @@ pub(crate) unsafe fn arg<'a, T>(ptr: *const T, name: &'static str) -> Result<&'a
 /// A non-NULL `ptr` must point to writable memory for a `T`, unaliased for `'a`.
 #[inline(always)]
 pub(crate) unsafe fn out<'a, T>(ptr: *mut T, name: &'static str) -> Result<&'a mut T, Failure> {
+    let ptr = out_ptr(ptr, name)?;
+    // SAFETY: non-NULL and aligned (out_ptr); the caller vouches for writable, unaliased
+    // memory for a T during 'a.
+    Ok(unsafe { &mut *ptr })
+}
+
+/// `ptr` checked as [`out`] checks it, and kept a raw pointer: for memory larger than one `T`
+/// (an array, a newer header's struct), which a `&mut T` would not cover.
+#[inline(always)]
+pub(crate) fn out_ptr<T>(ptr: *mut T, name: &'static str) -> Result<*mut T, Failure> {
     if ptr.is_null() || !ptr.is_aligned() {
         return Err(bad_pointer(name, ptr.is_null()));
     }
-    // SAFETY: as `arg`.
-    Ok(unsafe { &mut *ptr })
+    Ok(ptr)
 }
 
 #[cold]
@@ -210,6 +219,8 @@ mod tests {
     use super::*;
 
     fn last() -> String {
+        // SAFETY: rimeflake_last_error_message always gives a NUL-terminated string that
+        // stays valid until this thread's next failing call (none before the copy below).
         unsafe { CStr::from_ptr(rimeflake_last_error_message()) }
             .to_str()
             .unwrap()
@@ -222,6 +233,7 @@ mod tests {
     fn a_panic_is_caught_and_reported() {
         let mut out = 7u64;
         let status = ffi_boundary!({
+            // SAFETY: a pointer to a live local u64, used by nothing else meanwhile.
             let o = unsafe { super::out(&mut out as *mut u64, "out") }?;
             if o == &7 {
                 panic!("deliberate");
@@ -248,7 +260,9 @@ mod tests {
     fn misaligned_and_null_pointers_are_refused() {
         let words = [0u64; 2];
         let odd = (words.as_ptr() as *const u8).wrapping_add(1) as *const u64;
+        // SAFETY: arg reads nothing through a misaligned or NULL pointer: it refuses them.
         assert!(unsafe { arg(odd, "x") }.is_err());
+        // SAFETY: as above.
         assert!(unsafe { arg(std::ptr::null::<u64>(), "x") }.is_err());
     }
 }

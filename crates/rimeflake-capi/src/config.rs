@@ -98,7 +98,9 @@ impl rimeflake_config {
             return Err(bad_pointer("config", config.is_null()));
         }
         let ours = size_of::<rimeflake_config>();
-        // SAFETY: struct_size comes first, and every header has it.
+        // SAFETY: non-NULL and aligned (checked above); struct_size comes first and every
+        // header has it, within the readable bytes the caller vouches for. Read through a raw
+        // place, never a reference to the (maybe smaller) struct.
         let theirs = unsafe { std::ptr::addr_of!((*config).struct_size).read() };
         if theirs < FIRST_SIZE {
             return Err(Failure::invalid(format!(
@@ -107,7 +109,8 @@ impl rimeflake_config {
             )));
         }
         // A newer header's fields, which this library cannot honour: all must be left unset.
-        // SAFETY: the caller's struct has `theirs` bytes.
+        // SAFETY: the caller vouches for `struct_size` (`theirs`) readable bytes at `config`,
+        // which nothing writes during the call (it is `const` to us and to them).
         let bytes = unsafe { std::slice::from_raw_parts(config.cast::<u8>(), theirs) };
         if bytes
             .get(ours..)
@@ -123,7 +126,10 @@ impl rimeflake_config {
         // ends on a field's boundary (FIRST_SIZE or later, as offsets of our fields are).
         let mut copy = rimeflake_config::defaults(theirs);
         let known = theirs.min(ours);
-        // SAFETY: `known` bytes are readable there and writable here; every field is plain data.
+        // SAFETY: `known` <= `theirs` bytes are readable in `bytes` and <= size_of bytes are
+        // writable in `copy`, a local (so they cannot overlap); every field is plain data
+        // (integers, a bool written by C as 0 or 1, pointers, an optional function pointer) and
+        // the copy ends on a field boundary, so `copy` holds valid values throughout.
         unsafe {
             std::ptr::copy_nonoverlapping(
                 bytes.as_ptr(),
@@ -140,7 +146,7 @@ impl rimeflake_config {
     /// The text fields must be NULL or NUL-terminated strings.
     pub(crate) unsafe fn builder(&self) -> Result<Builder, Failure> {
         let mut b = core_rimeflake::Generator::builder().frontend(core_rimeflake::Frontend::C);
-        // SAFETY (each optional_text): the caller vouches for the text fields.
+        // SAFETY: the text fields are NULL or NUL-terminated strings (this function's contract).
         if let Some(spec) = unsafe { optional_text(self.layout, "config.layout") }? {
             b = b.layout(Layout::from_spec(spec)?);
         }
@@ -153,15 +159,19 @@ impl rimeflake_config {
             }
             id => b = b.worker_id(id as u64),
         }
+        // SAFETY: as for config.layout above.
         if let Some(ns) = unsafe { optional_text(self.namespace_name, "config.namespace_name") }? {
             b = b.namespace(ns);
         }
+        // SAFETY: as for config.layout above.
         if let Some(dir) = unsafe { optional_text(self.state_dir, "config.state_dir") }? {
             b = b.state_dir(dir);
         }
+        // SAFETY: as for config.layout above.
         if let Some(backend) = unsafe { optional_text(self.backend, "config.backend") }? {
             b = b.backend(core_rimeflake::Backend::parse(backend)?);
         }
+        // SAFETY: as for config.layout above.
         if let Some(policy) = unsafe { optional_text(self.on_rollback, "config.on_rollback") }? {
             b = b.rollback_policy(RollbackPolicy::from_name(policy)?);
         }
@@ -202,7 +212,10 @@ pub unsafe extern "C" fn rimeflake_config_init_sized(
         // zeros after ours (a newer one's fields, unset).
         let defaults = rimeflake_config::defaults(size);
         let known = size.min(size_of::<rimeflake_config>());
-        // SAFETY: the caller vouches for `size` writable bytes at `config`; never a reference.
+        // SAFETY: non-NULL and aligned (checked above); the caller vouches for `size` writable
+        // bytes at `config`; `known` <= size and <= size_of our struct, so both writes stay
+        // inside, and `defaults` is a local (no overlap). Never a reference: an older header's
+        // struct is smaller than ours.
         unsafe {
             let bytes = config.cast::<u8>();
             std::ptr::write_bytes(bytes, 0, size);

@@ -1,6 +1,6 @@
 //! `rimeflake_generator`: the core's generator behind an opaque handle.
 
-use crate::boundary::{arg, ffi_boundary, out, Failure};
+use crate::boundary::{arg, ffi_boundary, out, out_ptr, Failure};
 use crate::config::rimeflake_config;
 use crate::layout::rimeflake_layout;
 use crate::status::rimeflake_status;
@@ -57,12 +57,15 @@ pub unsafe extern "C" fn rimeflake_generator_new(
     generator: *mut *mut rimeflake_generator,
 ) -> rimeflake_status {
     ffi_boundary!({
+        // SAFETY: `generator` is writable for one pointer (this function's contract).
         let generator = unsafe { out(generator, "generator") }?;
         let builder = if config.is_null() {
             core_rimeflake::Generator::builder().frontend(core_rimeflake::Frontend::C)
         } else {
-            // SAFETY: the caller vouches for the config and its text fields.
+            // SAFETY: `config` is filled by rimeflake_config_init (this function's contract),
+            // so its struct_size bytes are readable.
             let config = unsafe { rimeflake_config::read(config) }?;
+            // SAFETY: the caller vouches for the text fields: NULL or NUL-terminated strings.
             unsafe { config.builder() }?
         };
         let made = builder.build()?;
@@ -81,9 +84,10 @@ pub unsafe extern "C" fn rimeflake_generator_free(generator: *mut rimeflake_gene
     if generator.is_null() {
         return;
     }
-    // SAFETY: the caller vouches that it came from Box::into_raw and is freed once. A panic
-    // in the close that dropping does is caught: nothing crosses the boundary.
+    // A panic in the close that dropping does is caught: nothing crosses the boundary.
     let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        // SAFETY: the caller vouches that it came from rimeflake_generator_new's
+        // Box::into_raw, is freed once, and that no thread uses it any more.
         drop(unsafe { Box::from_raw(generator) })
     }));
 }
@@ -99,6 +103,8 @@ pub unsafe extern "C" fn rimeflake_generator_close(
     generator: *const rimeflake_generator,
 ) -> rimeflake_status {
     ffi_boundary!({
+        // SAFETY: `generator` is from rimeflake_generator_new and not freed (this function's
+        // contract), and a generator is Sync: any thread may share it.
         unsafe { arg(generator, "generator") }?.0.close()?;
         Ok(())
     })
@@ -115,7 +121,10 @@ pub unsafe extern "C" fn rimeflake_next_id(
     id: *mut u64,
 ) -> rimeflake_status {
     ffi_boundary!({
+        // SAFETY: `generator` is from rimeflake_generator_new and not freed (this function's
+        // contract), and a generator is Sync: any thread may share it.
         let generator = unsafe { arg(generator, "generator") }?;
+        // SAFETY: `id` is writable for a u64 (this function's contract).
         let id = unsafe { out(id, "id") }?;
         *id = generator.0.next_id()?;
         Ok(())
@@ -135,18 +144,23 @@ pub unsafe extern "C" fn rimeflake_fill(
     n: usize,
 ) -> rimeflake_status {
     ffi_boundary!({
+        // SAFETY: `generator` is from rimeflake_generator_new and not freed (this function's
+        // contract), and a generator is Sync: any thread may share it.
         let generator = unsafe { arg(generator, "generator") }?;
         if n == 0 {
             return Ok(());
         }
-        let first = unsafe { out(ids, "ids") }?;
+        let first = out_ptr(ids, "ids")?;
         if n > isize::MAX as usize / size_of::<u64>() {
             return Err(Failure::invalid(format!(
                 "n is {n}: no buffer holds that many IDs"
             )));
         }
-        // SAFETY: the caller vouches for `n` writable IDs at `ids`.
-        let ids = unsafe { std::slice::from_raw_parts_mut(first as *mut u64, n) };
+        // SAFETY: non-NULL and aligned (out_ptr), `n * 8` bytes fit in isize (checked above),
+        // and the caller vouches for `n` writable u64s at `ids` that nothing else accesses
+        // during the call. The slice is made from the caller's pointer itself, never from a
+        // reference to its first element (whose provenance would cover that one alone).
+        let ids = unsafe { std::slice::from_raw_parts_mut(first, n) };
         generator.0.fill(ids)?;
         Ok(())
     })
@@ -164,6 +178,8 @@ pub unsafe extern "C" fn rimeflake_stats_sized(
     size: usize,
 ) -> rimeflake_status {
     ffi_boundary!({
+        // SAFETY: `generator` is from rimeflake_generator_new and not freed (this function's
+        // contract), and a generator is Sync: any thread may share it.
         let generator = unsafe { arg(generator, "generator") }?;
         let ours = size_of::<rimeflake_generator_stats>();
         if size < ours {
@@ -171,7 +187,7 @@ pub unsafe extern "C" fn rimeflake_stats_sized(
                 "size is {size}, less than this library's rimeflake_generator_stats ({ours} bytes)"
             )));
         }
-        let stats = unsafe { out(stats, "stats") }?;
+        let stats = out_ptr(stats, "stats")?;
         let s = generator.0.stats();
         let value = rimeflake_generator_stats {
             ids_issued: s.ids_issued,
@@ -186,12 +202,11 @@ pub unsafe extern "C" fn rimeflake_stats_sized(
             server_skew_ms: s.server_skew_ms,
         };
         // Fields of a newer header read as zero.
+        // SAFETY: `stats` is non-NULL and aligned (out_ptr), and the caller vouches for `size`
+        // writable bytes there, `size` >= ours (checked above), so both writes stay inside;
+        // both go through the caller's pointer, whose provenance covers all `size` bytes.
         unsafe {
-            std::ptr::write_bytes(
-                (stats as *mut rimeflake_generator_stats).cast::<u8>(),
-                0,
-                size,
-            );
+            std::ptr::write_bytes(stats.cast::<u8>(), 0, size);
             std::ptr::write(stats, value);
         }
         Ok(())
@@ -212,7 +227,10 @@ pub unsafe extern "C" fn rimeflake_generator_worker_id(
     worker_id: *mut u64,
 ) -> rimeflake_status {
     ffi_boundary!({
+        // SAFETY: `generator` is from rimeflake_generator_new and not freed (this function's
+        // contract), and a generator is Sync: any thread may share it.
         let generator = unsafe { arg(generator, "generator") }?;
+        // SAFETY: `worker_id` is writable for a u64 (this function's contract).
         let worker_id = unsafe { out(worker_id, "worker_id") }?;
         *worker_id = generator.0.current_worker_id(&mut || false)?;
         Ok(())
@@ -229,7 +247,10 @@ pub unsafe extern "C" fn rimeflake_generator_layout(
     layout: *mut *mut rimeflake_layout,
 ) -> rimeflake_status {
     ffi_boundary!({
+        // SAFETY: `generator` is from rimeflake_generator_new and not freed (this function's
+        // contract), and a generator is Sync: any thread may share it.
         let generator = unsafe { arg(generator, "generator") }?;
+        // SAFETY: `layout` is writable for one pointer (this function's contract).
         let layout = unsafe { out(layout, "layout") }?;
         *layout = rimeflake_layout::boxed(generator.0.layout().clone());
         Ok(())

@@ -79,7 +79,9 @@ pub unsafe extern "C" fn rimeflake_layout_new(
     layout: *mut *mut rimeflake_layout,
 ) -> rimeflake_status {
     ffi_boundary!({
+        // SAFETY: `spec` is a NUL-terminated string (this function's contract).
         let spec = unsafe { text(spec, "spec") }?;
+        // SAFETY: `layout` is writable for one pointer (this function's contract).
         let layout = unsafe { out(layout, "layout") }?;
         *layout = rimeflake_layout::boxed(Layout::from_spec(spec)?);
         Ok(())
@@ -96,7 +98,9 @@ pub unsafe extern "C" fn rimeflake_layout_preset(
     layout: *mut *mut rimeflake_layout,
 ) -> rimeflake_status {
     ffi_boundary!({
+        // SAFETY: `name` is a NUL-terminated string (this function's contract).
         let name = unsafe { text(name, "name") }?;
+        // SAFETY: `layout` is writable for one pointer (this function's contract).
         let layout = unsafe { out(layout, "layout") }?;
         *layout = rimeflake_layout::boxed(Layout::preset(name)?);
         Ok(())
@@ -126,7 +130,10 @@ pub unsafe extern "C" fn rimeflake_layout_name(
     name: *mut *const c_char,
 ) -> rimeflake_status {
     ffi_boundary!({
+        // SAFETY: `layout` is from rimeflake_layout_new, _preset or rimeflake_generator_layout
+        // and not freed (this function's contract); a layout is immutable, so shared freely.
         let layout = unsafe { arg(layout, "layout") }?;
+        // SAFETY: `name` is writable for one pointer (this function's contract).
         let name = unsafe { out(name, "name") }?;
         *name = preset_name(layout.0.name());
         Ok(())
@@ -163,7 +170,11 @@ pub unsafe extern "C" fn rimeflake_layout_describe(
     len: *mut usize,
 ) -> rimeflake_status {
     ffi_boundary!({
+        // SAFETY: `layout` is from rimeflake_layout_new, _preset or rimeflake_generator_layout
+        // and not freed (this function's contract); a layout is immutable, so shared freely.
         let layout = unsafe { arg(layout, "layout") }?;
+        // SAFETY: `buf` NULL or writable for `capacity` bytes, `len` NULL or writable (this
+        // function's contract).
         unsafe { write_text(&layout.0.describe(), buf, capacity, len) }
     })
 }
@@ -180,7 +191,10 @@ pub unsafe extern "C" fn rimeflake_decode(
     parts: *mut rimeflake_parts,
 ) -> rimeflake_status {
     ffi_boundary!({
+        // SAFETY: `layout` is from rimeflake_layout_new, _preset or rimeflake_generator_layout
+        // and not freed (this function's contract); a layout is immutable, so shared freely.
         let layout = unsafe { arg(layout, "layout") }?;
+        // SAFETY: `parts` is writable for a rimeflake_parts (this function's contract).
         let parts = unsafe { out(parts, "parts") }?;
         *parts = layout.0.decode(id)?.into();
         Ok(())
@@ -200,8 +214,12 @@ pub unsafe extern "C" fn rimeflake_compose(
     id: *mut u64,
 ) -> rimeflake_status {
     ffi_boundary!({
+        // SAFETY: `layout` is from rimeflake_layout_new, _preset or rimeflake_generator_layout
+        // and not freed (this function's contract); a layout is immutable, so shared freely.
         let layout = unsafe { arg(layout, "layout") }?;
+        // SAFETY: `parts` points to a readable rimeflake_parts (this function's contract).
         let p = unsafe { arg(parts, "parts") }?;
+        // SAFETY: `id` is writable for a u64 (this function's contract).
         let id = unsafe { out(id, "id") }?;
         *id = layout.0.compose(&Parts::from(p))?;
         Ok(())

@@ -48,6 +48,7 @@ mod tests {
 
     #[test]
     fn version_is_the_crate_version() {
+        // SAFETY: rimeflake_version returns a static NUL-terminated string.
         let v = unsafe { std::ffi::CStr::from_ptr(super::rimeflake_version()) };
         assert_eq!(v.to_str().unwrap(), env!("CARGO_PKG_VERSION"));
     }

@@ -146,10 +146,12 @@ mod tests {
     #[test]
     fn every_status_has_its_name_and_unknown_values_have_one_too() {
         for status in ALL {
+            // SAFETY: rimeflake_status_name always returns a static NUL-terminated string.
             let name = unsafe { std::ffi::CStr::from_ptr(rimeflake_status_name(status as i32)) };
             assert_eq!(format!("{}\0", name.to_str().unwrap()), status.name());
         }
         for value in [-1, 11, 63, 68, i32::MAX] {
+            // SAFETY: as above, for any value.
             let name = unsafe { std::ffi::CStr::from_ptr(rimeflake_status_name(value)) };
             assert_eq!(name.to_str().unwrap(), "RIMEFLAKE_UNKNOWN");
         }

@@ -27,7 +27,10 @@ pub unsafe extern "C" fn rimeflake_format(
     len: *mut usize,
 ) -> rimeflake_status {
     ffi_boundary!({
+        // SAFETY: `encoding` is a NUL-terminated string (this function's contract).
         let encoding = Encoding::from_name(unsafe { text(encoding, "encoding") }?)?;
+        // SAFETY: `buf` NULL or writable for `capacity` bytes, `len` NULL or writable (this
+        // function's contract).
         unsafe { write_text(&core_rimeflake::format(id, encoding), buf, capacity, len) }
     })
 }
@@ -44,12 +47,16 @@ pub unsafe extern "C" fn rimeflake_parse(
     id: *mut u64,
 ) -> rimeflake_status {
     ffi_boundary!({
+        // SAFETY: `encoding` is a NUL-terminated string (this function's contract).
         let encoding = Encoding::from_name(unsafe { self::text(encoding, "encoding") }?)?;
+        // SAFETY: `id` is writable for a u64 (this function's contract).
         let id = unsafe { out(id, "id") }?;
         if text.is_null() {
             return Err(crate::boundary::Failure::invalid("text is NULL"));
         }
         // Text that is not UTF-8 cannot spell an ID: the core says so, as for any other.
+        // SAFETY: `text` is not NULL (checked above) and NUL-terminated, live during the call
+        // (this function's contract).
         let bytes = unsafe { std::ffi::CStr::from_ptr(text) }.to_bytes();
         let s = String::from_utf8_lossy(bytes);
         *id = core_rimeflake::parse(&s, encoding)?;
@@ -71,6 +78,8 @@ pub unsafe extern "C" fn rimeflake_global_id(
     len: *mut usize,
 ) -> rimeflake_status {
     ffi_boundary!({
+        // SAFETY: `buf` NULL or writable for `capacity` bytes, `len` NULL or writable (this
+        // function's contract).
         core_rimeflake::tracing::with_global_id(|s| unsafe { write_text(s, buf, capacity, len) })
     })
 }

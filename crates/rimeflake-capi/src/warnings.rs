@@ -16,9 +16,12 @@ struct Callback {
     user_data: *mut c_void,
 }
 
-// SAFETY: the header documents that on_warning may be called from any thread; the caller's
-// user data is theirs to make safe for that.
+// SAFETY: the header says on_warning may be called from any thread, with warning_user_data,
+// which must stay valid until rimeflake_generator_free: the C caller takes on making both safe
+// for that. The struct itself is a function pointer and a pointer it never dereferences.
 unsafe impl Send for Callback {}
+// SAFETY: as for Send: calls through a shared Callback are calls from any thread, which the
+// header allows, and nothing in it is written after it is made.
 unsafe impl Sync for Callback {}
 
 pub(crate) fn attach(
@@ -37,7 +40,9 @@ pub(crate) fn attach(
 impl Callback {
     /// A method, so the closure above captures the whole (Send + Sync) struct.
     fn call(&self, kind: &CString, message: &CString) {
-        // SAFETY: a C function pointer the caller gave, with two valid C strings.
+        // SAFETY: a C function pointer the caller gave in the config, of this signature, with
+        // its user data (valid until the generator is freed, as the header requires) and two
+        // NUL-terminated strings that live until it returns.
         unsafe { (self.f)(self.user_data, kind.as_ptr(), message.as_ptr()) }
     }
 }

@@ -602,8 +602,8 @@ fn a_reset_that_fails_on_a_full_disk_leaves_the_corrupt_file_in_place() {
         .status()
         .is_ok_and(|s| s.success());
     if !mounted {
-        // SAFETY: geteuid cannot fail.
         assert_ne!(
+            // SAFETY: geteuid has no preconditions and cannot fail.
             unsafe { libc::geteuid() },
             0,
             "root could not mount a tmpfs"

@@ -275,8 +275,10 @@ pub(crate) struct WipeOnFork<T> {
     mapped: bool,
 }
 
-// SAFETY: it owns a `T` that is itself Send + Sync.
+// SAFETY: it owns the `T` behind `ptr` alone (no other pointer to it is kept), so sending it
+// sends a `T`, which is Send.
 unsafe impl<T: Send + Sync> Send for WipeOnFork<T> {}
+// SAFETY: shared, it gives out only `&T` (Deref), so sharing it shares a `T`, which is Sync.
 unsafe impl<T: Send + Sync> Sync for WipeOnFork<T> {}
 
 impl<T> WipeOnFork<T> {

@@ -191,6 +191,8 @@ fn map_lineage() -> &'static WipeOnFork<Lineage> {
             // Another thread mapped it first: ours was never shared.
             // SAFETY: from Box::into_raw above; `current` is a leaked box.
             drop(unsafe { Box::from_raw(fresh) });
+            // SAFETY: the exchange failed, so `current` is what LINEAGE holds: not null (the
+            // exchange expected null) and a leaked, never-freed box.
             unsafe { &*current }
         }
     }
@@ -269,8 +271,12 @@ fn process_part(generation: u64) -> &'static ProcessPart {
         }));
         match PROCESS.compare_exchange(current, fresh, AcqRel, Acquire) {
             // The old part may still be read by a thread that loaded it: leak it.
+            // SAFETY: `fresh` came from Box::into_raw above and is never freed now that
+            // PROCESS holds it (parts are leaked, never replaced by a free).
             Ok(_) => return unsafe { &*fresh },
             // Another thread drew first: ours was never shared, so free it and use theirs.
+            // SAFETY: `fresh` came from Box::into_raw above and the failed exchange published
+            // it nowhere: this is its only owner.
             Err(_) => drop(unsafe { Box::from_raw(fresh) }),
         }
     }

@@ -246,8 +246,11 @@ fn stats_in_a_child_forked_while_a_parent_thread_is_stuck_in_the_store() {
     // SAFETY: the child only reads atomics and exits; nothing in it allocates or locks.
     let pid = unsafe { libc::fork() };
     if pid == 0 {
+        // SAFETY: alarm has no preconditions (async-signal-safe, fine in a forked child).
         unsafe { libc::alarm(10) }; // a hang ends the child with SIGALRM
         let s = g.stats();
+        // SAFETY: _exit has no preconditions; it skips the atexit handlers and destructors
+        // that belong to the parent's threads.
         unsafe { libc::_exit(if s.ids_issued > 0 { 0 } else { 3 }) };
     }
     let mut status = 0;

@@ -309,13 +309,17 @@ fn a_forked_child_abandons_the_lease_without_unlocking_the_parents() {
         if pid == 0 {
             if child_unlocks {
                 // What abandon_after_fork must not do: the flock is shared with the parent.
+                // SAFETY: flock on the lease's open descriptor touches no Rust memory.
                 unsafe { libc::flock(lease.lock_fd().unwrap(), libc::LOCK_UN) };
             } else {
                 lease.abandon_after_fork();
             }
+            // SAFETY: _exit has no preconditions; the child leaves without running the
+            // parent's destructors (which would release what the parent holds).
             unsafe { libc::_exit(0) };
         }
         let mut status = 0;
+        // SAFETY: waits for this test's own child; `status` is a local to write.
         assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
         let probe = exact(&dir.0, 6);
         if child_unlocks {

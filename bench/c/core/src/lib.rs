@@ -22,12 +22,14 @@ pub extern "C" fn bench_core_new() -> *mut Generator {
 
 #[no_mangle]
 pub unsafe extern "C" fn bench_core_free(g: *mut Generator) {
+    // SAFETY: the benchmark passes a pointer from bench_core_new's Box::into_raw, once.
     drop(unsafe { Box::from_raw(g) });
 }
 
 /// ns for `n` calls of `next_id`; the last ID into `*last`.
 #[no_mangle]
 pub unsafe extern "C" fn bench_core_next_id(g: *const Generator, n: u64, last: *mut u64) -> f64 {
+    // SAFETY: the benchmark passes a live generator from bench_core_new, not yet freed.
     let g = unsafe { &*g };
     let t = Instant::now();
     let mut id = 0;
@@ -35,6 +37,7 @@ pub unsafe extern "C" fn bench_core_next_id(g: *const Generator, n: u64, last: *
         id = black_box(g.next_id().unwrap_or(0));
     }
     let ns = t.elapsed().as_nanos() as f64;
+    // SAFETY: the benchmark passes a writable u64 for the last ID.
     unsafe { *last = id };
     ns
 }
@@ -48,13 +51,16 @@ pub unsafe extern "C" fn bench_core_fill(
     calls: u64,
     last: *mut u64,
 ) -> f64 {
+    // SAFETY: the benchmark passes a live generator from bench_core_new, not yet freed.
     let g = unsafe { &*g };
+    // SAFETY: the benchmark passes a buffer of `n` u64s that only this call uses meanwhile.
     let ids = unsafe { std::slice::from_raw_parts_mut(buf, n) };
     let t = Instant::now();
     for _ in 0..calls {
         let _ = black_box(g.fill(black_box(&mut *ids)));
     }
     let ns = t.elapsed().as_nanos() as f64;
+    // SAFETY: as in bench_core_next_id.
     unsafe { *last = ids[n - 1] };
     ns
 }
