@@ -27,8 +27,12 @@ export declare class ClosedError extends RimeflakeError {}
 export declare class TimeRangeError extends RimeflakeError {}
 /** The clock did not catch up with the IDs lent ahead within `maxWaitMs` (`ERR_RIMEFLAKE_OVERLOADED`). */
 export declare class OverloadedError extends RimeflakeError {}
-/** A wait was interrupted (`ERR_RIMEFLAKE_INTERRUPTED`). */
-export declare class InterruptedError extends RimeflakeError {}
+/** A wait was interrupted (`ERR_RIMEFLAKE_INTERRUPTED`). Python's class has the same name. */
+export declare class InterruptedWaitError extends RimeflakeError {}
+/** @deprecated The old name of `InterruptedWaitError` (the same class), kept for one release. */
+export declare const InterruptedError: typeof InterruptedWaitError
+/** @deprecated The old name of `InterruptedWaitError`, kept for one release. */
+export type InterruptedError = InterruptedWaitError
 
 export declare interface Generator {
   /** Closes the generator: `using gen = new Generator()` closes it at the end of the scope. */

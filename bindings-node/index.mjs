@@ -21,6 +21,8 @@ export const {
   ClosedError,
   TimeRangeError,
   OverloadedError,
+  InterruptedWaitError,
+  // Deprecated: the old name of InterruptedWaitError, kept for one release.
   InterruptedError,
 } = native
 export default native

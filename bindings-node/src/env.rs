@@ -9,7 +9,7 @@ use std::ptr;
 use std::sync::{Arc, Mutex, Weak};
 
 pub struct EnvData {
-    classes: Vec<(&'static str, sys::napi_ref)>,
+    classes: Vec<(String, sys::napi_ref)>,
     handles: Handles,
 }
 
@@ -66,13 +66,13 @@ impl EnvData {
     pub fn keep_class(
         &mut self,
         env: &Env,
-        name: &'static str,
+        name: impl Into<String>,
         class: sys::napi_value,
     ) -> Result<()> {
         let mut r = ptr::null_mut();
         // SAFETY: the current call's env and a value of it; `r` is a local to write.
         napi::check_status!(unsafe { sys::napi_create_reference(env.raw(), class, 1, &mut r) })?;
-        self.classes.push((name, r));
+        self.classes.push((name.into(), r));
         Ok(())
     }
 

@@ -12,35 +12,22 @@ use rimeflake::ErrorKind;
 use std::ffi::CString;
 use std::ptr;
 
-/// The JavaScript class of a kind. Kinds the addon does not know yet (the core's enum is
-/// non-exhaustive) get the base class and the generic code.
-pub fn class_of(kind: ErrorKind) -> &'static str {
-    match kind {
-        ErrorKind::Config => "ConfigError",
-        ErrorKind::ClockRollback => "ClockRollbackError",
-        ErrorKind::Lease => "LeaseError",
-        ErrorKind::NoFreeWorker => "NoFreeWorkerError",
-        ErrorKind::State => "StateError",
-        ErrorKind::InvalidId => "InvalidIdError",
-        ErrorKind::Closed => "ClosedError",
-        ErrorKind::TimeRange => "TimeRangeError",
-        ErrorKind::Overloaded => "OverloadedError",
-        ErrorKind::Interrupted => "InterruptedError",
-        _ => BASE,
-    }
+/// The JavaScript class of a kind: the core's stem and `Error`, as in every binding.
+pub fn class_of(kind: ErrorKind) -> String {
+    format!("{}Error", kind.class_stem())
 }
 
-/// The base class and its code, for kinds without a class of their own.
+/// The base class (`RimeflakeError`), which every class derives from.
 pub const BASE: &str = "RimeflakeError";
-const BASE_CODE: &str = "ERR_RIMEFLAKE";
 
-/// `err.code` of a kind: `ERR_RIMEFLAKE_` and the core's stable name.
-pub fn code_of(kind: ErrorKind) -> String {
-    match class_of(kind) {
-        BASE => BASE_CODE.to_string(),
-        _ => format!("{BASE_CODE}_{}", kind.name()),
-    }
+/// `err.code` of a kind: the core's stable code string.
+pub fn code_of(kind: ErrorKind) -> &'static str {
+    kind.error_code()
 }
+
+/// Names a class had before it took the core's, exported as the same class for one more
+/// release (deprecated): `InterruptedError` is now `InterruptedWaitError`, as in Python.
+pub const OLD_NAMES: [(&str, ErrorKind); 1] = [("InterruptedError", ErrorKind::Interrupted)];
 
 const MAKE_CLASSES: &str = r#"(function (kinds) {
   class RimeflakeError extends Error {
@@ -68,19 +55,23 @@ pub fn install(env: &Env, exports: &mut Object, data: &mut EnvData) -> Result<()
     let mut kinds_in_order: Vec<ErrorKind> = ErrorKind::ALL.to_vec();
     kinds_in_order.sort_by_key(|k| k.broader().is_some());
     for kind in kinds_in_order {
-        if class_of(kind) != BASE {
-            let mut entry = env.create_array(3)?;
-            entry.set(0, class_of(kind))?;
-            entry.set(1, code_of(kind))?;
-            entry.set(2, kind.broader().map_or(BASE, class_of))?;
-            kinds.insert(entry)?;
-        }
+        let mut entry = env.create_array(3)?;
+        entry.set(0, class_of(kind))?;
+        entry.set(1, code_of(kind))?;
+        entry.set(2, kind.broader().map_or(BASE.to_string(), class_of))?;
+        kinds.insert(entry)?;
     }
     let classes = make.call(kinds.to_unknown())?;
-    for name in std::iter::once(BASE).chain(ErrorKind::ALL.iter().map(|k| class_of(*k))) {
-        let class: Unknown = classes.get_named_property(name)?;
-        exports.set_named_property(name, class)?;
+    let names =
+        std::iter::once(BASE.to_string()).chain(ErrorKind::ALL.iter().map(|k| class_of(*k)));
+    for name in names {
+        let class: Unknown = classes.get_named_property(&name)?;
+        exports.set_named_property(&name, class)?;
         data.keep_class(env, name, class.raw())?;
+    }
+    for (old, kind) in OLD_NAMES {
+        let class: Unknown = classes.get_named_property(&class_of(kind))?;
+        exports.set_named_property(old, class)?;
     }
     Ok(())
 }
@@ -88,7 +79,7 @@ pub fn install(env: &Env, exports: &mut Object, data: &mut EnvData) -> Result<()
 /// Throws the class of `e`'s kind with its message; the returned error tells napi-rs that an
 /// exception is pending (it then throws nothing of its own).
 pub fn throw(env: sys::napi_env, e: &rimeflake::Error) -> Error {
-    throw_class(env, class_of(e.kind()), e.message(), &code_of(e.kind()))
+    throw_class(env, &class_of(e.kind()), e.message(), code_of(e.kind()))
 }
 
 /// `err.code` of a panic in the core (a bug of rimeflake's), thrown as a `RimeflakeError`.
@@ -210,7 +201,7 @@ fn throw_node(env: sys::napi_env, thrower: Thrower, code: &str, message: &str) -
 pub fn error_kinds() -> Vec<Vec<String>> {
     ErrorKind::ALL
         .iter()
-        .map(|k| vec![k.name().to_string(), code_of(*k), class_of(*k).to_string()])
+        .map(|k| vec![k.name().to_string(), code_of(*k).to_string(), class_of(*k)])
         .collect()
 }
 

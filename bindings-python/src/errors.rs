@@ -10,38 +10,54 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyTuple, PyType};
 use rimeflake::ErrorKind;
 
-/// One exception class: its name, the built-in it also derives from, and its docstring. It
-/// derives first from the root, or from the class of the kind the core says it is a case of
-/// ([`ErrorKind::broader`]).
+/// One exception class: its kind (none for the root), the built-in it also derives from, and
+/// its docstring. Its name and `code` are the core's ([`ErrorKind::class_stem`] and `Error`,
+/// [`ErrorKind::error_code`]), the same as in every binding. It derives first from the root, or
+/// from the class of the kind the core says it is a case of ([`ErrorKind::broader`]).
 struct Class {
-    name: &'static str,
+    kind: Option<ErrorKind>,
     builtin: Option<&'static str>,
     doc: &'static str,
 }
 
+impl Class {
+    fn name(&self) -> String {
+        let stem = self
+            .kind
+            .map_or(ErrorKind::ROOT_CLASS_STEM, ErrorKind::class_stem);
+        format!("{stem}Error")
+    }
+
+    fn code(&self) -> &'static str {
+        self.kind
+            .map_or(ErrorKind::ROOT_ERROR_CODE, ErrorKind::error_code)
+    }
+}
+
 const ROOT: usize = 0;
 
-/// Parents come before their children; index `i > 0` is the kind whose code is `i`.
+/// Parents come before their children: the root first, then the kinds of a broader kind after
+/// it. Only what Python adds to the core's table is here (the built-in base, the docstring).
 const CLASSES: [Class; 11] = [
     Class {
-        name: "RimeflakeError",
+        kind: None,
         builtin: Some("Exception"),
         doc: "The base of every error rimeflake raises.",
     },
     Class {
-        name: "ConfigError",
+        kind: Some(ErrorKind::Config),
         builtin: Some("ValueError"),
         doc: "A layout, preset, worker ID or option is invalid (also a backend URL the server \
               refuses: a wrong password, an unknown database, an untrusted certificate); the \
               message names the field.",
     },
     Class {
-        name: "ClockRollbackError",
+        kind: Some(ErrorKind::ClockRollback),
         builtin: None,
         doc: "The clock went back further than the rollback policy tolerates.",
     },
     Class {
-        name: "LeaseError",
+        kind: Some(ErrorKind::Lease),
         // A lease is a lock file in the state directory or a record on a server: its failures
         // are the system's (a directory that cannot be written, a server that cannot be
         // reached), so `except OSError` catches them as it does StateError.
@@ -51,37 +67,37 @@ const CLASSES: [Class; 11] = [
               or does not answer in time. Also an OSError, as StateError is.",
     },
     Class {
-        name: "NoFreeWorkerError",
+        kind: Some(ErrorKind::NoFreeWorker),
         builtin: None,
         doc: "Every worker ID in the allowed range is taken.",
     },
     Class {
-        name: "StateError",
+        kind: Some(ErrorKind::State),
         builtin: Some("OSError"),
         doc: "The durable state could not be read or written, or is corrupt.",
     },
     Class {
-        name: "InvalidIdError",
+        kind: Some(ErrorKind::InvalidId),
         builtin: Some("ValueError"),
         doc: "An ID or string that this layout or encoding could not have produced.",
     },
     Class {
-        name: "ClosedError",
+        kind: Some(ErrorKind::Closed),
         builtin: None,
         doc: "The generator was closed, or belongs to the parent of a forked process.",
     },
     Class {
-        name: "TimeRangeError",
+        kind: Some(ErrorKind::TimeRange),
         builtin: None,
         doc: "The clock lies outside the layout's time range (before the epoch or past its end).",
     },
     Class {
-        name: "OverloadedError",
+        kind: Some(ErrorKind::Overloaded),
         builtin: Some("TimeoutError"),
         doc: "The clock did not catch up with the IDs lent ahead within max_wait.",
     },
     Class {
-        name: "InterruptedWaitError",
+        kind: Some(ErrorKind::Interrupted),
         builtin: Some("InterruptedError"),
         doc: "A wait was interrupted (a signal whose handler did not raise).",
     },
@@ -89,14 +105,13 @@ const CLASSES: [Class; 11] = [
 
 static TYPES: PyOnceLock<Vec<Py<PyType>>> = PyOnceLock::new();
 
-/// Which class a core error kind becomes: `CLASSES` lists the kinds in the order of their
-/// stable codes (1-based, after the root). Kinds this binding does not know (the core may add
-/// some) become the root, `RimeflakeError`: never a panic.
+/// Which class a core error kind becomes (its index in `CLASSES`). A kind this binding has no
+/// entry for (the core may add some) becomes the root, `RimeflakeError`: never a panic.
 fn class_of(kind: ErrorKind) -> usize {
-    match kind.code() as usize {
-        code if code < CLASSES.len() => code,
-        _ => ROOT,
-    }
+    CLASSES
+        .iter()
+        .position(|c| c.kind == Some(kind))
+        .unwrap_or(ROOT)
 }
 
 fn types(py: Python<'_>) -> PyResult<&Vec<Py<PyType>>> {
@@ -107,9 +122,9 @@ fn types(py: Python<'_>) -> PyResult<&Vec<Py<PyType>>> {
         for (i, class) in CLASSES.iter().enumerate() {
             let mut bases = Vec::new();
             if i != ROOT {
-                let parent = ErrorKind::ALL
-                    .get(i - 1)
-                    .and_then(|kind| kind.broader())
+                let parent = class
+                    .kind
+                    .and_then(ErrorKind::broader)
                     .map_or(ROOT, class_of);
                 bases.push(made[parent].bind(py).clone().into_any());
             }
@@ -119,7 +134,8 @@ fn types(py: Python<'_>) -> PyResult<&Vec<Py<PyType>>> {
             let namespace = PyDict::new(py);
             namespace.set_item("__module__", "rimeflake")?;
             namespace.set_item("__doc__", class.doc)?;
-            let ty = make_type.call1((class.name, PyTuple::new(py, bases)?, namespace))?;
+            namespace.set_item("code", class.code())?;
+            let ty = make_type.call1((class.name(), PyTuple::new(py, bases)?, namespace))?;
             made.push(ty.cast_into::<PyType>()?.unbind());
         }
         Ok(made)
@@ -129,7 +145,7 @@ fn types(py: Python<'_>) -> PyResult<&Vec<Py<PyType>>> {
 /// Adds the exception classes to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     for (class, ty) in CLASSES.iter().zip(types(m.py())?) {
-        m.add(class.name, ty.bind(m.py()))?;
+        m.add(class.name(), ty.bind(m.py()))?;
     }
     Ok(())
 }
@@ -174,10 +190,10 @@ impl From<Failure> for PyErr {
 /// `(name, code, exception class name)` of every core error kind, for the test that each one
 /// is mapped.
 #[pyfunction]
-pub fn _error_kinds() -> Vec<(&'static str, u32, &'static str)> {
+pub fn _error_kinds() -> Vec<(&'static str, u32, String)> {
     ErrorKind::ALL
         .iter()
-        .map(|&k| (k.name(), k.code(), CLASSES[class_of(k)].name))
+        .map(|&k| (k.name(), k.code(), CLASSES[class_of(k)].name()))
         .collect()
 }
 

@@ -19,6 +19,8 @@ BUILTIN = {
 
 
 def test_every_core_error_kind_is_mapped() -> None:
+    # Each class and code comes from the core's table (the same names and codes as Node's): a
+    # kind without an entry here would fall through to the root class and its code.
     kinds = _native._error_kinds()
     assert [code for _, code, _ in kinds] == list(range(1, len(kinds) + 1))
     classes = {cls for _, _, cls in kinds}
@@ -32,12 +34,14 @@ def test_every_core_error_kind_is_mapped() -> None:
         with pytest.raises(cls, match="^why it failed$") as info:
             _native._raise_kind(name, "why it failed")
         assert type(info.value) is cls
+        assert info.value.code == cls.code == f"ERR_RIMEFLAKE_{name}"
         if cls_name in BUILTIN:
             assert isinstance(info.value, BUILTIN[cls_name])
 
 
 def test_hierarchy_and_builtin_bases() -> None:
     assert issubclass(rimeflake.RimeflakeError, Exception)
+    assert rimeflake.RimeflakeError.code == "ERR_RIMEFLAKE"
     assert issubclass(rimeflake.NoFreeWorkerError, rimeflake.LeaseError)
     assert issubclass(rimeflake.StateError, OSError)
     assert issubclass(rimeflake.LeaseError, OSError)

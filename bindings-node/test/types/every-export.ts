@@ -8,6 +8,7 @@ import {
   Generator,
   type GeneratorOptions,
   InterruptedError,
+  InterruptedWaitError,
   InvalidIdError,
   Layout,
   LeaseError,
@@ -78,6 +79,8 @@ try {
     const code: string = e.code
     console.log(code)
   }
-  const classes = [ConfigError, ClockRollbackError, LeaseError, NoFreeWorkerError, StateError, InvalidIdError, ClosedError, TimeRangeError, OverloadedError, InterruptedError]
+  const classes = [ConfigError, ClockRollbackError, LeaseError, NoFreeWorkerError, StateError, InvalidIdError, ClosedError, TimeRangeError, OverloadedError, InterruptedWaitError]
+  const old: InterruptedError | undefined = e instanceof InterruptedError ? e : undefined
+  console.log(old?.code)
   console.log(classes.some((C) => e instanceof C))
 }

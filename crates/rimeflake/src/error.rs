@@ -85,7 +85,65 @@ impl ErrorKind {
         }
     }
 
-    /// A stable, upper-case name for the kind, such as `CLOCK_ROLLBACK` (Node's `err.code`).
+    /// The stem every binding names this kind's error class after, the same in each:
+    /// `ClockRollback` gives `ClockRollbackError` in Python and Node. A stem never collides with
+    /// a built-in error of a binding's language (`InterruptedWait`, not Python's
+    /// `InterruptedError`, which that class derives from).
+    ///
+    /// # Example
+    /// ```
+    /// use rimeflake::ErrorKind;
+    ///
+    /// assert_eq!(ErrorKind::Interrupted.class_stem(), "InterruptedWait");
+    /// ```
+    pub const fn class_stem(self) -> &'static str {
+        match self {
+            ErrorKind::Config => "Config",
+            ErrorKind::ClockRollback => "ClockRollback",
+            ErrorKind::Lease => "Lease",
+            ErrorKind::NoFreeWorker => "NoFreeWorker",
+            ErrorKind::State => "State",
+            ErrorKind::InvalidId => "InvalidId",
+            ErrorKind::Closed => "Closed",
+            ErrorKind::TimeRange => "TimeRange",
+            ErrorKind::Overloaded => "Overloaded",
+            ErrorKind::Interrupted => "InterruptedWait",
+        }
+    }
+
+    /// The stem of the class every binding's error classes derive from (`RimeflakeError`),
+    /// which also stands for a kind a binding does not know yet.
+    pub const ROOT_CLASS_STEM: &'static str = "Rimeflake";
+
+    /// The error code of the root class, [`ErrorKind::ROOT_CLASS_STEM`]'s.
+    pub const ROOT_ERROR_CODE: &'static str = "ERR_RIMEFLAKE";
+
+    /// The stable code string of this kind's errors in every binding that has one (Node's
+    /// `err.code`, Python's `code`): `ERR_RIMEFLAKE_` and [`ErrorKind::name`].
+    ///
+    /// # Example
+    /// ```
+    /// use rimeflake::ErrorKind;
+    ///
+    /// assert_eq!(ErrorKind::ClockRollback.error_code(), "ERR_RIMEFLAKE_CLOCK_ROLLBACK");
+    /// ```
+    pub const fn error_code(self) -> &'static str {
+        match self {
+            ErrorKind::Config => "ERR_RIMEFLAKE_CONFIG",
+            ErrorKind::ClockRollback => "ERR_RIMEFLAKE_CLOCK_ROLLBACK",
+            ErrorKind::Lease => "ERR_RIMEFLAKE_LEASE",
+            ErrorKind::NoFreeWorker => "ERR_RIMEFLAKE_NO_FREE_WORKER",
+            ErrorKind::State => "ERR_RIMEFLAKE_STATE",
+            ErrorKind::InvalidId => "ERR_RIMEFLAKE_INVALID_ID",
+            ErrorKind::Closed => "ERR_RIMEFLAKE_CLOSED",
+            ErrorKind::TimeRange => "ERR_RIMEFLAKE_TIME_RANGE",
+            ErrorKind::Overloaded => "ERR_RIMEFLAKE_OVERLOADED",
+            ErrorKind::Interrupted => "ERR_RIMEFLAKE_INTERRUPTED",
+        }
+    }
+
+    /// A stable, upper-case name for the kind, such as `CLOCK_ROLLBACK` (the end of its
+    /// [`ErrorKind::error_code`]).
     pub const fn name(self) -> &'static str {
         match self {
             ErrorKind::Config => "CONFIG",
@@ -162,6 +220,28 @@ mod tests {
         names.sort();
         names.dedup();
         assert_eq!(names.len(), ErrorKind::ALL.len());
+    }
+
+    #[test]
+    fn the_bindings_table_is_one_per_kind() {
+        let mut stems = vec![ErrorKind::ROOT_CLASS_STEM];
+        for kind in ErrorKind::ALL {
+            assert_eq!(
+                kind.error_code(),
+                format!("{}_{}", ErrorKind::ROOT_ERROR_CODE, kind.name())
+            );
+            let stem = kind.class_stem();
+            assert!(
+                stem.starts_with(|c: char| c.is_ascii_uppercase())
+                    && stem.chars().all(|c| c.is_ascii_alphanumeric()),
+                "{stem}"
+            );
+            stems.push(stem);
+        }
+        let count = stems.len();
+        stems.sort();
+        stems.dedup();
+        assert_eq!(stems.len(), count);
     }
 
     #[test]
