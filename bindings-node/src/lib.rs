@@ -14,6 +14,7 @@ mod handle;
 mod hot;
 mod layout;
 mod options;
+#[cfg(feature = "internals")]
 mod shape;
 mod warnings;
 
@@ -33,6 +34,15 @@ pub fn init(mut exports: Object, env: Env) -> Result<()> {
     data.keep_class(&env, "Generator", class.raw())?;
     warnings::install(&env, data)?;
     dispose.call(class)?;
+    #[cfg(feature = "internals")]
+    install_bench_shape(&env, class)?;
+    Ok(())
+}
+
+/// `Generator.prototype._nextIdProto`, the shape bench/node measures beside the chosen one
+/// (shape.rs): only in a build with the `internals` feature.
+#[cfg(feature = "internals")]
+fn install_bench_shape(env: &Env, class: Unknown) -> Result<()> {
     let mut proto = std::ptr::null_mut();
     // SAFETY: the current call's env and the class value it just read; the property name is
     // NUL-terminated; `proto` is a local and then a value of this call, as install_prototype

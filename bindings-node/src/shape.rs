@@ -1,6 +1,7 @@
 //! The shape of `nextId` that was measured and not chosen, kept for bench/node: one function on
 //! the prototype (`_nextIdProto`, not documented) that finds its generator through `this`. It
-//! costs about four times the own-property functions of `hot.rs` (bench/RESULTS.md).
+//! costs about four times the own-property functions of `hot.rs` (bench/RESULTS.md). Built only
+//! with the `internals` feature, as the benchmark's other exports are.
 
 use crate::errors::type_error;
 use napi::{sys, Result};

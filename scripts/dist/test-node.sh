@@ -175,6 +175,10 @@ const id = gen.nextId()
 if (decode(id).workerId !== 4) throw new Error('worker ID')
 if (!(ConfigError.prototype instanceof RimeflakeError)) throw new Error('error classes')
 try { new Generator({ workerID: 4 }) } catch (e) { if (!(e instanceof TypeError) || !/did you mean 'workerId'/.test(e.message)) throw e }
+// The tests' and the benchmark's exports (the internals feature) are not in what ships.
+const rf = require('rimeflake')
+const internal = Object.keys(rf).concat(Object.getOwnPropertyNames(Generator.prototype)).filter((k) => k.startsWith('_'))
+if (internal.length) throw new Error('internal names shipped: ' + internal.join(', '))
 console.log(String(id))
 EOF
   cat >"$app/check.mjs" <<'EOF'
