@@ -3,6 +3,12 @@
 //! The registry of shared generators is keyed by the options as the user passed them; each
 //! `shared()` call takes one reference and its `close()` (or the thread's exit) gives it back.
 //! The core generator closes, and its lease is released, when the last user is gone.
+//!
+//! Why the registry is Node's alone: in Python and C every thread reaches the same objects, so
+//! threads share a generator by sharing the object itself (the core's generator is Sync). A
+//! Node worker thread has a JavaScript heap of its own and cannot hold another thread's
+//! object: threads can only meet on one core generator through a process-wide table, keyed by
+//! what they can all pass (the options).
 
 use rimeflake::Generator as Core;
 use std::collections::HashMap;
