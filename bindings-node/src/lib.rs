@@ -67,13 +67,13 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// that never repeats in this process.
 #[napi_derive::napi(namespace = "tracing")]
 pub fn global_id() -> String {
-    rimeflake::tracing::global_id()
+    rimeflake::skywalking::global_id()
 }
 
 /// The process part of `globalId()` (32 hex digits, drawn anew in a forked child).
 #[napi_derive::napi(namespace = "tracing")]
 pub fn process_id() -> String {
-    rimeflake::tracing::process_id()
+    rimeflake::skywalking::process_id()
 }
 
 /// The floor of the benchmarks: an exported function with no argument that returns a bigint

@@ -70,13 +70,13 @@ fn parse(text: &str, encoding: &str) -> Result<u64> {
 /// that never repeats (see ``rimeflake.tracing``).
 #[pyfunction]
 fn global_id(py: Python<'_>) -> Bound<'_, PyString> {
-    rimeflake::tracing::with_global_id(|s| PyString::new(py, s))
+    rimeflake::skywalking::with_global_id(|s| PyString::new(py, s))
 }
 
 /// The process part of ``global_id()`` now (32 hex digits, drawn anew after a fork).
 #[pyfunction]
 fn process_id() -> String {
-    rimeflake::tracing::process_id()
+    rimeflake::skywalking::process_id()
 }
 
 /// Called in a forked child by ``os.register_at_fork`` (the core arms ``pthread_atfork`` too,
@@ -84,7 +84,7 @@ fn process_id() -> String {
 #[pyfunction]
 fn _after_fork_in_child() {
     rimeflake::fork::after_fork_in_child();
-    rimeflake::tracing::after_fork_in_child();
+    rimeflake::skywalking::after_fork_in_child();
 }
 
 #[pymodule(gil_used = false)]

@@ -80,6 +80,6 @@ pub unsafe extern "C" fn rimeflake_global_id(
     ffi_boundary!({
         // SAFETY: `buf` NULL or writable for `capacity` bytes, `len` NULL or writable (this
         // function's contract).
-        core_rimeflake::tracing::with_global_id(|s| unsafe { write_text(s, buf, capacity, len) })
+        core_rimeflake::skywalking::with_global_id(|s| unsafe { write_text(s, buf, capacity, len) })
     })
 }

@@ -244,7 +244,7 @@ pub fn after_fork_in_child() {
 }
 
 /// Arms the child handler, for the registry (before the first slot is claimed) and for
-/// `tracing` (before its first ID). Threads racing the first call may each arm it: the handler
+/// `skywalking` (before its first ID). Threads racing the first call may each arm it: the handler
 /// is idempotent, and no caller returns before it is armed.
 pub(crate) fn arm() {
     if ARMED.load(Acquire) {
@@ -254,7 +254,7 @@ pub(crate) fn arm() {
     {
         extern "C" fn child() {
             after_fork_in_child();
-            crate::tracing::after_fork_in_child();
+            crate::skywalking::after_fork_in_child();
         }
         // SAFETY: registering a handler that only walks the lock-free registry and stores to
         // atomics (async-signal-safe).

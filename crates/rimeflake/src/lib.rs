@@ -36,10 +36,17 @@ pub mod fork;
 pub mod frontend;
 pub mod generator;
 pub mod layout;
+mod random;
 pub mod settings;
+pub mod skywalking;
 pub mod state;
 mod sync;
-pub mod tracing;
+/// The SkyWalking IDs under their first name, kept for one release: use [`skywalking`] (a Rust
+/// reader takes `rimeflake::tracing` for the `tracing` crate).
+#[deprecated(since = "0.1.1", note = "renamed `rimeflake::skywalking`")]
+pub mod tracing {
+    pub use crate::skywalking::*;
+}
 pub mod utc;
 mod warning;
 pub mod worker;

@@ -299,14 +299,14 @@ fn process_words(id: &str) -> [u64; 2] {
     ]
 }
 
-/// Item 10: `tracing::global_id()` in a child made by a fork that runs no at-fork handler must
+/// Item 10: `skywalking::global_id()` in a child made by a fork that runs no at-fork handler must
 /// not continue the parent's IDs: the child draws a new process part.
 #[cfg(all(
     target_os = "linux",
     any(target_arch = "x86_64", target_arch = "aarch64")
 ))]
 fn tracing_ids_are_fresh_after_a_fork_without_handlers() {
-    use rimeflake::tracing::global_id;
+    use rimeflake::skywalking::global_id;
     let before = global_id();
     let (words, code) = fork_by(raw_fork, || {
         // SAFETY: alarm only arms a timer.

@@ -272,7 +272,7 @@ pub(crate) fn decode_state(text: &str) -> Option<WorkerState> {
 /// A fresh owner token: `host/pid/random`, unique across hosts, processes and restarts.
 pub(crate) fn new_token() -> String {
     let mut bytes = [0u8; 12];
-    crate::tracing::os_random(&mut bytes);
+    crate::random::os_random(&mut bytes);
     let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
     // The host name as far as it is plain: a token must never hold the `#` that separates a
     // stored state from its writer's token, nor anything a message should not carry.
@@ -490,7 +490,7 @@ const SKEW_WARN_MS: u64 = 1_000;
 
 fn random_u64() -> u64 {
     let mut b = [0u8; 8];
-    crate::tracing::os_random(&mut b);
+    crate::random::os_random(&mut b);
     u64::from_le_bytes(b)
 }
 

@@ -29,8 +29,8 @@
 //!
 //! # Example
 //! ```
-//! let a = rimeflake::tracing::global_id();
-//! let b = rimeflake::tracing::global_id();
+//! let a = rimeflake::skywalking::global_id();
+//! let b = rimeflake::skywalking::global_id();
 //! let parts: Vec<&str> = a.split('.').collect();
 //! assert_eq!(parts.len(), 3);
 //! assert_eq!(parts[0].len(), 32);
@@ -94,7 +94,7 @@ thread_local! {
 /// # Example
 /// ```
 /// let ids: std::collections::HashSet<String> =
-///     (0..50_000).map(|_| rimeflake::tracing::global_id()).collect();
+///     (0..50_000).map(|_| rimeflake::skywalking::global_id()).collect();
 /// assert_eq!(ids.len(), 50_000); // more than 10,000 in a millisecond never repeat
 /// ```
 pub fn global_id() -> String {
@@ -285,7 +285,7 @@ fn process_part(generation: u64) -> &'static ProcessPart {
 /// 32 hex digits of a version 4 UUID from the operating system's randomness.
 fn random_uuid_hex() -> [u8; 32] {
     let mut bytes = [0u8; 16];
-    os_random(&mut bytes);
+    crate::random::os_random(&mut bytes);
     bytes[6] = (bytes[6] & 0x0f) | 0x40; // version 4
     bytes[8] = (bytes[8] & 0x3f) | 0x80; // RFC 4122 variant
     const HEX: &[u8; 16] = b"0123456789abcdef";
@@ -295,66 +295,6 @@ fn random_uuid_hex() -> [u8; 32] {
         out[2 * i + 1] = HEX[(b & 15) as usize];
     }
     out
-}
-
-#[cfg(any(target_os = "linux", target_os = "android"))]
-pub(crate) fn os_random(buf: &mut [u8]) {
-    let mut filled = 0;
-    while filled < buf.len() {
-        // SAFETY: the pointer and length describe the unfilled rest of `buf`.
-        let n =
-            unsafe { libc::getrandom(buf[filled..].as_mut_ptr().cast(), buf.len() - filled, 0) };
-        if n > 0 {
-            filled += n as usize;
-        } else if n < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted
-        {
-            // No getrandom(2) (a kernel before 3.17): std's hasher keys come from the OS too.
-            return fallback_random(buf);
-        }
-    }
-}
-
-#[cfg(any(
-    target_os = "macos",
-    target_os = "ios",
-    target_os = "freebsd",
-    target_os = "openbsd",
-    target_os = "netbsd",
-    target_os = "dragonfly"
-))]
-pub(crate) fn os_random(buf: &mut [u8]) {
-    // SAFETY: the pointer and length describe `buf`; arc4random_buf cannot fail.
-    unsafe { libc::arc4random_buf(buf.as_mut_ptr().cast(), buf.len()) }
-}
-
-#[cfg(not(any(
-    target_os = "linux",
-    target_os = "android",
-    target_os = "macos",
-    target_os = "ios",
-    target_os = "freebsd",
-    target_os = "openbsd",
-    target_os = "netbsd",
-    target_os = "dragonfly"
-)))]
-pub(crate) fn os_random(buf: &mut [u8]) {
-    fallback_random(buf)
-}
-
-/// Randomness through std: each `RandomState` is keyed from the operating system's generator
-/// (`BCryptGenRandom` on Windows) in a fresh thread, then mixed with a counter.
-#[allow(dead_code)] // only reached on some targets
-fn fallback_random(buf: &mut [u8]) {
-    use std::hash::{BuildHasher, Hasher};
-    let state = std::collections::hash_map::RandomState::new();
-    for (i, chunk) in buf.chunks_mut(8).enumerate() {
-        let mut h = state.build_hasher();
-        h.write_u64(i as u64);
-        h.write_u64(LAST_GENERATION.load(Relaxed));
-        h.write_u32(std::process::id());
-        let v = h.finish().to_le_bytes();
-        chunk.copy_from_slice(&v[..chunk.len()]);
-    }
 }
 
 /// Writes `v` in decimal at the start of `out`, returning the number of digits.
@@ -378,6 +318,17 @@ fn write_decimal(out: &mut [u8], mut v: u64) -> usize {
 mod tests {
     use super::*;
     use std::collections::HashSet;
+
+    /// The module's first name stays one release, deprecated, and reaches the same IDs.
+    #[test]
+    #[allow(deprecated)]
+    fn the_first_name_reaches_the_same_ids() {
+        let id = crate::tracing::global_id();
+        assert_eq!(
+            id.split('.').next(),
+            Some(crate::tracing::process_id().as_str())
+        );
+    }
 
     #[test]
     fn has_the_skywalking_shape() {

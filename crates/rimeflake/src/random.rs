@@ -1,0 +1,70 @@
+//! Randomness from the operating system, for the SkyWalking IDs' process part and for lease
+//! tokens: `getrandom` on Linux, `arc4random_buf` on the BSDs and macOS, std's randomly keyed
+//! hasher elsewhere. Never the clock and never the pid alone, so forked children and hosts that
+//! start together draw different values.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// Calls of the fallback, mixed into each draw so two draws in one process differ.
+#[allow(dead_code)] // only read on some targets
+static CALLS: AtomicU64 = AtomicU64::new(0);
+
+#[cfg(any(target_os = "linux", target_os = "android"))]
+pub(crate) fn os_random(buf: &mut [u8]) {
+    let mut filled = 0;
+    while filled < buf.len() {
+        // SAFETY: the pointer and length describe the unfilled rest of `buf`.
+        let n =
+            unsafe { libc::getrandom(buf[filled..].as_mut_ptr().cast(), buf.len() - filled, 0) };
+        if n > 0 {
+            filled += n as usize;
+        } else if n < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted
+        {
+            // No getrandom(2) (a kernel before 3.17): std's hasher keys come from the OS too.
+            return fallback_random(buf);
+        }
+    }
+}
+
+#[cfg(any(
+    target_os = "macos",
+    target_os = "ios",
+    target_os = "freebsd",
+    target_os = "openbsd",
+    target_os = "netbsd",
+    target_os = "dragonfly"
+))]
+pub(crate) fn os_random(buf: &mut [u8]) {
+    // SAFETY: the pointer and length describe `buf`; arc4random_buf cannot fail.
+    unsafe { libc::arc4random_buf(buf.as_mut_ptr().cast(), buf.len()) }
+}
+
+#[cfg(not(any(
+    target_os = "linux",
+    target_os = "android",
+    target_os = "macos",
+    target_os = "ios",
+    target_os = "freebsd",
+    target_os = "openbsd",
+    target_os = "netbsd",
+    target_os = "dragonfly"
+)))]
+pub(crate) fn os_random(buf: &mut [u8]) {
+    fallback_random(buf)
+}
+
+/// Randomness through std: each `RandomState` is keyed from the operating system's generator
+/// (`BCryptGenRandom` on Windows) in a fresh thread, then mixed with a counter.
+#[allow(dead_code)] // only reached on some targets
+fn fallback_random(buf: &mut [u8]) {
+    use std::hash::{BuildHasher, Hasher};
+    let state = std::collections::hash_map::RandomState::new();
+    for (i, chunk) in buf.chunks_mut(8).enumerate() {
+        let mut h = state.build_hasher();
+        h.write_u64(i as u64);
+        h.write_u64(CALLS.fetch_add(1, Relaxed));
+        h.write_u32(std::process::id());
+        let v = h.finish().to_le_bytes();
+        chunk.copy_from_slice(&v[..chunk.len()]);
+    }
+}
