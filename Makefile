@@ -145,18 +145,47 @@ check: rust-lint-tools ## the fast inner loop (debug, no servers): fmt check, cl
 # ---- tests ------------------------------------------------------------------------------------
 
 .PHONY: test test-rust example-rust
-test: deps test-rust test-loom test-python test-c test-node test-docs test-checks dist test-dist ## run every test suite (each language adds its test-<lang> here), then build and test the release artifacts
+test: deps test-rust test-serve test-loom test-python test-c test-node test-docs test-checks dist test-dist ## run every test suite (each language adds its test-<lang> here), then build and test the release artifacts
 
 # The example runs first so that cargo test's summary lines close the output; its state goes
 # to target/, so tests write nothing outside the tree.
-test-rust: rust faketime servers ## Rust: the Rust example, then cargo test --workspace (real Redis and PostgreSQL servers included)
+test-rust: rust faketime servers ## Rust: the Rust example, then cargo test --workspace (real Redis and PostgreSQL servers included; the serve tests run in test-serve)
 	$(call say,rust: the example (examples/rust))
 	RIMEFLAKE_STATE_DIR="$(CURDIR)/target/rimeflake-state" $(MAKE) --no-print-directory example-rust
 	$(call say,rust: cargo test --workspace)
-	$(CARGO) test --workspace
+	$(CARGO) test --workspace --exclude rimeflake-serve
 
 example-rust: rust ## run the Rust example (examples/rust)
 	$(CARGO) run $(EXAMPLE_RUST)
+
+# `rimeflake serve` against real clients (curl, Python's urllib with prometheus_client's parser,
+# Go's net/http, Java's HttpClient), a restart with the clock set back, two servers on one Redis
+# and one PostgreSQL, and hostile clients. The tests run the CLI's binary, built first; the
+# Python they use is .venv's, with prometheus-client installed once (a stamp file).
+SERVE_PY_STAMP := $(VENV)/.serve-tools-installed
+
+.PHONY: test-serve
+test-serve: rust faketime servers serve-tools $(SERVE_PY_STAMP) ## rimeflake serve: real HTTP clients, restart under faketime, two servers on one backend, hostile clients
+	$(call say,serve: cargo build -p rimeflake-cli; cargo test -p rimeflake-serve)
+	$(CARGO) build -p rimeflake-cli
+	RIMEFLAKE_TEST_PYTHON="$(CURDIR)/$(VENV_PY)" $(CARGO) test -p rimeflake-serve
+
+$(SERVE_PY_STAMP):
+	$(call say,serve: .venv with prometheus-client (pip))
+	@test -x $(VENV_PY) || $(PYTHON) -m venv $(VENV)
+	$(VENV_PY) -m pip install --disable-pip-version-check -q prometheus-client
+	@touch $@
+
+# The clients the serve tests drive: curl, Go and a JDK (Debian's packages, Go from go.dev).
+.PHONY: serve-tools
+serve-tools:
+	@pkgs=""; \
+	command -v curl >/dev/null || pkgs="$$pkgs curl"; \
+	command -v java >/dev/null || pkgs="$$pkgs default-jdk-headless"; \
+	[ -z "$$pkgs" ] || { \
+	  sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+	  $$sudo apt-get update && $$sudo apt-get install -y $$pkgs; }
+	@command -v go >/dev/null || { echo "make: go not found: install Go (https://go.dev/dl)" >&2; exit 1; }
 
 # The process tests (crates/rimeflake-cli/tests/processes.rs) set the clock back with libfaketime.
 .PHONY: faketime

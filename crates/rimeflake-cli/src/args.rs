@@ -32,6 +32,8 @@ pub enum Command {
     Decode(DecodeArgs),
     /// Measure how many IDs a second threads sharing one generator get.
     Bench(BenchArgs),
+    /// Serve IDs over HTTP (HTTP/1.1 and HTTP/2 cleartext) until SIGTERM or SIGINT.
+    Serve(ServeArgs),
     /// Inspect the state directory.
     #[command(subcommand)]
     State(StateCommand),
@@ -101,7 +103,7 @@ pub struct StateShowArgs {
 }
 
 /// The layout: a preset name or a layout spec, parsed by the core.
-#[derive(Debug, Args)]
+#[derive(Clone, Debug, Args)]
 pub struct LayoutArgs {
     /// A preset (default, twitter, sonyflake, sonyflake_v2, baidu, js_safe) or a layout spec
     /// such as `clock_id=0,time=41,worker=10,sequence=12,epoch_ms=1420070400000`, or a preset
@@ -119,7 +121,7 @@ impl LayoutArgs {
 }
 
 /// Where the generator's worker ID and state come from.
-#[derive(Debug, Args)]
+#[derive(Clone, Debug, Args)]
 pub struct GeneratorArgs {
     #[command(flatten)]
     pub layout: LayoutArgs,
@@ -162,6 +164,11 @@ impl GeneratorArgs {
     /// A generator with what these arguments give; the core resolves the rest (environment,
     /// defaults) and reports warnings, which go to stderr.
     pub fn build(&self) -> Result<Generator, Failure> {
+        Ok(self.build_generator()?)
+    }
+
+    /// [`GeneratorArgs::build`] with the core's error as it is (its kind kept).
+    pub fn build_generator(&self) -> rimeflake::Result<Generator> {
         let warnings = crate::warn::Warnings::default();
         let mut builder = Generator::builder()
             .frontend(Frontend::Cli)
@@ -267,6 +274,44 @@ pub struct BenchArgs {
     /// How long to run, in seconds.
     #[arg(long, value_name = "S", default_value_t = 5.0, value_parser = parse_seconds)]
     pub seconds: f64,
+    #[command(flatten)]
+    pub generator: GeneratorArgs,
+}
+
+/// The environment variable of `serve`'s bearer token (empty counts as unset).
+pub const SERVE_TOKEN_ENV: &str = "RIMEFLAKE_SERVE_TOKEN";
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "A bearer token comes from RIMEFLAKE_SERVE_TOKEN: when set, every \
+request but /healthz and /readyz must carry `Authorization: Bearer <token>`. The API is in \
+docs/serve.md."
+)]
+pub struct ServeArgs {
+    /// The address and port to listen on (0 for any free port; the one taken is printed)
+    #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:8080")]
+    pub listen: std::net::SocketAddr,
+    /// The most IDs one /ids request may ask for
+    #[arg(long, value_name = "N", default_value_t = 10_000,
+          value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    pub max_n: u64,
+    /// The most keys /api/snowflake/get/{key} may create (a generator and a lease each)
+    #[arg(long, value_name = "K", default_value_t = 64,
+          value_parser = clap::value_parser!(u64).range(0..=100_000))]
+    pub max_keys: u64,
+    /// The most connections open at once (more are closed as soon as accepted)
+    #[arg(long, value_name = "C", default_value_t = 1024,
+          value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub max_connections: u64,
+    /// Seconds a client may take to send a request's headers
+    #[arg(long, value_name = "S", default_value_t = 10.0, value_parser = parse_seconds)]
+    pub header_timeout: f64,
+    /// Seconds a connection may stay without a byte from its client
+    #[arg(long, value_name = "S", default_value_t = 60.0, value_parser = parse_seconds)]
+    pub idle_timeout: f64,
+    /// Seconds requests in flight may take to finish after SIGTERM or SIGINT
+    #[arg(long, value_name = "S", default_value_t = 10.0, value_parser = parse_seconds)]
+    pub shutdown_timeout: f64,
     #[command(flatten)]
     pub generator: GeneratorArgs,
 }

@@ -1,4 +1,4 @@
-//! The `rimeflake` command: `gen`, `decode`, `bench`, `state show` and `state reset` (see `rimeflake --help`).
+//! The `rimeflake` command: `gen`, `decode`, `bench`, `serve`, `state show` and `state reset` (see `rimeflake --help`).
 //!
 //! Every failure is one line, `rimeflake: error: <message>`, on stderr, with exit status 2 for
 //! bad arguments or configuration and 1 for anything else; never a panic trace.
@@ -8,6 +8,7 @@ mod bench;
 mod decode;
 mod fail;
 mod gen;
+mod serve;
 mod show;
 mod state;
 mod warn;
@@ -46,7 +47,7 @@ fn main() -> ExitCode {
             }
             ClapKind::DisplayHelpOnMissingArgumentOrSubcommand | ClapKind::MissingSubcommand => {
                 return Failure::usage(
-                    "a subcommand is needed: gen, decode, bench or state (see rimeflake --help)",
+                    "a subcommand is needed: gen, decode, bench, serve or state (see rimeflake --help)",
                 )
                 .report()
             }
@@ -57,6 +58,7 @@ fn main() -> ExitCode {
         Command::Gen(a) => gen::run(a),
         Command::Decode(a) => decode::run(a),
         Command::Bench(a) => bench::run(a),
+        Command::Serve(a) => serve::run(a),
         Command::State(StateCommand::Show(a)) => state::show(a),
         Command::State(StateCommand::Reset(a)) => state::reset(a),
     };

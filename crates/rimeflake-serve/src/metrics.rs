@@ -1,0 +1,158 @@
+//! `/metrics`: Prometheus's text format, from `stats()` of every generator and the service's
+//! own counts of answers.
+
+use crate::text::label_value;
+use crate::{Response, Shared};
+use hyper::StatusCode;
+use rimeflake::Generator;
+use std::fmt::Write;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// Answers by status class.
+#[derive(Default)]
+pub struct Requests {
+    by_class: [AtomicU64; 6],
+}
+
+impl Requests {
+    pub fn count(&self, status: StatusCode) {
+        let class = (status.as_u16() / 100).min(5) as usize;
+        self.by_class[class].fetch_add(1, Relaxed);
+    }
+}
+
+/// One metric family: its help, type and a sample per generator.
+struct Family {
+    name: &'static str,
+    kind: &'static str,
+    help: &'static str,
+    value: fn(&Generator) -> f64,
+}
+
+const FAMILIES: &[Family] = &[
+    Family {
+        name: "rimeflake_ids_issued_total",
+        kind: "counter",
+        help: "IDs handed out by the namespace's generator.",
+        value: |g| g.stats().ids_issued as f64,
+    },
+    Family {
+        name: "rimeflake_clock_rollbacks_total",
+        kind: "counter",
+        help: "Times the clock was seen to go back (each step back counts once).",
+        value: |g| g.stats().rollbacks as f64,
+    },
+    Family {
+        name: "rimeflake_clock_rollback_largest_seconds",
+        kind: "gauge",
+        help: "The largest step back of the clock seen.",
+        value: |g| g.stats().largest_rollback_ms as f64 / 1000.0,
+    },
+    Family {
+        name: "rimeflake_clock_id_switches_total",
+        kind: "counter",
+        help: "Switches to another clock-id after a large rollback.",
+        value: |g| g.stats().clock_id_bumps as f64,
+    },
+    Family {
+        name: "rimeflake_clock_id_reuses_total",
+        kind: "counter",
+        help: "Of the switches, those to a lower clock-id whose IDs all lie in the past.",
+        value: |g| g.stats().clock_id_reuses as f64,
+    },
+    Family {
+        name: "rimeflake_clock_id",
+        kind: "gauge",
+        help: "The clock-id in use.",
+        value: |g| g.stats().clock_id as f64,
+    },
+    Family {
+        name: "rimeflake_waits_total",
+        kind: "counter",
+        help: "Calls that had to wait (for the clock to catch up, or for a reservation).",
+        value: |g| g.stats().waits as f64,
+    },
+    Family {
+        name: "rimeflake_wait_seconds_total",
+        kind: "counter",
+        help: "Time spent in those waits.",
+        value: |g| g.stats().waited_ms as f64 / 1000.0,
+    },
+    Family {
+        name: "rimeflake_borrowed_seconds_total",
+        kind: "counter",
+        help: "Time units the counter moved ahead of the clock when a unit's sequence ran out.",
+        value: |g| g.stats().borrowed_ms as f64 / 1000.0,
+    },
+    Family {
+        name: "rimeflake_server_skew_seconds",
+        kind: "gauge",
+        help: "On a server backend: the server's clock minus this host's when the lease was taken.",
+        value: |g| g.stats().server_skew_ms as f64 / 1000.0,
+    },
+    Family {
+        name: "rimeflake_worker_id",
+        kind: "gauge",
+        help: "The worker ID the namespace's generator issues with.",
+        value: |g| g.worker_id() as f64,
+    },
+    Family {
+        name: "rimeflake_generator_open",
+        kind: "gauge",
+        help: "1 while the namespace's generator is open, 0 once closed.",
+        value: |g| if g.is_closed() { 0.0 } else { 1.0 },
+    },
+];
+
+pub fn render(shared: &Shared) -> Response {
+    let gens = &shared.generators;
+    let mut all: Vec<(String, std::sync::Arc<Generator>)> =
+        vec![(gens.main_namespace.clone(), gens.main.clone())];
+    all.extend(
+        gens.keyed
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .map(|(k, g)| (k.clone(), g.clone())),
+    );
+    all.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut out = String::with_capacity(4096);
+    for f in FAMILIES {
+        let _ = writeln!(out, "# HELP {} {}", f.name, f.help);
+        let _ = writeln!(out, "# TYPE {} {}", f.name, f.kind);
+        for (namespace, g) in &all {
+            let _ = writeln!(
+                out,
+                "{}{{namespace=\"{}\"}} {}",
+                f.name,
+                label_value(namespace),
+                (f.value)(g)
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "# HELP rimeflake_http_responses_total HTTP answers given, by status class.\n\
+         # TYPE rimeflake_http_responses_total counter"
+    );
+    for (class, n) in shared.counts.by_class.iter().enumerate().skip(1) {
+        let _ = writeln!(
+            out,
+            "rimeflake_http_responses_total{{code=\"{class}xx\"}} {}",
+            n.load(Relaxed)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "# HELP rimeflake_http_connections_open Connections open now.\n\
+         # TYPE rimeflake_http_connections_open gauge\n\
+         rimeflake_http_connections_open {}",
+        shared.connections_open.load(Relaxed)
+    );
+    let mut r = crate::api::text(StatusCode::OK, out);
+    r.headers_mut().insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+    );
+    r
+}
