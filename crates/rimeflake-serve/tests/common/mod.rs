@@ -57,12 +57,17 @@ impl Server {
     /// `rimeflake serve --listen 127.0.0.1:0 <args>` with `env` (and none of rimeflake's other
     /// variables), once it says where it listens.
     pub fn start(args: &[&str], env: &[(&str, &str)]) -> Server {
-        Server::start_with(Command::new(binary()), args, env)
+        Server::start_with(Command::new(binary()), "127.0.0.1:0", args, env)
     }
 
-    /// As [`Server::start`], through `cmd` (faketime, say), which runs the binary.
-    pub fn start_with(mut cmd: Command, args: &[&str], env: &[(&str, &str)]) -> Server {
-        cmd.args(["serve", "--listen", "127.0.0.1:0"]).args(args);
+    /// As [`Server::start`] on `listen`, with the binary run by `cmd` (its environment set, say).
+    pub fn start_with(
+        mut cmd: Command,
+        listen: &str,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Server {
+        cmd.args(["serve", "--listen", listen]).args(args);
         for v in VARS {
             cmd.env_remove(v);
         }
@@ -228,4 +233,99 @@ pub fn python() -> PathBuf {
         p.display()
     );
     p
+}
+
+/// A loopback port free now (bound, read and released).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// libfaketime's library: `FAKETIME_LIB`, else where Debian's `faketime` package puts it.
+pub fn libfaketime() -> PathBuf {
+    if let Some(lib) = std::env::var_os("FAKETIME_LIB") {
+        return PathBuf::from(lib);
+    }
+    let mut dirs = vec![PathBuf::from("/usr/lib/faketime")];
+    if let Ok(entries) = std::fs::read_dir("/usr/lib") {
+        dirs.extend(entries.flatten().map(|e| e.path().join("faketime")));
+    }
+    dirs.iter()
+        .map(|d| d.join("libfaketimeMT.so.1"))
+        .find(|p| p.is_file())
+        .expect("libfaketime is not installed: run `make test-serve` (apt-get install faketime)")
+}
+
+/// The binary with its wall clock moved by `offset` (libfaketime's syntax: "-86400").
+pub fn faked(offset: &str) -> Command {
+    let mut cmd = Command::new(binary());
+    cmd.env("LD_PRELOAD", libfaketime())
+        .env("FAKETIME", offset)
+        .env("FAKETIME_DONT_FAKE_MONOTONIC", "1");
+    cmd
+}
+
+/// `threads` clients asking `addr` for IDs (/id, and /ids?n=50 every tenth request), each on
+/// a new connection, until `stop` is set; a refused or cut request is retried (a server that
+/// restarts). Each thread's IDs, in order.
+pub fn clients(
+    addr: SocketAddr,
+    threads: usize,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    got: Arc<std::sync::atomic::AtomicUsize>,
+) -> Vec<std::thread::JoinHandle<Vec<u64>>> {
+    use std::sync::atomic::Ordering::Relaxed;
+    (0..threads)
+        .map(|t| {
+            let stop = stop.clone();
+            let got = got.clone();
+            std::thread::spawn(move || {
+                let mut mine = Vec::new();
+                let mut i = t;
+                while !stop.load(Relaxed) {
+                    i += 1;
+                    let path = if i % 10 == 0 { "/ids?n=50" } else { "/id" };
+                    match try_get(addr, path) {
+                        Some((200, body)) => {
+                            let new = ids(&body);
+                            got.fetch_add(new.len(), Relaxed);
+                            mine.extend(new);
+                        }
+                        Some((503, _)) | None => std::thread::sleep(Duration::from_millis(10)),
+                        Some((status, body)) => panic!("{path}: {status} {body}"),
+                    }
+                }
+                mine
+            })
+        })
+        .collect()
+}
+
+/// As [`get`], but `None` when the connection is refused or cut.
+pub fn try_get(addr: SocketAddr, path: &str) -> Option<(u16, String)> {
+    let mut s = TcpStream::connect(addr).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(60))).ok()?;
+    let req = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    s.write_all(req.as_bytes()).ok()?;
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).ok()?;
+    let raw = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = raw.split_once("\r\n\r\n")?;
+    let status = head.split_whitespace().nth(1)?.parse().ok()?;
+    Some((status, body.to_string()))
+}
+
+/// Waits (bounded: the test fails past `within`) until `done` says so.
+pub fn wait_until(what: &str, within: Duration, mut done: impl FnMut() -> bool) {
+    let start = rimeflake::clock::monotonic_ns();
+    while !done() {
+        assert!(
+            rimeflake::clock::monotonic_ns() - start < within.as_nanos() as u64,
+            "{what}: not within {within:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
