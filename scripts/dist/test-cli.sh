@@ -81,8 +81,29 @@ backends() {
 }
 
 check "CLI tarball: its files; rimeflake stripped, needing only glibc" contents
+# `rimeflake serve` is in the binary: it serves an ID over HTTP, and SIGTERM stops it with exit 0.
+serves() {
+  local port pid answer status=0
+  port=$(free_port)
+  # exec: $! is the server itself, which the SIGTERM below must reach.
+  (PATH=$(user_path) exec "$bin" serve --listen "127.0.0.1:$port" >/dev/null 2>"$work/serve.log") &
+  pid=$!
+  wait_port "$port" 30 || { cat "$work/serve.log"; die "rimeflake serve did not listen on $port"; }
+  exec 3<>"/dev/tcp/127.0.0.1/$port"
+  printf 'GET /id HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n' >&3
+  answer=$(cat <&3)
+  exec 3<&-
+  echo "$answer" | tail -n 1
+  matches -E '^HTTP/1.1 200' <<<"$answer" || die "GET /id answered: $answer"
+  matches -E '^[0-9]+\r?$' <<<"$(tail -n 1 <<<"$answer")" || die "GET /id gave no ID: $answer"
+  kill -TERM "$pid"
+  wait "$pid" || status=$?
+  [ "$status" = 0 ] || die "rimeflake serve exited $status after SIGTERM: $(cat "$work/serve.log")"
+}
+
 check "rimeflake --version" version_line
 check "rimeflake gen, then decode" gen_decode
 check "rimeflake state show" state_show
 check "the Redis and PostgreSQL backends are built in" backends
+check "rimeflake serve serves an ID and stops on SIGTERM" serves
 summary

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Tests the crates as crates.io would get them:
-#   - `cargo package` of rimeflake and rimeflake-cli together: each .crate is unpacked and built
-#     on its own (cargo's verification), rimeflake-cli against the packaged rimeflake (cargo puts
-#     the packages it just made in a local registry in front of crates.io), not the workspace's;
+#   - `cargo package` of rimeflake, rimeflake-serve and rimeflake-cli together: each .crate is
+#     unpacked and built on its own (cargo's verification), rimeflake-cli against the packaged
+#     rimeflake and rimeflake-serve (cargo puts the packages it just made in a local registry in
+#     front of crates.io), not the workspace's;
 #   - a crate of its own outside the workspace depends on the packaged rimeflake (a path to the
 #     unpacked .crate, with default features, as `cargo add rimeflake` gives) and issues IDs.
 # Needs cargo (this is the Rust user's side). Debug builds, in the shared target directory.
@@ -22,17 +23,17 @@ pkg=$verify_target/package
 
 package() {
   cd "$root"
-  rm -f "$pkg/rimeflake-$version.crate" "$pkg/rimeflake-cli-$version.crate"
+  rm -f "$pkg/rimeflake-$version.crate" "$pkg/rimeflake-serve-$version.crate" "$pkg/rimeflake-cli-$version.crate"
   rm -rf "$verify_target"/debug/.fingerprint/rimeflake-*
   # Likewise the sources: cargo unpacks the packages of its local registry under
   # $CARGO_HOME/registry/src/-<hash>/ and reuses what it finds there for the same name and
   # version. (crates.io's are under index.*/, untouched.)
-  rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/{rimeflake,rimeflake-cli}-"$version"
+  rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/{rimeflake,rimeflake-serve,rimeflake-cli}-"$version"
   # --allow-dirty: the test is of what the package holds, built from the working tree; a real
   # publish runs from a clean checkout of the tag, without it.
-  CARGO_TARGET_DIR=$verify_target cargo package -p rimeflake -p rimeflake-cli --allow-dirty
+  CARGO_TARGET_DIR=$verify_target cargo package -p rimeflake -p rimeflake-serve -p rimeflake-cli --allow-dirty
   local c files
-  for c in rimeflake rimeflake-cli; do
+  for c in rimeflake rimeflake-serve rimeflake-cli; do
     [ -f "$pkg/$c-$version.crate" ] || die "no $pkg/$c-$version.crate"
     files=$(tar -tzf "$pkg/$c-$version.crate")
     grep -qx "$c-$version/README.md" <<<"$files" || die "$c: no README.md in the package"
@@ -106,6 +107,6 @@ RUST
   [ $((now_ms - ts)) -lt 600000 ] && [ $((ts - now_ms)) -lt 5000 ] || die "decoded time $ts is not now ($now_ms)"
 }
 
-check "cargo package: rimeflake and rimeflake-cli, each built from its .crate" package
+check "cargo package: rimeflake, rimeflake-serve and rimeflake-cli, each built from its .crate" package
 check "a crate outside the workspace on the packaged rimeflake issues IDs" user_crate
 summary
