@@ -239,8 +239,8 @@ lint-rust: rust-lint-tools ## Rust: cargo fmt --check and clippy -D warnings (wo
 BENCH_SECONDS ?= 5
 BENCH_THREADS ?= 2
 
-.PHONY: bench bench-cli bench-rust bench-hotpath bench-criterion test-stress test-loom
-bench: bench-cli bench-rust bench-python bench-c bench-node ## run the benchmarks (each adds its bench-<name> here)
+.PHONY: bench bench-cli bench-rust bench-hotpath bench-serve bench-criterion test-stress test-loom
+bench: bench-cli bench-rust bench-serve bench-python bench-c bench-node ## run the benchmarks (each adds its bench-<name> here)
 
 bench-cli: rust ## rimeflake bench: threads on one generator, twitter layout, release build
 	$(CARGO) run --release -p rimeflake-cli -- bench --layout twitter \
@@ -252,6 +252,10 @@ bench-rust: rust servers ## Rust: rimeflake beside peer crates and the floors, a
 bench-hotpath: rust servers ## Rust: next_id of the core at BEFORE=<commit> beside the working tree's, built alike and run in turns (bench/hotpath); WRITE=1 puts the table in bench/RESULTS.md
 	@test -n "$(BEFORE)" || { echo "make bench-hotpath BEFORE=<commit> [WRITE=1]"; exit 2; }
 	CARGO_TARGET_DIR=$(CARGO_TARGET) bench/hotpath/run.sh $(BEFORE) $(if $(WRITE),--write)
+
+bench-serve: rust ## rimeflake serve beside a minimal hyper server (the floor) under a hyper load client (bench/serve), release build, appends to bench/RESULTS.md
+	$(CARGO) build --release -p rimeflake-cli -p rimeflake-bench-serve
+	$(CARGO_TARGET)/release/rimeflake-bench-serve --write
 
 bench-criterion: rust ## Rust: criterion benches of the core (next_id, fill 4096, decode, base62)
 	$(CARGO) bench -p rimeflake --bench generator

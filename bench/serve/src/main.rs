@@ -1,0 +1,281 @@
+//! `rimeflake serve` against the floor of its stack: a hyper server (the same auto HTTP/1.1 +
+//! h2c connection builder, on the same multi-threaded tokio runtime) that answers every request
+//! with a constant ID. A hyper load client on keep-alive HTTP/1.1 connections asks each in turn,
+//! in alternating rounds, so both see the same machine.
+//!
+//! `rimeflake-bench-serve [--write] [--seconds S] [--rounds R]`: builds nothing itself (make
+//! bench-serve builds the release binaries first); `--write` appends the table to
+//! bench/RESULTS.md. `rimeflake-bench-serve --floor PORT` is the floor server alone.
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Empty, Full};
+use hyper::body::Incoming;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use rimeflake::clock::monotonic_ns;
+use std::io::{BufRead, BufReader, Write};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(port) = flag(&args, "--floor") {
+        floor(port.parse().expect("--floor PORT"));
+        return;
+    }
+    let seconds: f64 = flag(&args, "--seconds").map_or(3.0, |s| s.parse().expect("--seconds S"));
+    let rounds: usize = flag(&args, "--rounds").map_or(3, |s| s.parse().expect("--rounds R"));
+    let write = args.iter().any(|a| a == "--write");
+
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().unwrap().to_path_buf();
+    let state = dir.join("bench-serve-state");
+    let _ = std::fs::remove_dir_all(&state);
+    let mut serve = Server::spawn(Command::new(dir.join("rimeflake")).args([
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--worker",
+        "1",
+        "--state-dir",
+        state.to_str().unwrap(),
+    ]));
+    let mut floor = Server::spawn(Command::new(&exe).args(["--floor", "0"]));
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let run = |addr: SocketAddr, path: &'static str, conc: usize| {
+        runtime.block_on(load(addr, path, conc, seconds))
+    };
+    // Warm both up (connections, the generator's first reservation).
+    run(serve.addr, "/id", 4);
+    run(floor.addr, "/id", 4);
+
+    let mut rows = Vec::new();
+    for conc in [1usize, 64] {
+        let (mut s, mut f) = (Vec::new(), Vec::new());
+        for _ in 0..rounds {
+            f.push(run(floor.addr, "/id", conc));
+            s.push(run(serve.addr, "/id", conc));
+        }
+        let (s, f) = (median(s), median(f));
+        println!(
+            "GET /id c={conc}: serve {:.0} req/s p99 {:.0} us; floor {:.0} req/s p99 {:.0} us",
+            s.rate, s.p99_us, f.rate, f.p99_us
+        );
+        rows.push(format!(
+            "| `GET /id`, keep-alive, concurrency {conc} | {:.0} req/s, p99 {:.0} µs | {:.0} req/s, p99 {:.0} µs | throughput {:.2}× (target ≥ 0.8×), p99 {:.2}× (target ≤ 1.3×) |",
+            s.rate, s.p99_us, f.rate, f.p99_us, s.rate / f.rate, s.p99_us / f.p99_us
+        ));
+    }
+    let mut batches = Vec::new();
+    for _ in 0..rounds {
+        batches.push(run(serve.addr, "/ids?n=1000", 64));
+    }
+    let b = median(batches);
+    let ids_per_s = b.rate * 1000.0;
+    println!(
+        "GET /ids?n=1000 c=64: {:.0} req/s = {:.1} million IDs/s, p99 {:.0} us",
+        b.rate,
+        ids_per_s / 1e6,
+        b.p99_us
+    );
+    rows.push(format!(
+        "| `GET /ids?n=1000`, keep-alive, concurrency 64 | {:.0} req/s = {:.1} million IDs/s, p99 {:.0} µs | | target ≥ 50 million IDs/s: {} |",
+        b.rate,
+        ids_per_s / 1e6,
+        b.p99_us,
+        if ids_per_s >= 50e6 { "met" } else { "missed" }
+    ));
+    serve.stop();
+    floor.stop();
+    let _ = std::fs::remove_dir_all(&state);
+
+    let table = format!(
+        "| request | rimeflake serve | floor (hyper, constant) | ratio |\n|---|---:|---:|---|\n{}\n",
+        rows.join("\n")
+    );
+    println!("\n{table}");
+    if write {
+        let results = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../RESULTS.md");
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&results)
+            .expect("bench/RESULTS.md");
+        let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
+        write!(
+            f,
+            "\n## rimeflake serve (`make bench-serve`, {} UTC)\n\n\
+             Release build; the load client, `rimeflake serve` and the floor share this machine's {cpus} \
+             cores; medians of {rounds} alternating rounds of {seconds} s.\n\n{table}\n\
+             Leaf (Meituan's ID service) publishes about 50,000 requests per second on a 4-core \
+             VM for its snowflake mode (its README); not measured here.\n",
+            rimeflake::utc::iso8601(rimeflake::clock::system_now_ms())
+                .get(..16)
+                .unwrap_or("")
+                .replace('T', " ")
+        )
+        .unwrap();
+        println!("appended to {}", results.display());
+    }
+}
+
+fn flag<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .map(String::as_str)
+}
+
+/// A server process that printed `serving on http://ADDR` on stderr.
+struct Server {
+    child: Child,
+    addr: SocketAddr,
+}
+
+impl Server {
+    // The child is waited for in `stop`, or killed and waited for when it fails to start.
+    #[allow(clippy::zombie_processes)]
+    fn spawn(cmd: &mut Command) -> Server {
+        let mut child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the server starts");
+        let mut reader = BufReader::new(child.stderr.take().unwrap());
+        let mut line = String::new();
+        loop {
+            line.clear();
+            if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("the server exited before listening");
+            }
+            if let Some(rest) = line.split("serving on http://").nth(1) {
+                let addr = rest.split_whitespace().next().unwrap().parse().unwrap();
+                // Keep draining stderr so the server never blocks on it.
+                std::thread::spawn(move || {
+                    let mut sink = String::new();
+                    while reader.read_line(&mut sink).unwrap_or(0) > 0 {
+                        sink.clear();
+                    }
+                });
+                return Server { child, addr };
+            }
+        }
+    }
+
+    fn stop(&mut self) {
+        // SAFETY: kill(2) on our own child.
+        unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
+        let _ = self.child.wait();
+    }
+}
+
+/// The floor: the same connection builder and runtime shape as `rimeflake serve`, a constant
+/// answer.
+fn floor(port: u16) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+            .await
+            .unwrap();
+        eprintln!(
+            "floor: serving on http://{}",
+            listener.local_addr().unwrap()
+        );
+        let builder = Arc::new(auto::Builder::new(TokioExecutor::new()));
+        loop {
+            let (stream, _) = listener.accept().await.unwrap();
+            let _ = stream.set_nodelay(true);
+            let builder = builder.clone();
+            tokio::spawn(async move {
+                let service = service_fn(|_req: hyper::Request<Incoming>| async {
+                    let mut r =
+                        hyper::Response::new(Full::new(Bytes::from_static(b"48046053506678784\n")));
+                    r.headers_mut().insert(
+                        hyper::header::CONTENT_TYPE,
+                        hyper::header::HeaderValue::from_static("text/plain; charset=utf-8"),
+                    );
+                    Ok::<_, std::convert::Infallible>(r)
+                });
+                let _ = builder
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+}
+
+/// One measurement: requests a second and the 99th percentile latency.
+#[derive(Clone, Copy)]
+struct Measured {
+    rate: f64,
+    p99_us: f64,
+}
+
+fn median(mut runs: Vec<Measured>) -> Measured {
+    runs.sort_by(|a, b| a.rate.total_cmp(&b.rate));
+    let mid = runs[runs.len() / 2];
+    let mut p99s: Vec<f64> = runs.iter().map(|r| r.p99_us).collect();
+    p99s.sort_by(f64::total_cmp);
+    Measured {
+        rate: mid.rate,
+        p99_us: p99s[p99s.len() / 2],
+    }
+}
+
+/// `conc` keep-alive HTTP/1.1 connections asking `path` back to back for `seconds`.
+async fn load(addr: SocketAddr, path: &'static str, conc: usize, seconds: f64) -> Measured {
+    let end = monotonic_ns() + (seconds * 1e9) as u64;
+    let tasks: Vec<_> = (0..conc)
+        .map(|_| {
+            tokio::spawn(async move {
+                let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+                stream.set_nodelay(true).unwrap();
+                let (mut send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+                    .await
+                    .unwrap();
+                tokio::spawn(conn);
+                let mut latencies = Vec::with_capacity(100_000);
+                loop {
+                    let start = monotonic_ns();
+                    if start >= end {
+                        break;
+                    }
+                    let req = hyper::Request::get(path)
+                        .header(hyper::header::HOST, "127.0.0.1")
+                        .body(Empty::<Bytes>::new())
+                        .unwrap();
+                    let res = send.send_request(req).await.expect("an answer");
+                    assert_eq!(res.status(), 200);
+                    let body = res.into_body().collect().await.unwrap().to_bytes();
+                    assert!(!body.is_empty());
+                    latencies.push(monotonic_ns() - start);
+                }
+                latencies
+            })
+        })
+        .collect();
+    let started = monotonic_ns();
+    let mut all = Vec::new();
+    for t in tasks {
+        all.extend(t.await.unwrap());
+    }
+    let elapsed = (monotonic_ns() - started) as f64 / 1e9;
+    all.sort_unstable();
+    let p99 = all[(all.len() * 99 / 100).min(all.len() - 1)];
+    Measured {
+        rate: all.len() as f64 / elapsed,
+        p99_us: p99 as f64 / 1000.0,
+    }
+}
