@@ -5,7 +5,8 @@
 //!
 //! `rimeflake-bench-serve [--write] [--seconds S] [--rounds R]`: builds nothing itself (make
 //! bench-serve builds the release binaries first); `--write` appends the table to
-//! bench/RESULTS.md. `rimeflake-bench-serve --floor PORT` is the floor server alone.
+//! bench/RESULTS.md. `rimeflake-bench-serve --floor PORT` is the floor server alone;
+//! `--load ADDR:PORT [--path P] [--concurrency C] [--seconds S]` one load run alone.
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Empty, Full};
@@ -24,6 +25,30 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if let Some(port) = flag(&args, "--floor") {
         floor(port.parse().expect("--floor PORT"));
+        return;
+    }
+    if let Some(addr) = flag(&args, "--load") {
+        // One load run alone: --load ADDR --path P --concurrency C --seconds S.
+        let addr: SocketAddr = addr.parse().expect("--load ADDR:PORT");
+        let path: &'static str = Box::leak(
+            flag(&args, "--path")
+                .unwrap_or("/id")
+                .to_string()
+                .into_boxed_str(),
+        );
+        let conc = flag(&args, "--concurrency").map_or(64, |c| c.parse().expect("--concurrency C"));
+        let secs = flag(&args, "--seconds").map_or(3.0, |s| s.parse().expect("--seconds S"));
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let m = runtime.block_on(load(addr, path, conc, secs));
+        println!(
+            "{:.0} req/s p99 {:.0} us requests {:.0}",
+            m.rate,
+            m.p99_us,
+            m.rate * secs
+        );
         return;
     }
     let seconds: f64 = flag(&args, "--seconds").map_or(3.0, |s| s.parse().expect("--seconds S"));
