@@ -1,5 +1,7 @@
 //! Two `rimeflake serve` processes on one Redis, and two on one PostgreSQL (real servers on
 //! loopback): each leases its own worker ID, and no ID repeats among all their clients' IDs.
+//! And a server that stops answering: the service says 503 with the error's kind (and
+//! /readyz says not ready) until the server is back, then serves again by itself.
 
 #[path = "../../rimeflake/tests/servers/mod.rs"]
 mod servers;
@@ -52,4 +54,51 @@ fn two_servers_on_one_redis_lease_two_worker_ids_and_never_repeat_an_id() {
 fn two_servers_on_one_postgresql_lease_two_worker_ids_and_never_repeat_an_id() {
     let pg = servers::Postgres::start();
     two_servers_on(&pg.url());
+}
+
+#[test]
+fn a_paused_backend_is_a_503_with_its_kind_until_it_answers_again() {
+    let redis = servers::Redis::start();
+    let env = [
+        ("RIMEFLAKE_NO_DURABILITY_WARNING", "1"),
+        ("RIMEFLAKE_LEASE_TTL_MS", "1000"),
+    ];
+    let mut server = Server::start(&["--backend", &redis.url()], &env);
+    assert_eq!(server.get("/id").0, 200);
+    assert_eq!(server.get("/readyz").0, 200);
+
+    redis.pause();
+    let mut refused = String::new();
+    wait_until(
+        "a 503 while Redis is paused",
+        Duration::from_secs(120),
+        || {
+            let (status, body) = server.get("/id");
+            refused = body;
+            status == 503
+        },
+    );
+    let kind = refused.split(':').next().unwrap_or("");
+    assert!(
+        ["LEASE", "STATE", "CLOCK_ROLLBACK"].contains(&kind),
+        "the 503 names no error kind: {refused:?}"
+    );
+    assert_eq!(refused.trim_end().lines().count(), 1, "{refused:?}");
+    let (status, body) = server.get("/readyz");
+    assert_eq!(status, 503, "{body}");
+    assert!(
+        body.starts_with("not ready: namespace \"default\""),
+        "{body}"
+    );
+    assert_eq!(server.get("/healthz").0, 200);
+
+    redis.resume();
+    wait_until(
+        "IDs again once Redis answers",
+        Duration::from_secs(120),
+        || server.get("/id").0 == 200,
+    );
+    assert_eq!(server.get("/readyz").0, 200);
+    let status = server.stop();
+    assert!(status.success(), "{}", server.stderr.lock().unwrap());
 }
