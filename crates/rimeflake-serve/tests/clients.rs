@@ -209,3 +209,23 @@ fn java_http_client_fetches_unique_ids() {
     check_unique(&all, &Layout::default(), &[12]);
     stop_cleanly(&mut server, &dir);
 }
+
+#[test]
+fn sigint_stops_as_sigterm_does_and_the_port_is_closed_after() {
+    let dir = TempDir::new("serve-sigint");
+    let mut server = Server::start(&["--worker", "4", "--state-dir", dir.path()], &[]);
+    assert_eq!(server.get("/id").0, 200);
+    common::signal(&server.child, libc::SIGINT);
+    let status = server.wait(std::time::Duration::from_secs(60));
+    assert!(
+        status.success(),
+        "exit {status:?}: {}",
+        server.stderr.lock().unwrap()
+    );
+    assert!(
+        std::net::TcpStream::connect(server.addr).is_err(),
+        "the port still accepts after the server stopped"
+    );
+    let shown = state_show(&dir);
+    assert!(shown.contains("closed cleanly"), "{shown}");
+}
