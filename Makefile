@@ -176,7 +176,8 @@ $(SERVE_PY_STAMP):
 	$(VENV_PY) -m pip install --disable-pip-version-check -q prometheus-client
 	@touch $@
 
-# The clients the serve tests drive: curl, Go and a JDK (Debian's packages, Go from go.dev).
+# The clients the serve tests drive: curl and a JDK (Debian's packages), and Go 1.24 or later
+# (its net/http speaks HTTP/2 cleartext from 1.24; Debian's golang-go is older: go.dev/dl).
 .PHONY: serve-tools
 serve-tools:
 	@pkgs=""; \
@@ -185,7 +186,8 @@ serve-tools:
 	[ -z "$$pkgs" ] || { \
 	  sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
 	  $$sudo apt-get update && $$sudo apt-get install -y $$pkgs; }
-	@command -v go >/dev/null || { echo "make: go not found: install Go (https://go.dev/dl)" >&2; exit 1; }
+	@command -v go >/dev/null || { echo "make: go not found: install Go 1.24 or later (https://go.dev/dl)" >&2; exit 1; }
+	@go version | grep -Eq 'go1\.(2[4-9]|[3-9][0-9])' || { echo "make: $$(go version): the serve tests need Go 1.24 or later (https://go.dev/dl)" >&2; exit 1; }
 
 # The process tests (crates/rimeflake-cli/tests/processes.rs) set the clock back with libfaketime.
 .PHONY: faketime
