@@ -108,10 +108,24 @@ async fn route<B>(shared: &Shared, req: &Request<B>, json: bool) -> Result<Respo
     }
     let main = &shared.generators.main;
     match path {
-        "/id" => ids(main, 1, encoding(query)?, json, false).await,
+        "/id" => {
+            let encoding = encoding(query)?;
+            let id = issue_one(main).await?;
+            let mut body = Vec::with_capacity(32);
+            if json {
+                body.extend_from_slice(b"{\"id\":\"");
+            }
+            put(&mut body, id, encoding);
+            body.extend_from_slice(if json { b"\"}\n" } else { b"\n" });
+            Ok(respond(
+                StatusCode::OK,
+                if json { JSON } else { TEXT },
+                body,
+            ))
+        }
         "/ids" => {
             let n = count(query, shared.config.max_n)?;
-            ids(main, n, encoding(query)?, json, true).await
+            ids(main, n, encoding(query)?, json).await
         }
         "/metrics" => Ok(crate::metrics::render(shared)),
         _ => {
@@ -119,7 +133,7 @@ async fn route<B>(shared: &Shared, req: &Request<B>, json: bool) -> Result<Respo
                 let key = percent_decode(key).map_err(Refusal::bad)?;
                 let generator = keyed(shared, &key).await?;
                 // Leaf's answer: the bare decimal ID.
-                let id = issue(&generator, 1).await?[0];
+                let id = issue_one(&generator).await?;
                 Ok(text(StatusCode::OK, id.to_string()))
             } else if let Some(id) = path.strip_prefix("/decode/") {
                 decode(main, id, query)
@@ -192,11 +206,7 @@ fn count(query: Option<&str>, max: usize) -> Result<usize, Refusal> {
 /// wait, the waiting ones on the blocking pool.
 async fn issue(generator: &Arc<Generator>, n: usize) -> Result<Vec<u64>, Refusal> {
     if n == 1 {
-        if let Some(id) = generator.try_next_id() {
-            return Ok(vec![id]);
-        }
-        let g = generator.clone();
-        return Ok(vec![blocking(move || g.next_id()).await?]);
+        return Ok(vec![issue_one(generator).await?]);
     }
     let mut ids = vec![0u64; n];
     // A hook that says "interrupted" at once makes the call fail instead of waiting; the IDs it
@@ -213,6 +223,15 @@ async fn issue(generator: &Arc<Generator>, n: usize) -> Result<Vec<u64>, Refusal
     }
 }
 
+/// One ID: the hot path on this thread, else the waiting call on the blocking pool.
+async fn issue_one(generator: &Arc<Generator>) -> Result<u64, Refusal> {
+    if let Some(id) = generator.try_next_id() {
+        return Ok(id);
+    }
+    let g = generator.clone();
+    Ok(blocking(move || g.next_id()).await?)
+}
+
 /// `call` on the blocking pool.
 async fn blocking<T: Send + 'static>(
     call: impl FnOnce() -> rimeflake::Result<T> + Send + 'static,
@@ -226,34 +245,38 @@ async fn blocking<T: Send + 'static>(
     }
 }
 
+/// Appends `id` in `encoding`.
+fn put(body: &mut Vec<u8>, id: u64, encoding: Encoding) {
+    match encoding {
+        Encoding::Decimal => push_decimal(body, id),
+        e => body.extend_from_slice(format(id, e).as_bytes()),
+    }
+}
+
+/// `/ids`: `n` IDs from one batch step, a line each, or JSON `{"ids":[...]}`.
 async fn ids(
     generator: &Arc<Generator>,
     n: usize,
     encoding: Encoding,
     json: bool,
-    many: bool,
 ) -> Result<Response, Refusal> {
     let ids = issue(generator, n).await?;
     let mut body = Vec::with_capacity(ids.len() * 23 + 16);
-    let put = |body: &mut Vec<u8>, id: u64| match encoding {
-        Encoding::Decimal => push_decimal(body, id),
-        e => body.extend_from_slice(format(id, e).as_bytes()),
-    };
     if json {
-        body.extend_from_slice(if many { b"{\"ids\":[" } else { b"{\"id\":" });
+        body.extend_from_slice(b"{\"ids\":[");
         for (i, &id) in ids.iter().enumerate() {
             if i > 0 {
                 body.push(b',');
             }
             body.push(b'"');
-            put(&mut body, id);
+            put(&mut body, id, encoding);
             body.push(b'"');
         }
-        body.extend_from_slice(if many { b"]}\n" } else { b"}\n" });
+        body.extend_from_slice(b"]}\n");
         Ok(respond(StatusCode::OK, JSON, body))
     } else {
         for &id in &ids {
-            put(&mut body, id);
+            put(&mut body, id, encoding);
             body.push(b'\n');
         }
         Ok(respond(StatusCode::OK, TEXT, body))
@@ -359,7 +382,7 @@ async fn ready(shared: &Shared) -> Result<Response, Refusal> {
             .map(|(k, g)| (k.clone(), g.clone())),
     );
     for (namespace, g) in all {
-        if let Err(mut refusal) = issue(&g, 1).await {
+        if let Err(mut refusal) = issue_one(&g).await {
             refusal.reason = format!("not ready: namespace {namespace:?}: {}", refusal.reason);
             return Err(refusal);
         }
