@@ -277,7 +277,7 @@ test-loom: rust ## Rust: loom model check of the generator's atomic step (LOOM_M
 # extension (maturin develop); bench/python/.venv holds a release wheel and the peer libraries
 # the benchmark compares.
 BENCH_VENV := bench/python/.venv
-# The SkyWalking Python agent that rimeflake.tracing.install_skywalking() is tested and measured
+# The SkyWalking Python agent that rimeflake.skywalking.install_skywalking() is tested and measured
 # against (bindings-python/tests/test_skywalking.py, bench/python/bench.py). Not 1.3.0: its
 # wheel lacks the generated skywalking.protocol package, so its agent cannot be imported.
 SKYWALKING_AGENT := apache-skywalking==1.2.0

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import rimeflake
-from rimeflake.tracing import global_id
+from rimeflake.skywalking import global_id
 
 MAX_CALLS = 100_000
 LOOPS = 9
@@ -132,7 +132,7 @@ def rows() -> list[tuple[str, str, tuple[float, float], str]]:
     out.append(_row("rimeflake Generator.next_ids(4096)", rv, _call(lambda: gen.next_ids(4096), per=4096), "per ID, list of int"))
     gen_default = rimeflake.Generator(1, layout="default", backend="memory")
     out.append(_row("rimeflake Generator.next_id() (default layout, memory)", rv, _call(gen_default.next_id), "512 IDs/ms, borrows ahead"))
-    out.append(_row("rimeflake.tracing.global_id()", rv, _call(global_id), "SkyWalking format, str"))
+    out.append(_row("rimeflake.skywalking.global_id()", rv, _call(global_id), "SkyWalking format, str"))
     out += skywalking_rows(rv)
 
     try:
@@ -178,7 +178,7 @@ def rows() -> list[tuple[str, str, tuple[float, float], str]]:
 
 SW_FLOOR = "floor: C() for a class whose __init__ stores one attribute"
 SW_AGENT = "apache-skywalking ID() (the agent's own: uuid1)"
-SW_PATCHED = "apache-skywalking ID() after rimeflake.tracing.install_skywalking()"
+SW_PATCHED = "apache-skywalking ID() after rimeflake.skywalking.install_skywalking()"
 SW_LAMBDA = "apache-skywalking ID() patched with a setattr lambda"
 
 
@@ -189,7 +189,7 @@ def skywalking_rows(rv: str) -> list[Row]:
         from skywalking.trace import ID
     except ImportError:
         return []
-    from rimeflake.tracing import install_skywalking
+    from rimeflake.skywalking import install_skywalking
 
     sw = version("apache-skywalking")
     agent_init = ID.__init__
@@ -244,7 +244,7 @@ def table(results: list[tuple[str, str, tuple[float, float], str]]) -> str:
     if sony in med:
         checks.append(("sonyflake-turbo single / next_id()", lambda d: d[sony] / d[nid], "≥ 1.6", lambda r: r >= 1.6))
     uuid1s = "str(uuid.uuid1()).replace('-', '')"
-    gid = "rimeflake.tracing.global_id()"
+    gid = "rimeflake.skywalking.global_id()"
     checks.append(("str(uuid1()).replace / global_id()", lambda d: d[uuid1s] / d[gid], "≥ 20", lambda r: r >= 20))
     if SW_PATCHED in med:
         checks += [

@@ -67,7 +67,7 @@ fn parse(text: &str, encoding: &str) -> Result<u64> {
 }
 
 /// A trace ID in the SkyWalking Java agent's format, ``{process}.{thread}.{ms * 10000 + seq}``,
-/// that never repeats (see ``rimeflake.tracing``).
+/// that never repeats (see ``rimeflake.skywalking``).
 #[pyfunction]
 fn global_id(py: Python<'_>) -> Bound<'_, PyString> {
     rimeflake::skywalking::with_global_id(|s| PyString::new(py, s))

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import rimeflake
-from rimeflake.tracing import global_id, process_id
+from rimeflake.skywalking import global_id, process_id
 
 from .conftest import embedded_or_skip
 

@@ -150,13 +150,13 @@ def _raw_fork() -> int:
 
 def test_global_id_never_repeats_in_a_child_made_without_at_fork_handlers() -> None:
     n = 20_000
-    rimeflake.tracing.global_id()  # this thread has its state before the fork
+    rimeflake.skywalking.global_id()  # this thread has its state before the fork
     read_end, write_end = os.pipe()
     pid = _raw_fork()
     if pid == 0:
         code = 1
         try:
-            text = "\n".join(rimeflake.tracing.global_id() for _ in range(n))
+            text = "\n".join(rimeflake.skywalking.global_id() for _ in range(n))
             data = text.encode()
             while data:
                 data = data[os.write(write_end, data) :]
@@ -164,7 +164,7 @@ def test_global_id_never_repeats_in_a_child_made_without_at_fork_handlers() -> N
         finally:
             os._exit(code)
     os.close(write_end)
-    parent = [rimeflake.tracing.global_id() for _ in range(n)]
+    parent = [rimeflake.skywalking.global_id() for _ in range(n)]
     chunks: list[bytes] = []
     while chunk := os.read(read_end, 1 << 16):
         chunks.append(chunk)

@@ -1,4 +1,4 @@
-"""rimeflake.tracing.install_skywalking() against the real SkyWalking Python agent
+"""rimeflake.skywalking.install_skywalking() against the real SkyWalking Python agent
 (apache-skywalking, the version the Makefile pins): segments are made through the agent's own
 API, and its reporter is never started, so nothing touches the network."""
 
@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 
 import rimeflake
-from rimeflake import tracing
-from rimeflake.tracing import SkyWalkingAgentError, SkyWalkingPatch, install_skywalking
+from rimeflake import skywalking
+from rimeflake.skywalking import SkyWalkingAgentError, SkyWalkingPatch, install_skywalking
 
 pytest.importorskip("skywalking", reason="apache-skywalking is not installed (make python-env installs it)")
 
@@ -44,7 +44,7 @@ def unpatched() -> Iterator[None]:
     """Each test starts and ends with the agent's own ID class."""
     assert ID.__dict__["__init__"] is AGENT_INIT
     yield
-    patch = tracing._current
+    patch = skywalking._current
     if patch is not None:
         patch.uninstall()
     assert ID.__dict__["__init__"] is AGENT_INIT
@@ -89,7 +89,7 @@ def test_segments_made_by_the_agent_carry_global_ids(reporting: None) -> None:
     for i in seg_ids + trace_ids:
         m = GLOBAL_ID.match(i)
         assert m is not None, i
-        assert m[1] == tracing.process_id()
+        assert m[1] == skywalking.process_id()
     assert len(set(seg_ids + trace_ids)) == 1000
     # A segment's ID and its own new trace ID are made one after the other by one thread.
     assert type(segments[0].related_traces[0]) is _NewID
@@ -301,7 +301,7 @@ def test_unsupported_agent_versions_are_refused(monkeypatch: pytest.MonkeyPatch,
         install_skywalking()
     assert isinstance(e.value, ImportError) and isinstance(e.value, rimeflake.RimeflakeError)
     assert f"apache-skywalking {version} is installed" in str(e.value)
-    assert tracing.SKYWALKING_SUPPORTED in str(e.value)
+    assert skywalking.SKYWALKING_SUPPORTED in str(e.value)
     assert ID.__dict__["__init__"] is AGENT_INIT and "__new__" not in ID.__dict__
 
 
@@ -324,14 +324,17 @@ def test_an_id_class_of_another_shape_is_refused(monkeypatch: pytest.MonkeyPatch
 
 
 def test_docstring_examples() -> None:
-    failed, attempted = doctest.testmod(tracing)
+    failed, attempted = doctest.testmod(skywalking)
     assert attempted >= 2 and failed == 0
 
 
 APP = """
 import json, os, sys
 from skywalking.trace import ID
-print(json.dumps({"argv": sys.argv, "name": __name__, "path0": sys.path[0], "id": str(ID())}))
+import rimeflake.skywalking as sw
+patched = sw._current is not None and sw._current.installed  # the runner's patch, in this module
+print(json.dumps({"argv": sys.argv, "name": __name__, "path0": sys.path[0], "id": str(ID()),
+                  "patched": patched}))
 """
 
 
@@ -348,10 +351,10 @@ def test_runner_runs_a_script_with_the_patch(tmp_path: Path) -> None:
     out = json.loads(proc.stdout)
     assert out["argv"] == ["app.py", "--port", "8000"] and out["name"] == "__main__"
     assert out["path0"] == str(tmp_path)
-    assert GLOBAL_ID.match(out["id"])
+    assert GLOBAL_ID.match(out["id"]) and out["patched"] is True
     # The same program without the runner keeps the agent's own IDs.
-    plain = _run(["app.py"], tmp_path)
-    assert UUID1_HEX.match(json.loads(plain.stdout)["id"])
+    plain = json.loads(_run(["app.py"], tmp_path).stdout)
+    assert UUID1_HEX.match(plain["id"]) and plain["patched"] is False
 
 
 def test_runner_runs_a_module_with_the_patch(tmp_path: Path) -> None:
@@ -360,7 +363,7 @@ def test_runner_runs_a_module_with_the_patch(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert out["argv"][1:] == ["a"] and out["name"] == "__main__"
-    assert GLOBAL_ID.match(out["id"])
+    assert GLOBAL_ID.match(out["id"]) and out["patched"] is True
 
 
 def test_runner_usage_errors(tmp_path: Path) -> None:

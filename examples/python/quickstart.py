@@ -1,5 +1,5 @@
 """rimeflake in Python: IDs from the embedded default, batches, decoding, text forms, and a
-tracing-agent ID. Run it with the extension built (`make python-env`):
+SkyWalking trace ID. Run it with the extension built (`make python-env`):
 
     .venv/bin/python examples/python/quickstart.py
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 import array
 
 import rimeflake
-from rimeflake.tracing import global_id
+from rimeflake.skywalking import global_id
 
 
 def main() -> None:
@@ -45,7 +45,7 @@ def main() -> None:
         assert isinstance(e, ValueError)
         print("InvalidIdError:", e)
 
-    print("tracing id:", global_id())
+    print("SkyWalking trace id:", global_id())
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@
     python -m rimeflake.skywalking -m package.module [args...]
     sw-python run python -m rimeflake.skywalking app.py [args...]
 
-calls ``rimeflake.tracing.install_skywalking()``, then runs the program as ``python app.py`` or
+calls ``rimeflake.skywalking.install_skywalking()``, then runs the program as ``python app.py`` or
 ``python -m package.module`` would (``sys.argv``, ``sys.path[0]``, ``__name__ == "__main__"``).
 The agent's own switches (``sw-python run``, the ``SW_AGENT_*`` variables) are unchanged.
 
@@ -20,7 +20,7 @@ import runpy
 import sys
 from typing import Optional
 
-from .tracing import SkyWalkingAgentError, install_skywalking
+from . import SkyWalkingAgentError, install_skywalking
 
 USAGE = "usage: python -m rimeflake.skywalking (SCRIPT | -m MODULE) [ARGS...]"
 
