@@ -33,6 +33,8 @@ export declare class InterruptedWaitError extends RimeflakeError {}
 export declare const InterruptedError: typeof InterruptedWaitError
 /** @deprecated The old name of `InterruptedWaitError`, kept for one release. */
 export type InterruptedError = InterruptedWaitError
+/** @deprecated The old name of the `skywalking` namespace (the same object), kept for one release. */
+export declare const tracing: typeof skywalking
 
 export declare interface Generator {
   /** Closes the generator: `using gen = new Generator()` closes it at the end of the scope. */

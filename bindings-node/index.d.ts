@@ -33,6 +33,8 @@ export declare class InterruptedWaitError extends RimeflakeError {}
 export declare const InterruptedError: typeof InterruptedWaitError
 /** @deprecated The old name of `InterruptedWaitError`, kept for one release. */
 export type InterruptedError = InterruptedWaitError
+/** @deprecated The old name of the `skywalking` namespace (the same object), kept for one release. */
+export declare const tracing: typeof skywalking
 
 export declare interface Generator {
   /** Closes the generator: `using gen = new Generator()` closes it at the end of the scope. */
@@ -252,7 +254,7 @@ export interface Stats {
 /** The package's version (the workspace's). */
 export const VERSION: string
 
-export declare namespace tracing {
+export declare namespace skywalking {
   /**
    * A trace ID in the SkyWalking Java agent's format, `{process}.{thread}.{ms * 10000 + seq}`,
    * that never repeats in this process.

@@ -91,4 +91,8 @@ function load() {
   return binding
 }
 
-module.exports = load()
+const binding = load()
+// `tracing`, the first name of the `skywalking` namespace (globalId, processId), stays one
+// release as the same object (deprecated in index.d.ts).
+binding.tracing = binding.skywalking
+module.exports = binding

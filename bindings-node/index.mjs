@@ -9,7 +9,7 @@ export const {
   decode,
   format,
   parse,
-  tracing,
+  skywalking,
   VERSION,
   RimeflakeError,
   ConfigError,
@@ -24,5 +24,7 @@ export const {
   InterruptedWaitError,
   // Deprecated: the old name of InterruptedWaitError, kept for one release.
   InterruptedError,
+  // Deprecated: the old name of skywalking (the same object), kept for one release.
+  tracing,
 } = native
 export default native

@@ -77,8 +77,8 @@ const rows = [
     note: 'the shape not chosen: finds the generator through this (type tag, unwrap)', run(n) { let x; for (let i = 0; i < n; i++) x = twitter._nextIdProto(); return x } },
   { name: 'rimeflake gen.nextId() (default layout, memory)', ver: rf.VERSION, key: 'nextIdDefault', unique: () => dflt.nextId(),
     note: '512 IDs/ms, borrows ahead', run(n) { let x; for (let i = 0; i < n; i++) x = dflt.nextId(); return x } },
-  { name: 'rimeflake tracing.globalId()', ver: rf.VERSION, key: 'globalId', unique: () => rf.tracing.globalId(),
-    note: 'SkyWalking format, string', run(n) { let x; for (let i = 0; i < n; i++) x = rf.tracing.globalId(); return x } },
+  { name: 'rimeflake skywalking.globalId()', ver: rf.VERSION, key: 'globalId', unique: () => rf.skywalking.globalId(),
+    note: 'SkyWalking format, string', run(n) { let x; for (let i = 0; i < n; i++) x = rf.skywalking.globalId(); return x } },
   { name: '@sapphire/snowflake generate()', ver: version('@sapphire/snowflake'), key: 'sapphire', unique: () => sapphire.generate(),
     // What a fast machine does in one millisecond, made certain: 8,192 calls with one timestamp.
     oneMs: () => { const t = Date.now(); return Array.from({ length: 8192 }, () => sapphire.generate({ timestamp: t })) },

@@ -65,13 +65,13 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// A trace ID in the SkyWalking Java agent's format, `{process}.{thread}.{ms * 10000 + seq}`,
 /// that never repeats in this process.
-#[napi_derive::napi(namespace = "tracing")]
+#[napi_derive::napi(namespace = "skywalking")]
 pub fn global_id() -> String {
     rimeflake::skywalking::global_id()
 }
 
 /// The process part of `globalId()` (32 hex digits, drawn anew in a forked child).
-#[napi_derive::napi(namespace = "tracing")]
+#[napi_derive::napi(namespace = "skywalking")]
 pub fn process_id() -> String {
     rimeflake::skywalking::process_id()
 }

@@ -2,7 +2,8 @@
 // The Generator: IDs, batches, the typed arrays, decode round trips, close and dispose, shared.
 const test = require('node:test')
 const assert = require('node:assert/strict')
-const { rf } = require('./support')
+const path = require('node:path')
+const { rf, root } = require('./support')
 
 const memory = (extra = {}) => new rf.Generator({ backend: 'memory', workerId: 5, ...extra })
 
@@ -160,15 +161,23 @@ test('Layout: presets, specs and errors', () => {
   assert.ok(rf.Layout.presets().includes('js_safe'))
 })
 
-test('tracing.globalId: the SkyWalking format, never repeating', () => {
+test('skywalking.globalId: the SkyWalking format, never repeating', () => {
   const seen = new Set()
-  for (let i = 0; i < 10000; i++) seen.add(rf.tracing.globalId())
+  for (let i = 0; i < 10000; i++) seen.add(rf.skywalking.globalId())
   assert.equal(seen.size, 10000)
-  const [proc, thread, seq] = rf.tracing.globalId().split('.')
-  assert.equal(proc, rf.tracing.processId())
+  const [proc, thread, seq] = rf.skywalking.globalId().split('.')
+  assert.equal(proc, rf.skywalking.processId())
   assert.match(proc, /^[0-9a-f]{32}$/)
   assert.match(thread, /^\d+$/)
   assert.match(seq, /^\d+$/)
+})
+
+test('tracing, the first name of skywalking, is the same object in CommonJS and the ES module', async () => {
+  assert.equal(rf.tracing, rf.skywalking)
+  const esm = await import(path.join(root, 'index.mjs'))
+  assert.equal(esm.tracing, rf.skywalking)
+  assert.equal(esm.skywalking, rf.skywalking)
+  assert.equal(rf.tracing.globalId().split('.')[0], rf.skywalking.processId())
 })
 
 test('the version is the workspace version', () => {

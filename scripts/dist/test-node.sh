@@ -167,7 +167,7 @@ readme_esm() {
 examples_cjs_esm() {
   cp "$root/examples/node/quickstart.js" "$root/examples/node/quickstart.mjs" "$app/"
   (cd "$app" && as_user node quickstart.js && as_user node quickstart.mjs)
-  # A memory backend, a fixed worker ID, the error classes and tracing (the former pack test).
+  # A memory backend, a fixed worker ID, the error classes and skywalking (the former pack test).
   cat >"$app/check.cjs" <<'EOF'
 const { Generator, decode, ConfigError, RimeflakeError } = require('rimeflake')
 const gen = new Generator({ backend: 'memory', workerId: 4 })
@@ -182,9 +182,9 @@ if (internal.length) throw new Error('internal names shipped: ' + internal.join(
 console.log(String(id))
 EOF
   cat >"$app/check.mjs" <<'EOF'
-import { Generator, tracing, VERSION } from 'rimeflake'
+import { Generator, skywalking, VERSION } from 'rimeflake'
 const gen = new Generator({ backend: 'memory', workerId: 5 })
-console.log(gen.nextIdString(), tracing.globalId(), VERSION)
+console.log(gen.nextIdString(), skywalking.globalId(), VERSION)
 EOF
   local out
   out=$(cd "$app" && as_user node check.cjs)

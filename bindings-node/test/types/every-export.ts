@@ -20,6 +20,7 @@ import {
   StateError,
   type Stats,
   TimeRangeError,
+  skywalking,
   tracing,
   VERSION,
 } from 'rimeflake'
@@ -68,7 +69,9 @@ function demo(): void {
   const p3: Parts = l.decode(id)
   const s: string = format(id, 'base62') + l.toString() + l.name + l.order
   const parsed: bigint = parse(s, 'dec')
-  const trace: string = tracing.globalId() + tracing.processId() + VERSION
+  const trace: string = skywalking.globalId() + skywalking.processId() + VERSION
+  const old: typeof skywalking = tracing // deprecated: the same object
+  console.log(old.globalId())
   console.log(n, back, names, fields, fp, safe, p2, p3, parsed, trace)
 }
 
