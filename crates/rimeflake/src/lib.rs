@@ -43,7 +43,7 @@ pub mod state;
 mod sync;
 /// The SkyWalking IDs under their first name, kept for one release: use [`skywalking`] (a Rust
 /// reader takes `rimeflake::tracing` for the `tracing` crate).
-#[deprecated(since = "0.1.1", note = "renamed `rimeflake::skywalking`")]
+#[deprecated(since = "0.1.0", note = "renamed `rimeflake::skywalking`")]
 pub mod tracing {
     pub use crate::skywalking::*;
 }
