@@ -11,6 +11,7 @@
 //! | lease TTL (server backends) | [`LEASE_TTL_ENV`] (milliseconds) | [`DEFAULT_LEASE_TTL`](crate::generator::DEFAULT_LEASE_TTL), 10 s |
 //! | namespace | — | [`Layout::default_namespace`] of the layout |
 //! | durability warnings (server backends) | [`NO_DURABILITY_WARNING_ENV`] (`1` quiets them, for a development server) | shown |
+//! | wait at every takeover (server backends) | [`WAIT_AT_TAKEOVER_ENV`] (`1`: for servers restored from backups) | off |
 //!
 //! A variable set to the empty string counts as unset; a bad value is a
 //! [`ErrorKind::Config`](crate::ErrorKind::Config) error that names the variable.
@@ -42,6 +43,12 @@ pub const LEASE_TTL_ENV: &str = "RIMEFLAKE_LEASE_TTL_MS";
 /// `synchronous_commit`), for a development server; `0` or unset keeps them.
 pub const NO_DURABILITY_WARNING_ENV: &str = "RIMEFLAKE_NO_DURABILITY_WARNING";
 
+/// Set to `1` to have every start on a server backend stay above what a lost holder may have
+/// issued, even when the server has the worker ID's state (as
+/// [`Builder::wait_at_takeover`](crate::Builder::wait_at_takeover)): for servers restored from
+/// backups, whose older states the server alone cannot tell from the truth. `0` or unset: off.
+pub const WAIT_AT_TAKEOVER_ENV: &str = "RIMEFLAKE_WAIT_AT_TAKEOVER";
+
 /// The shortest lease TTL: each server call may take a tenth of it.
 const MIN_LEASE_TTL: Duration = Duration::from_millis(200);
 /// The longest lease TTL: a crashed holder's worker ID stays taken this long.
@@ -57,6 +64,7 @@ pub(crate) struct Given {
     pub(crate) store: Option<Arc<dyn StateStore>>,
     pub(crate) namespace: Option<String>,
     pub(crate) lease_ttl: Option<Duration>,
+    pub(crate) wait_at_takeover: Option<bool>,
     /// Whose words configuration errors use.
     pub(crate) frontend: crate::Frontend,
 }
@@ -73,6 +81,8 @@ pub(crate) struct Resolved {
     pub(crate) lease_ttl: Duration,
     /// No warnings about a server backend's durability settings.
     pub(crate) quiet_durability: bool,
+    /// Every start on a server backend stays above what a lost holder may have issued.
+    pub(crate) wait_at_takeover: bool,
     pub(crate) warnings: Vec<Warning>,
 }
 
@@ -334,6 +344,19 @@ pub(crate) fn resolve(
             )))
         }
     };
+    let wait_at_takeover = match given.wait_at_takeover {
+        Some(on) => on,
+        None => match var(WAIT_AT_TAKEOVER_ENV)?.as_deref().map(str::trim) {
+            None | Some("0") => false,
+            Some("1") => true,
+            Some(other) => {
+                return Err(Error::config(format!(
+                    "{WAIT_AT_TAKEOVER_ENV}={other:?}: expected 1 (every start on a server \
+                     backend waits out what a lost holder may have issued) or 0"
+                )))
+            }
+        },
+    };
     Ok(Resolved {
         layout,
         worker,
@@ -341,6 +364,7 @@ pub(crate) fn resolve(
         namespace,
         lease_ttl,
         quiet_durability,
+        wait_at_takeover,
         warnings,
     })
 }

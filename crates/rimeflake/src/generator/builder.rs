@@ -98,6 +98,8 @@ pub struct Builder<C: Clock = SystemClock> {
     pub(crate) lease_ttl: Duration,
     /// Set from the resolved settings at `build`: no warnings about a server's durability.
     pub(crate) quiet_durability: bool,
+    /// Set from the resolved settings at `build`: see [`Builder::wait_at_takeover`].
+    pub(crate) wait_at_takeover: bool,
 }
 
 /// The default `max_drift`: rollbacks up to this are absorbed by counting on (a leap second fits).
@@ -126,6 +128,7 @@ impl Builder<SystemClock> {
             allow_network_fs: false,
             lease_ttl: DEFAULT_LEASE_TTL,
             quiet_durability: false,
+            wait_at_takeover: false,
         }
     }
 }
@@ -214,6 +217,7 @@ impl<C: Clock> Builder<C> {
             allow_network_fs: self.allow_network_fs,
             lease_ttl: self.lease_ttl,
             quiet_durability: self.quiet_durability,
+            wait_at_takeover: self.wait_at_takeover,
         }
     }
 
@@ -283,6 +287,22 @@ impl<C: Clock> Builder<C> {
         self
     }
 
+    /// On a server backend, whether every start stays above what a lost holder of the worker
+    /// ID may have issued, even when the server has its state (default:
+    /// `$RIMEFLAKE_WAIT_AT_TAKEOVER`, else off). Each clock-id's reservation is raised to the
+    /// server's clock plus how far a holder's reservation may lead it (`max_drift` plus twice
+    /// `reserve_ahead`), and the start waits until the clock is within `max_drift` plus
+    /// `reserve_ahead` of that: up to `reserve_ahead`, at every start.
+    ///
+    /// Without it, a start pays this only where the server shows the state may have been lost
+    /// (no state for a worker ID used before, or a namespace record younger than that lead).
+    /// A state restored from an older backup looks like the truth to the server: turn this on
+    /// where servers are restored from backups.
+    pub fn wait_at_takeover(mut self, on: bool) -> Self {
+        self.given.wait_at_takeover = Some(on);
+        self
+    }
+
     /// The namespace: worker IDs and state are separate per namespace, and a namespace keeps
     /// one layout. Default: [`Layout::default_namespace`] of the layout (`default` for the
     /// `default` layout, `twitter` for `twitter`, ...), so generators of different layouts on
@@ -342,6 +362,7 @@ impl<C: Clock> Builder<C> {
             namespace: resolved.namespace,
             lease_ttl: resolved.lease_ttl,
             quiet_durability: resolved.quiet_durability,
+            wait_at_takeover: resolved.wait_at_takeover,
             ..self
         }
         .start(interrupted)

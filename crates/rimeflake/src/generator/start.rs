@@ -14,7 +14,7 @@ use crate::layout::{mask, FieldOrder, Layout};
 use crate::state::{StateStore, WorkerState};
 use crate::sync::{AtomicU64, CachePadded, Mutex};
 use crate::warning::{Warning, WarningSink};
-use crate::worker::remote::{keeper, LeaseTerms, RemoteLease};
+use crate::worker::remote::{keeper, LeaseTerms, RemoteLease, Usage};
 use crate::worker::source::WORKER_ID_ENV;
 use crate::worker::{self, Lease, LocalLease, WorkerSource};
 use std::sync::{Arc, OnceLock};
@@ -106,8 +106,20 @@ impl<C: Clock> Inner<C> {
     ) -> Result<Arc<Self>> {
         let layout = r.layout.clone();
         let clock_ids = layout.max_clock_id() as usize + 1;
+        let ahead_units = (r.reserve_ahead.as_millis() as u64)
+            .div_ceil(layout.unit_ms())
+            .max(1);
+        let reach_ms = reach_units(
+            (r.max_drift.as_millis() as u64) / layout.unit_ms(),
+            ahead_units,
+        )
+        .saturating_mul(layout.unit_ms());
         let mut keeper = None;
         let mut server_skew_ms = 0;
+        // On a server lease: what the namespace's record told of the worker ID, and where; and
+        // what renews the lease, with how often, while a start waits before the keeper runs.
+        let mut usage = None;
+        let mut renewer: Option<Renewer> = None;
         let (worker_id, store, lease): (_, _, Option<Box<dyn Lease>>) = match &r.storage {
             Storage::InMemory => {
                 let worker_id = r.spelling().setting(Setting::WorkerId);
@@ -144,6 +156,7 @@ impl<C: Clock> Inner<C> {
                 let terms = LeaseTerms {
                     ttl: r.lease_ttl,
                     check_settings: !r.quiet_durability,
+                    reach_ms,
                 };
                 let lease =
                     lease_off_thread(backend, &r.namespace, &layout, &request, terms, interrupted)?;
@@ -152,6 +165,11 @@ impl<C: Clock> Inner<C> {
                 }
                 keeper = Some(lease.keeper());
                 server_skew_ms = lease.skew_ms;
+                usage = Some((lease.usage, backend.to_string()));
+                renewer = Some((
+                    Box::new(lease.renewer()),
+                    lease.timing.renew_every().as_nanos() as u64,
+                ));
                 (
                     lease.worker_id,
                     Some(lease.state_store()),
@@ -178,16 +196,15 @@ impl<C: Clock> Inner<C> {
             }
         };
         let k = consts(&layout, worker_id, r.max_drift);
-        let ahead_units = (r.reserve_ahead.as_millis() as u64)
-            .div_ceil(layout.unit_ms())
-            .max(1);
         let policy = r.policy.unwrap_or(RollbackPolicy::Wait);
         let max_wait_ns = r.max_wait.as_nanos().min(u64::MAX as u128) as u64;
 
-        let mut state = match &store {
-            Some(s) => s.load()?.unwrap_or_else(|| WorkerState::fresh(clock_ids)),
-            None => WorkerState::fresh(clock_ids),
+        let loaded = match &store {
+            Some(s) => s.load()?,
+            None => None,
         };
+        let found = loaded.is_some();
+        let mut state = loaded.unwrap_or_else(|| WorkerState::fresh(clock_ids));
         if state.reserved.len() != clock_ids {
             return Err(Error::new(
                 ErrorKind::State,
@@ -198,6 +215,41 @@ impl<C: Clock> Inner<C> {
                     layout.name()
                 ),
             ));
+        }
+        if let Some((usage, backend)) = &usage {
+            let lead_ms = floor_lead_ms(usage, found, r.wait_at_takeover);
+            if !found && usage.used_before {
+                WarningSink::emit(
+                    r.warnings.as_ref(),
+                    Warning::new(
+                        Warning::BACKEND,
+                        format!(
+                            "worker ID {worker_id} of namespace {} on {backend} was used before, \
+                             but the server has no state for it: the server lost it (FLUSHALL, \
+                             a restart without persistence, an eviction, the row deleted, a \
+                             restore from before its first use); IDs start {lead_ms} ms ahead \
+                             of the clock, above anything its last holder may have issued",
+                            r.namespace,
+                            lead_ms = lead_ms.unwrap_or(0)
+                        ),
+                    ),
+                );
+            }
+            if let Some(lead_ms) = lead_ms {
+                let floor = Floor {
+                    layout: &layout,
+                    clock: &r.clock,
+                    k: &k,
+                    ahead_units,
+                };
+                floor.raise(&mut state, lead_ms)?;
+                let mut renewed = |sent: u64| {
+                    if let Some((_, at)) = keeper.as_mut() {
+                        *at = sent;
+                    }
+                };
+                floor.wait(&state, renewer.as_mut(), &mut renewed, interrupted)?;
+            }
         }
         let stats = Counters::default();
         let start = StartRules {
@@ -373,6 +425,102 @@ fn consts(layout: &Layout, worker_id: u64, max_drift: Duration) -> Consts {
         low_mask: mask(low_bits),
         worker_bits: layout.worker_bits() as u32,
         worker_part: worker_id << low_bits,
+    }
+}
+
+/// How far (time units) a stored reservation may lead the clock of the holder that stored it:
+/// the counter runs up to `max_drift` ahead, a save reserves `reserve_ahead` past the counter,
+/// and a quick restart resumes above a reservation up to `max_drift + reserve_ahead` ahead
+/// before reserving `reserve_ahead` more.
+pub(crate) fn reach_units(drift_units: u64, ahead_units: u64) -> u64 {
+    drift_units + 2 * ahead_units
+}
+
+/// How far ahead of the clock (ms) a start on a server must begin, by what the namespace's
+/// record says: no state for a worker ID used before (the server lost it): the whole reach; no
+/// state and a record younger than the reach (a new namespace, or one the server lost with
+/// everything else, whose other worker IDs' holders stored reservations before the record was
+/// made again): the reach less the record's age. `None`: an ordinary start, which pays nothing;
+/// with `every_takeover`, the whole reach whatever is found.
+pub(crate) fn floor_lead_ms(usage: &Usage, found: bool, every_takeover: bool) -> Option<u64> {
+    if !found && usage.used_before {
+        Some(usage.reach_ms)
+    } else if !found && usage.age_ms < usage.reach_ms {
+        Some(usage.reach_ms - usage.age_ms)
+    } else if every_takeover {
+        Some(usage.reach_ms)
+    } else {
+        None
+    }
+}
+
+/// What renews a server lease while a start waits (each call returns the renewal's send time on
+/// `CLOCK_BOOTTIME`), and how often (ns).
+type Renewer = (Box<dyn FnMut() -> Result<u64> + Send>, u64);
+
+/// The floor a start on a server stays above, when the worker ID's state may have been lost.
+struct Floor<'a, C> {
+    layout: &'a Layout,
+    clock: &'a C,
+    k: &'a Consts,
+    ahead_units: u64,
+}
+
+impl<C: Clock> Floor<'_, C> {
+    /// Raises every clock-id's reservation to `lead_ms` past the clock (the lost holder may have
+    /// used any of them); a clean close's last ID below it no longer says where IDs stopped.
+    fn raise(&self, state: &mut WorkerState, lead_ms: u64) -> Result<()> {
+        let now = self.layout.time_of(self.clock.now_ms())?;
+        let floor = (now + lead_ms.div_ceil(self.layout.unit_ms())).min(self.layout.max_time());
+        for cid in 0..state.reserved.len() as u64 {
+            state.raise(cid, floor);
+        }
+        let time_of = |c: u64| c >> self.k.seq_bits & self.layout.max_time();
+        if state.closed_at.is_some_and(|last| time_of(last) < floor) {
+            state.closed_at = None;
+        }
+        Ok(())
+    }
+
+    /// Waits, in slices of at most 50 ms, until the clock is within `max_drift +
+    /// reserve_ahead` of the current clock-id's reservation, so the start rules resume above it
+    /// as after a quick restart. Not a rollback: neither the rollback policy nor `max_wait`
+    /// applies; a floor of a holder's reach keeps it within `reserve_ahead`.
+    /// The lease is renewed by `renewer` (every so many ns) meanwhile, each renewal's send time
+    /// told to `renewed`: the keeper starts only once the generator exists.
+    fn wait(
+        &self,
+        state: &WorkerState,
+        mut renewer: Option<&mut Renewer>,
+        renewed: &mut dyn FnMut(u64),
+        interrupted: &mut dyn FnMut() -> bool,
+    ) -> Result<()> {
+        let Some(floor) = state.reserved_of(state.clock_id) else {
+            return Ok(());
+        };
+        let within = self.k.drift_units + self.ahead_units;
+        let mut last_renewal = self.clock.monotonic_ns();
+        loop {
+            if let Some((renew, every)) = renewer.as_mut() {
+                if self.clock.monotonic_ns().saturating_sub(last_renewal) >= *every {
+                    last_renewal = self.clock.monotonic_ns();
+                    renewed(renew()?);
+                }
+            }
+            let now = self.layout.time_of(self.clock.now_ms())?;
+            if floor <= now + within {
+                return Ok(());
+            }
+            if interrupted() {
+                return Err(Error::new(
+                    ErrorKind::Interrupted,
+                    "interrupted while waiting at start-up for the clock to near what a lost \
+                     holder of the worker ID may have issued",
+                ));
+            }
+            let left_ms = (floor - now - within) * self.layout.unit_ms();
+            self.clock.sleep(Duration::from_millis(left_ms.min(50)));
+        }
     }
 }
 

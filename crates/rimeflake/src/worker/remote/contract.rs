@@ -37,6 +37,10 @@ pub(super) trait Server: Sync {
     fn expired(&self) -> Expired;
     /// Makes the lease of `worker_id` vanish behind its holder's back (an operator's doing).
     fn drop_lease(&self, namespace: &str, worker_id: u64);
+    /// Makes the lease and the state of `worker_id` vanish (its key or row deleted).
+    fn forget_worker(&self, namespace: &str, worker_id: u64);
+    /// Makes the server forget everything rimeflake stored (`FLUSHALL`, the tables emptied).
+    fn forget_all(&self);
     fn pause(&self);
     fn resume(&self);
     fn stop(&mut self);
@@ -116,6 +120,15 @@ macro_rules! contract_tests {
             #[test]
             fn numbers_above_2_pow_53_stay_exact() {
                 c::numbers_above_2_pow_53_stay_exact(&mut *$start.open());
+            }
+
+            #[test]
+            fn marks_remember_worker_ids_and_the_record_age_until_the_record_is_lost() {
+                let server = $start;
+                c::marks_remember_worker_ids_and_the_record_age_until_the_record_is_lost(
+                    &mut *server.open(),
+                    &server,
+                );
             }
 
             #[test]
@@ -599,6 +612,56 @@ pub(super) fn a_paused_server_fails_calls_in_time_and_works_after_resume(
     assert!(once_back(|| c.renew(NS, 1, "tok-a", 60_000)));
     assert_eq!(c.workers(NS).unwrap().len(), 40);
     assert!(c.load(NS, 1).unwrap().is_none());
+}
+
+pub(super) fn marks_remember_worker_ids_and_the_record_age_until_the_record_is_lost(
+    c: &mut dyn Conn,
+    server: &dyn Server,
+) {
+    c.settle_layout(NS, "layout-record").unwrap();
+    let first = c.mark_used(NS, 3, 2_000).unwrap();
+    assert!(!first.used_before, "{first:?}");
+    assert_eq!(first.reach_ms, 2_000);
+    assert!(first.age_ms < 1_000, "{first:?}");
+    std::thread::sleep(Duration::from_millis(60));
+    // The largest reach is kept; the record ages by the server's clock.
+    let again = c.mark_used(NS, 3, 1_500).unwrap();
+    assert!(again.used_before, "{again:?}");
+    assert_eq!(again.reach_ms, 2_000);
+    assert!(
+        again.age_ms >= 50 && again.age_ms >= first.age_ms,
+        "{again:?}"
+    );
+    let wider = c.mark_used(NS, 3, 2_500).unwrap();
+    assert_eq!((wider.used_before, wider.reach_ms), (true, 2_500));
+    assert_eq!(c.mark_used(NS, 3, 1).unwrap().reach_ms, 2_500);
+    let other = c.mark_used(NS, 4, 700).unwrap();
+    assert_eq!((other.used_before, other.reach_ms), (false, 700));
+    // Numbers a double would round stay exact.
+    let big = (1u64 << 53) + 1;
+    c.mark_used(NS, big, big).unwrap();
+    let back = c.mark_used(NS, big, 1).unwrap();
+    assert_eq!((back.used_before, back.reach_ms), (true, big));
+    // Another namespace has marks of its own.
+    c.settle_layout("other-ns", "layout-record").unwrap();
+    assert!(!c.mark_used("other-ns", 3, 2_000).unwrap().used_before);
+    // The worker's lease and state deleted: its mark stays with the namespace's record.
+    assert!(c.acquire(NS, 3, "tok-a", 60_000).unwrap());
+    assert_eq!(
+        c.save(NS, 3, "tok-a", 0, &v(1, "0;42;-")).unwrap(),
+        Saved::Yes
+    );
+    server.forget_worker(NS, 3);
+    assert_eq!(c.load(NS, 3).unwrap(), None);
+    assert!(c.mark_used(NS, 3, 2_000).unwrap().used_before);
+    // Everything lost: the marks with it, and the record made again is young again.
+    let aged = c.mark_used(NS, 4, 700).unwrap().age_ms;
+    server.forget_all();
+    c.settle_layout(NS, "layout-record").unwrap();
+    let fresh = c.mark_used(NS, 3, 2_000).unwrap();
+    assert!(!fresh.used_before, "{fresh:?}");
+    assert!(fresh.age_ms < aged, "{fresh:?} after {aged} ms");
+    assert!(!c.mark_used(NS, 4, 700).unwrap().used_before);
 }
 
 pub(super) fn a_stopped_server_fails_calls_and_its_state_survives_restarts(

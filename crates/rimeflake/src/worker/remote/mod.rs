@@ -83,6 +83,19 @@ pub(crate) struct Taken {
     pub(crate) sent_boottime_ns: u64,
 }
 
+/// What [`Conn::mark_used`] found: what the namespace's record still tells of a worker ID
+/// whose state a server may have lost.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Usage {
+    /// How long ago the namespace's record was made, by the server's clock, in ms. A record
+    /// the server lost (with everything else) is made again, and is young again.
+    pub(crate) age_ms: u64,
+    /// Whether a holder marked this worker ID before: its state may then have been stored.
+    pub(crate) used_before: bool,
+    /// The largest reach (ms) a holder of this worker ID declared, this caller's included.
+    pub(crate) reach_ms: u64,
+}
+
 /// One worker ID of a namespace as a server has it, for `state show`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -166,6 +179,12 @@ pub(crate) trait Conn: Send {
     ) -> Result<Saved>;
     /// The server's clock, in Unix ms.
     fn server_time_ms(&mut self) -> Result<u64>;
+    /// In one atomic step, in the namespace's record (made now, by the server's clock, if it
+    /// has none): marks `worker_id` as used with a reach of `reach_ms` (the farthest a holder's
+    /// stored reservation may lead its clock; the largest declared is kept), and tells how old
+    /// the record is and whether the worker ID was marked before. The record lives where the
+    /// namespace's layout does, so whatever loses the record loses the marks with it.
+    fn mark_used(&mut self, namespace: &str, worker_id: u64, reach_ms: u64) -> Result<Usage>;
     /// Every worker ID of the namespace with a lease or a state.
     fn workers(&mut self, namespace: &str) -> Result<Vec<RemoteWorker>>;
     /// The namespaces on the server (reads only), sorted, at most `limit` of them.
@@ -293,6 +312,9 @@ pub(crate) struct LeaseTerms {
     /// Whether to check the server's durability settings, and warn about any that may lose
     /// state (off with `RIMEFLAKE_NO_DURABILITY_WARNING=1`).
     pub(crate) check_settings: bool,
+    /// How far (ms) a reservation this holder stores may lead its clock: marked with the
+    /// worker ID ([`Conn::mark_used`]).
+    pub(crate) reach_ms: u64,
 }
 
 /// A worker ID leased from a server: the token that holds it and what the keeper needs.
@@ -308,6 +330,8 @@ pub(crate) struct RemoteLease {
     pub(crate) warnings: Vec<String>,
     /// On `CLOCK_BOOTTIME` (which counts through suspend): when the acquiring call was sent.
     pub(crate) sent_boottime_ns: u64,
+    /// What the namespace's record told of the worker ID when it was taken.
+    pub(crate) usage: Usage,
     /// The state store: its connection also releases the lease.
     pub(crate) store: Arc<RemoteStore>,
     /// Stops the keeper thread.
@@ -344,6 +368,7 @@ impl RemoteLease {
         let LeaseTerms {
             ttl,
             check_settings,
+            reach_ms,
         } = terms;
         let timing = Timing { ttl };
         let mut conn = connect(backend, timing)?;
@@ -419,6 +444,15 @@ impl RemoteLease {
                 return Err(e);
             }
         };
+        // Before any state is stored under this lease: a successor that finds no state then
+        // knows whether one may have been lost.
+        let usage = match conn.mark_used(namespace, worker_id, reach_ms) {
+            Ok(usage) => usage,
+            Err(e) => {
+                let _ = conn.release(namespace, worker_id, &token);
+                return Err(e);
+            }
+        };
         if skew_ms.unsigned_abs() > SKEW_WARN_MS {
             warnings.push(format!(
                 "this host's clock is {} ms {} the clock of {backend}: IDs follow this host's \
@@ -448,10 +482,34 @@ impl RemoteLease {
             skew_ms,
             warnings,
             sent_boottime_ns,
+            usage,
             store,
             keeper,
             pid: crate::fork::pid(),
         })
+    }
+
+    /// What renews this lease before its keeper runs (while a start waits): each call renews
+    /// it and returns when (on `CLOCK_BOOTTIME`) the renewal was sent; a lease error when the
+    /// lease is no longer this holder's.
+    pub(crate) fn renewer(&self) -> impl FnMut() -> Result<u64> + Send + 'static {
+        let store = Arc::clone(&self.store);
+        let ttl_ms = self.timing.ttl.as_millis() as u64;
+        move || {
+            let sent = crate::clock::boottime_ns();
+            let mut conn = store.conn.lock().unwrap_or_else(|p| p.into_inner());
+            if conn.renew(&store.namespace, store.worker_id, &store.token, ttl_ms)? {
+                Ok(sent)
+            } else {
+                Err(Error::new(
+                    ErrorKind::Lease,
+                    format!(
+                        "{}: the lease was lost while the start waited",
+                        StateStore::describe(&*store)
+                    ),
+                ))
+            }
+        }
     }
 
     /// The store of the leased worker ID's state.

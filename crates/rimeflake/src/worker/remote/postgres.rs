@@ -571,6 +571,36 @@ impl Conn for PgConn {
         })
     }
 
+    fn mark_used(
+        &mut self,
+        namespace: &str,
+        worker_id: u64,
+        reach_ms: u64,
+    ) -> Result<super::Usage> {
+        let id = worker_id.to_string();
+        let reach = to_i64(reach_ms, "reach (ms)")?;
+        self.call("mark the worker ID used", |mut s| async move {
+            let out = async {
+                let rows = s.query(MARK_USED, &[&namespace, &id, &reach]).await?;
+                let Some(row) = rows.first() else {
+                    return Err(Fail::Ours(Error::new(
+                        ErrorKind::Lease,
+                        format!("the record of namespace {namespace} vanished as it was marked"),
+                    )));
+                };
+                let age_ms = to_u64(col(row, 0)?, "age")?;
+                let before = to_u64(col(row, 1)?, "reach")?;
+                Ok(super::Usage {
+                    age_ms,
+                    used_before: before > 0,
+                    reach_ms: before.max(reach_ms),
+                })
+            }
+            .await;
+            (s, out)
+        })
+    }
+
     fn workers(&mut self, namespace: &str) -> Result<Vec<RemoteWorker>> {
         self.call("list the worker IDs", |mut s| async move {
             let out = async {

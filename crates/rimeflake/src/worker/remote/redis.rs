@@ -9,7 +9,12 @@
 //!   `s` (the state's text, [`encode_state`](super::encode_state)), without expiry;
 //! - `rimeflake:{<ns>}:layout`: the namespace's layout record, a string without expiry;
 //! - `rimeflake:{<ns>}:workers`: a set of the worker IDs that ever had a lease or a state, so
-//!   [`Conn::workers`] needs neither `KEYS` nor `SCAN`.
+//!   [`Conn::workers`] needs neither `KEYS` nor `SCAN`;
+//! - `rimeflake:{<ns>}:used`: the namespace's marks ([`Conn::mark_used`]), a hash with the field
+//!   `created` (when the hash was made, in Unix ms by the server's clock) and a field per worker
+//!   ID ever leased, holding the largest reach (ms) its holders declared. A hash of its own
+//!   rather than the set of workers, which older versions still running beside this one add
+//!   to with `SADD`; in the slot of the namespace's other keys, so lost with them.
 //!
 //! [`Conn::namespaces`] (`state show` of a whole server) finds the namespaces by their layout
 //! and workers keys with `SCAN`, a bounded number of keys per round trip and a bounded number
@@ -105,6 +110,10 @@ fn layout_key(namespace: &str) -> String {
 
 fn workers_key(namespace: &str) -> String {
     format!("{}{namespace}}}:workers", opening(namespace))
+}
+
+fn used_key(namespace: &str) -> String {
+    format!("{}{namespace}}}:used", opening(namespace))
 }
 
 /// One connect, on the thread [`RedisConn::start_connect`] made.
@@ -733,6 +742,42 @@ impl Conn for RedisConn {
         let (secs, micros): (u64, u64) =
             self.run("read the clock", |c| redis::cmd("TIME").query(c))?;
         Ok(secs.saturating_mul(1000).saturating_add(micros / 1000))
+    }
+
+    fn mark_used(
+        &mut self,
+        namespace: &str,
+        worker_id: u64,
+        reach_ms: u64,
+    ) -> Result<super::Usage> {
+        let key = used_key(namespace);
+        let (id, reach) = (worker_id.to_string(), reach_ms.to_string());
+        let (age, before): (String, String) = self.eval(
+            "mark the worker ID used",
+            |s| &s.mark_used,
+            &[&key],
+            &[&id, &reach],
+            None,
+        )?;
+        let number = |text: &str| -> Result<u64> {
+            text.parse().map_err(|_| {
+                Error::new(
+                    ErrorKind::State,
+                    format!(
+                        "Redis at {}: the marks of namespace {namespace} ({key}) are corrupt: \
+                         {:?} is not a number",
+                        self.url,
+                        text.chars().take(40).collect::<String>()
+                    ),
+                )
+            })
+        };
+        let before = number(&before)?;
+        Ok(super::Usage {
+            age_ms: number(&age)?,
+            used_before: before > 0,
+            reach_ms: before.max(reach_ms),
+        })
     }
 
     fn workers(&mut self, namespace: &str) -> Result<Vec<RemoteWorker>> {

@@ -165,6 +165,8 @@ pub(crate) struct Server {
     rate_ppm: i64,
     layouts: BTreeMap<String, String>,
     workers: BTreeMap<(String, u64), Worker>,
+    /// Each namespace's marks: when they were made (server ns), and each worker ID's reach.
+    marks: BTreeMap<String, (u64, BTreeMap<u64, u64>)>,
     /// `(from, until, what)`: from included, until excluded.
     outages: Vec<(u64, u64, Outage)>,
     /// `(token prefix, from, until)`: nothing of these clients reaches the server then.
@@ -197,6 +199,7 @@ impl SimServer {
             rate_ppm: 0,
             layouts: BTreeMap::new(),
             workers: BTreeMap::new(),
+            marks: BTreeMap::new(),
             outages: Vec::new(),
             partitions: Vec::new(),
             late: Vec::new(),
@@ -306,6 +309,43 @@ impl Server {
         let d = (self.now - T0) as i128;
         (SERVER_T0 as i128 + self.skew_ns as i128 + d + d * self.rate_ppm as i128 / 1_000_000)
             as u64
+    }
+
+    /// [`Conn::mark_used`], on the server.
+    fn mark_used(&mut self, namespace: &str, worker_id: u64, reach_ms: u64) -> super::Usage {
+        let now = self.server_ns();
+        let (created, used) = self
+            .marks
+            .entry(namespace.to_string())
+            .or_insert_with(|| (now, BTreeMap::new()));
+        let before = used.get(&worker_id).copied().unwrap_or(0);
+        used.insert(worker_id, before.max(reach_ms));
+        super::Usage {
+            age_ms: now.saturating_sub(*created) / MS,
+            used_before: before > 0,
+            reach_ms: before.max(reach_ms),
+        }
+    }
+
+    #[allow(dead_code)] // until the lease simulation's faults use it
+    /// The server forgets everything (`FLUSHALL`, or a restart without persistence). The
+    /// checker's history of each worker ID stays.
+    pub(crate) fn forget_all(&mut self) {
+        self.layouts.clear();
+        self.marks.clear();
+        for w in self.workers.values_mut() {
+            w.lease = None;
+            w.state = None;
+        }
+    }
+
+    #[allow(dead_code)] // until the lease simulation's faults use it
+    /// The server forgets one worker ID's lease and state (its row deleted); the namespace's
+    /// marks stay.
+    pub(crate) fn forget_worker(&mut self, namespace: &str, worker_id: u64) {
+        let w = self.worker(namespace, worker_id);
+        w.lease = None;
+        w.state = None;
     }
 
     fn worker(&mut self, namespace: &str, worker_id: u64) -> &mut Worker {
@@ -602,6 +642,18 @@ impl Conn for SimConn {
 
     fn server_time_ms(&mut self) -> Result<u64> {
         self.call("read the clock", |s| s.server_ns() / MS)
+    }
+
+    fn mark_used(
+        &mut self,
+        namespace: &str,
+        worker_id: u64,
+        reach_ms: u64,
+    ) -> Result<super::Usage> {
+        let ns = namespace.to_string();
+        self.call("mark the worker ID used", move |s| {
+            s.mark_used(&ns, worker_id, reach_ms)
+        })
     }
 
     fn workers(&mut self, namespace: &str) -> Result<Vec<RemoteWorker>> {

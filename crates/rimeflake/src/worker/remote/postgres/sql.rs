@@ -6,7 +6,9 @@
 /// SQL.
 ///
 /// - `rimeflake_namespaces`: one row per namespace, with the layout record every generator of
-///   the namespace must match.
+///   the namespace must match, when the row was made (`created`, by the server's clock) and the
+///   worker IDs ever leased in it (`used`: a JSON object from each worker ID to the largest reach,
+///   in ms, its holders declared). Tables made by older versions get these two columns.
 /// - `rimeflake_workers`: one row per worker ID of a namespace: the lease (`owner`, a token, and
 ///   `lease_expires`, by the server's clock; both NULL when nobody holds it) and the worker's
 ///   state (`state`, as text) with its `version`, raised by one on every write.
@@ -24,13 +26,21 @@ CREATE TABLE IF NOT EXISTS rimeflake_workers (
     version       bigint      NOT NULL DEFAULT 0,
     PRIMARY KEY (namespace, worker_id)
 );
+ALTER TABLE rimeflake_namespaces
+    ADD COLUMN IF NOT EXISTS created timestamptz NOT NULL DEFAULT clock_timestamp();
+ALTER TABLE rimeflake_namespaces
+    ADD COLUMN IF NOT EXISTS used jsonb NOT NULL DEFAULT '{}';
 ";
 
 // Parameters carry explicit casts, so that each one is prepared with the type Rust sends
 // (bigint is i64, text is &str).
 
+// The tables, and the columns older versions made them without.
 pub(super) const TABLES_EXIST: &str = "SELECT to_regclass('rimeflake_namespaces') IS NOT NULL \
-     AND to_regclass('rimeflake_workers') IS NOT NULL";
+     AND to_regclass('rimeflake_workers') IS NOT NULL \
+     AND (SELECT count(*) FROM pg_attribute \
+          WHERE attrelid = to_regclass('rimeflake_namespaces') \
+            AND attname IN ('created', 'used') AND NOT attisdropped) = 2";
 
 pub(super) const INSERT_LAYOUT: &str = "INSERT INTO rimeflake_namespaces (namespace, layout) \
      VALUES ($1::text, $2::text) ON CONFLICT (namespace) DO NOTHING";
@@ -99,6 +109,19 @@ pub(super) const RESET: &str =
     "UPDATE rimeflake_workers SET state = $3::text, version = $4::bigint \
      WHERE namespace = $1::text AND worker_id = $2::bigint \
        AND (owner IS NULL OR lease_expires <= now()) AND version = $5::bigint";
+
+// Marks worker ID $2 (as text) used in namespace $1 with reach $3 (ms), keeping the larger
+// reach; returns the row's age (ms, by the server's clock) and the reach stored before (0: never
+// marked). The row is locked first, so concurrent marks of one namespace follow one another and
+// each sees the reach stored before its own.
+pub(super) const MARK_USED: &str = "UPDATE rimeflake_namespaces n \
+     SET used = n.used || jsonb_build_object($2::text, \
+         greatest(coalesce((n.used ->> $2::text)::bigint, 0), $3::bigint)) \
+     FROM (SELECT namespace, used FROM rimeflake_namespaces \
+           WHERE namespace = $1::text FOR UPDATE) o \
+     WHERE n.namespace = o.namespace \
+     RETURNING greatest((extract(epoch FROM clock_timestamp() - n.created) * 1000)::bigint, 0), \
+       coalesce((o.used ->> $2::text)::bigint, 0)";
 
 // clock_timestamp(), not now(): now() is when the transaction began.
 pub(super) const SERVER_TIME: &str =

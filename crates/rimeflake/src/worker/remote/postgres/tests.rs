@@ -40,6 +40,15 @@ impl Server for Postgres {
             Some(&*worker_id.to_string())
         );
     }
+    fn forget_worker(&self, namespace: &str, worker_id: u64) {
+        self.psql(&format!(
+            "DELETE FROM rimeflake_workers WHERE namespace = '{namespace}' \
+             AND worker_id = {worker_id}"
+        ));
+    }
+    fn forget_all(&self) {
+        self.psql("DELETE FROM rimeflake_workers; DELETE FROM rimeflake_namespaces");
+    }
     fn pause(&self) {
         Postgres::pause(self)
     }

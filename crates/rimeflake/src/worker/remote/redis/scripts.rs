@@ -28,6 +28,7 @@ pub(super) struct Scripts {
     pub(super) release: Lua,
     pub(super) save: Lua,
     pub(super) reset: Lua,
+    pub(super) mark_used: Lua,
 }
 
 impl Scripts {
@@ -39,6 +40,7 @@ impl Scripts {
             release: Lua::new(RELEASE),
             save: Lua::new(SAVE),
             reset: Lua::new(RESET),
+            mark_used: Lua::new(MARK_USED),
         }
     }
 }
@@ -105,4 +107,25 @@ if v ~= ARGV[1] then
 end
 redis.call('HSET', KEYS[2], 'v', ARGV[2], 's', ARGV[3])
 return 'ok'
+";
+
+/// KEYS[1]: the namespace's marks. ARGV: worker ID, reach (ms), both decimal. Makes the hash
+/// with `created` (Unix ms, by the server's clock) if it has none, keeps the larger of the stored
+/// and the given reach for the worker ID (compared as decimal text: longer is larger, then by
+/// characters; Lua's doubles would round), and returns the hash's age (ms) and the reach stored
+/// before (`0`: never marked). `TIME` before a write needs effects replication: the default from
+/// Redis 5, and asked for on older servers.
+pub(super) const MARK_USED: &str = r"
+if redis.replicate_commands then redis.replicate_commands() end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('HSETNX', KEYS[1], 'created', string.format('%.0f', now))
+local created = tonumber(redis.call('HGET', KEYS[1], 'created')) or now
+local before = redis.call('HGET', KEYS[1], ARGV[1]) or '0'
+if #ARGV[2] > #before or (#ARGV[2] == #before and ARGV[2] > before) then
+  redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+end
+local age = now - created
+if age < 0 then age = 0 end
+return {string.format('%.0f', age), before}
 ";

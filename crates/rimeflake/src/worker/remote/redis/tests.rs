@@ -30,6 +30,16 @@ impl Server for Redis {
         let key = lease_key(namespace, worker_id);
         assert_eq!(self.command(&["DEL", &key]), ":1\r\n");
     }
+    fn forget_worker(&self, namespace: &str, worker_id: u64) {
+        let (lease, state) = (
+            lease_key(namespace, worker_id),
+            state_key(namespace, worker_id),
+        );
+        self.command(&["DEL", &lease, &state]);
+    }
+    fn forget_all(&self) {
+        assert_eq!(self.command(&["FLUSHALL"]), "+OK\r\n");
+    }
     fn pause(&self) {
         Redis::pause(self)
     }

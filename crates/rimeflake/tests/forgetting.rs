@@ -1,0 +1,344 @@
+//! A server that forgets a worker's state (FLUSHALL, Redis restarted without its data, the
+//! PostgreSQL row deleted, a row restored from an older copy) must not make IDs repeat: a
+//! holder issues as fast as a layout capped at 16 IDs per ms lets it (so it runs up to
+//! `max_drift` ahead of its clock), the server forgets, and a successor in another process takes
+//! the same worker ID and issues. No ID of the successor may be one of the holder's.
+//!
+//! Each holder and successor is this test binary run again with `RIMEFLAKE_TEST_FORGET_CHILD`
+//! set: it writes every ID it issued to a file, and prints its warnings.
+
+mod servers;
+
+use rimeflake::{Backend, ErrorKind, Generator, Layout};
+use servers::{Postgres, Redis};
+use std::collections::HashSet;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdout, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+const WORKER: u64 = 5;
+const NAMESPACE: &str = "forgetting";
+/// 16 IDs per ms: a holder issuing at full speed soon runs `max_drift` ahead of its clock.
+const CAPPED: &str = "clock_id=0,time=41,worker=18,sequence=4,epoch_ms=1420070400000";
+/// IDs a successor issues: a few seconds of the capped layout.
+const SUCCESSOR_IDS: u64 = 40_000;
+
+fn layout() -> Layout {
+    Layout::from_spec(CAPPED).unwrap()
+}
+
+/// The child's side: builds a generator on the URL it is given (retrying while the worker ID is
+/// held), prints `RUNNING`, issues until it has `RIMEFLAKE_TEST_FORGET_COUNT` IDs (0: until a
+/// line on stdin), writes them to `RIMEFLAKE_TEST_FORGET_OUT` and prints `DONE <count>`.
+#[test]
+fn child_issues_and_writes_its_ids() {
+    let Ok(url) = std::env::var("RIMEFLAKE_TEST_FORGET_CHILD") else {
+        return; // only meaningful as a child of the tests below
+    };
+    let out = PathBuf::from(std::env::var("RIMEFLAKE_TEST_FORGET_OUT").unwrap());
+    let count: u64 = std::env::var("RIMEFLAKE_TEST_FORGET_COUNT")
+        .unwrap()
+        .parse()
+        .unwrap();
+    let builder = || {
+        Generator::builder()
+            .layout(layout())
+            .backend(Backend::parse(&url).unwrap())
+            .namespace(NAMESPACE)
+            .worker_id(
+                std::env::var("RIMEFLAKE_TEST_FORGET_WORKER")
+                    .map_or(WORKER, |w| w.parse().unwrap()),
+            )
+            .lease_ttl(Duration::from_millis(1_000))
+            .on_warning(|w| println!("WARNING {}", w.message().replace('\n', " ")))
+    };
+    let mut tries = 0;
+    let g = loop {
+        match builder().build() {
+            Ok(g) => break g,
+            Err(e) if e.kind() == ErrorKind::Lease && tries < 100 => {
+                tries += 1;
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            Err(e) => panic!("the generator did not start: {e}"),
+        }
+    };
+    let first = g.next_id().unwrap();
+    let clock_ms = rimeflake::clock::Clock::now_ms(&rimeflake::clock::SystemClock);
+    let first_ms = layout().decode(first).unwrap().timestamp_ms;
+    println!("FIRST id_ms={first_ms} clock_ms={clock_ms}");
+    println!("RUNNING");
+    std::io::stdout().flush().unwrap();
+    let done = Arc::new(AtomicBool::new(false));
+    if count == 0 {
+        let done = Arc::clone(&done);
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = std::io::stdin().read_line(&mut line);
+            done.store(true, Ordering::SeqCst);
+        });
+    }
+    let mut ids = vec![first];
+    while !done.load(Ordering::Relaxed) && (count == 0 || (ids.len() as u64) < count) {
+        match g.next_id() {
+            Ok(id) => ids.push(id),
+            Err(_) => std::thread::sleep(Duration::from_millis(1)),
+        }
+    }
+    let bytes: Vec<u8> = ids.iter().flat_map(|id| id.to_le_bytes()).collect();
+    std::fs::write(&out, bytes).unwrap();
+    println!("DONE {}", ids.len());
+    std::io::stdout().flush().unwrap();
+    // A close may fail (the lease is gone with the server's data): what was issued is written.
+    let _ = g.close();
+}
+
+/// A child that issues: its process, its output lines, and where its IDs go.
+struct Issuer {
+    child: Child,
+    lines: std::io::Lines<BufReader<ChildStdout>>,
+    out: PathBuf,
+    /// Its lines up to `RUNNING`, and after.
+    said: Vec<String>,
+    what: String,
+}
+
+impl Drop for Issuer {
+    fn drop(&mut self) {
+        if self.child.try_wait().ok().flatten().is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+impl Issuer {
+    /// Starts a child on `url` that issues `count` IDs (0: until told to stop), and waits until
+    /// it issued its first.
+    fn start(url: &str, dir: &Path, what: &str, count: u64, env: &[(&str, &str)]) -> Issuer {
+        let out = dir.join(format!("{what}.ids"));
+        let mut cmd = Command::new(std::env::current_exe().unwrap());
+        cmd.args(["child_issues_and_writes_its_ids", "--exact", "--nocapture"])
+            .env("RIMEFLAKE_TEST_FORGET_CHILD", url)
+            .env("RIMEFLAKE_TEST_FORGET_OUT", &out)
+            .env("RIMEFLAKE_TEST_FORGET_COUNT", count.to_string())
+            .env("RIMEFLAKE_NO_DURABILITY_WARNING", "1")
+            .env_remove("RIMEFLAKE_WAIT_AT_TAKEOVER")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().unwrap();
+        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut issuer = Issuer {
+            child,
+            lines,
+            out,
+            said: Vec::new(),
+            what: what.to_string(),
+        };
+        issuer.read_until("RUNNING");
+        issuer
+    }
+
+    fn read_until(&mut self, marker: &str) {
+        for line in self.lines.by_ref() {
+            let line = line.unwrap();
+            let found = line.starts_with(marker);
+            self.said.push(line);
+            if found {
+                return;
+            }
+        }
+        panic!("{}: no {marker} in {:?}", self.what, self.said);
+    }
+
+    /// Tells it to stop (if it issues until told), waits for it and reads its IDs; with what
+    /// it printed.
+    fn finish(mut self) -> (Vec<u64>, Vec<String>) {
+        if let Some(stdin) = self.child.stdin.as_mut() {
+            let _ = writeln!(stdin, "STOP");
+            let _ = stdin.flush();
+        }
+        self.read_until("DONE");
+        for line in self.lines.by_ref() {
+            self.said.push(line.unwrap());
+        }
+        assert!(
+            self.child.wait().unwrap().success(),
+            "{} failed: {:?}",
+            self.what,
+            self.said
+        );
+        let bytes = std::fs::read(&self.out).unwrap();
+        let ids = bytes
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        (ids, std::mem::take(&mut self.said))
+    }
+}
+
+/// The `WARNING` lines of what a child printed.
+fn warnings(said: &[String]) -> Vec<&str> {
+    said.iter()
+        .filter_map(|l| l.strip_prefix("WARNING "))
+        .collect()
+}
+
+/// The first ID's time and the clock just after it was issued, in Unix ms.
+fn first(said: &[String]) -> (u64, u64) {
+    {
+        let line = said
+            .iter()
+            .find_map(|l| l.strip_prefix("FIRST "))
+            .expect("a FIRST line");
+        let field = |name: &str| -> u64 {
+            line.split(' ')
+                .find_map(|kv| kv.strip_prefix(name)?.strip_prefix('='))
+                .and_then(|v| v.parse().ok())
+                .unwrap_or_else(|| panic!("{name} in {line}"))
+        };
+        (field("id_ms"), field("clock_ms"))
+    }
+}
+
+/// How many of `theirs` are in `ours`.
+fn repeated(ours: &[u64], theirs: &[u64]) -> usize {
+    let ours: HashSet<u64> = ours.iter().copied().collect();
+    theirs.iter().filter(|id| ours.contains(id)).count()
+}
+
+/// A fresh directory for the children's ID files.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "rimeflake-forgetting-{name}-{}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A holder issues at full speed, `forget` makes the server lose its state, a successor takes
+/// the worker ID and issues while the holder still runs: returns (holder's IDs, successor).
+fn forgotten(url: &str, case: &str, forget: impl FnOnce()) -> (Vec<u64>, Vec<u64>, Vec<String>) {
+    let dir = scratch(case);
+    let holder = Issuer::start(url, &dir, &format!("{case}-holder"), 0, &[]);
+    // Long enough to run max_drift (2 s) ahead of its clock.
+    std::thread::sleep(Duration::from_millis(2_500));
+    forget();
+    let successor = Issuer::start(url, &dir, &format!("{case}-successor"), SUCCESSOR_IDS, &[]);
+    let (theirs, said) = successor.finish();
+    let (ours, _) = holder.finish();
+    let _ = std::fs::remove_dir_all(&dir);
+    (ours, theirs, said)
+}
+
+fn no_repeats(case: &str, ours: &[u64], theirs: &[u64]) {
+    assert!(
+        ours.len() > 1_000,
+        "{case}: the holder issued {}",
+        ours.len()
+    );
+    assert_eq!(theirs.len() as u64, SUCCESSOR_IDS, "{case}");
+    let n = repeated(ours, theirs);
+    eprintln!(
+        "{case}: holder {} IDs, successor {} IDs, repeated {n}",
+        ours.len(),
+        theirs.len()
+    );
+    assert_eq!(
+        n, 0,
+        "{case}: the successor repeated {n} of the holder's IDs"
+    );
+}
+
+#[test]
+fn after_flushall_a_successor_repeats_no_id() {
+    let redis = Redis::start();
+    let (ours, theirs, _) = forgotten(&redis.url(), "flushall", || {
+        assert_eq!(redis.command(&["FLUSHALL"]), "+OK\r\n");
+    });
+    no_repeats("FLUSHALL", &ours, &theirs);
+}
+
+#[test]
+fn after_redis_restarts_without_its_data_a_successor_repeats_no_id() {
+    let mut redis = Redis::start();
+    let url = redis.url();
+    let dir = redis.dir().to_path_buf();
+    let (ours, theirs, _) = forgotten(&url, "restart", || {
+        redis.stop();
+        // What a server without persistence has after a restart: nothing.
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if name.starts_with("appendonly") || name.ends_with(".rdb") {
+                if path.is_dir() {
+                    std::fs::remove_dir_all(&path).unwrap();
+                } else {
+                    std::fs::remove_file(&path).unwrap();
+                }
+            }
+        }
+        redis.restart();
+        assert_eq!(redis.command(&["DBSIZE"]), ":0\r\n");
+    });
+    no_repeats("Redis restarted empty", &ours, &theirs);
+}
+
+#[test]
+fn after_its_row_is_deleted_a_successor_repeats_no_id_and_says_why() {
+    let postgres = Postgres::start();
+    let (ours, theirs, said) = forgotten(&postgres.url(), "row", || {
+        postgres.psql(&format!(
+            "DELETE FROM rimeflake_workers WHERE namespace = '{NAMESPACE}' AND worker_id = {WORKER}"
+        ));
+    });
+    no_repeats("row deleted", &ours, &theirs);
+    let warned = warnings(&said);
+    assert!(
+        warned.iter().any(
+            |w| w.contains(&format!("worker ID {WORKER} of namespace {NAMESPACE}"))
+                && w.contains("no state")
+        ),
+        "{warned:?}"
+    );
+}
+
+/// Starts that find their state, or take a worker ID never used in a namespace older than a
+/// holder's reach (4 s with the default settings), begin at the clock: the first ID's time is
+/// not ahead of the clock read just after it, and nothing is said.
+#[test]
+fn an_ordinary_start_does_not_begin_ahead_of_the_clock() {
+    let redis = Redis::start();
+    let postgres = Postgres::start();
+    let dir = scratch("ordinary");
+    let urls = [redis.url(), postgres.url()];
+    // Each namespace's first start pays its reach; let it age past it.
+    for url in &urls {
+        Issuer::start(url, &dir, "first", 10, &[]).finish();
+    }
+    std::thread::sleep(Duration::from_millis(4_500));
+    for url in &urls {
+        for (what, env) in [
+            ("restart", &[][..]),
+            ("never used", &[("RIMEFLAKE_TEST_FORGET_WORKER", "9")][..]),
+        ] {
+            let (_, said) = Issuer::start(url, &dir, "again", 10, env).finish();
+            let (id_ms, clock_ms) = first(&said);
+            assert!(
+                id_ms <= clock_ms,
+                "{url}: {what}: the first ID is {} ms ahead of the clock",
+                id_ms - clock_ms
+            );
+            assert!(warnings(&said).is_empty(), "{url}: {what}: {said:?}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
