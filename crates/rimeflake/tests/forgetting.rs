@@ -342,3 +342,50 @@ fn an_ordinary_start_does_not_begin_ahead_of_the_clock() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A row restored from an older copy looks like the truth to the server: a successor repeats
+/// the holder's IDs issued after the copy was taken, unless it waits at every takeover
+/// (`RIMEFLAKE_WAIT_AT_TAKEOVER=1`).
+#[test]
+fn a_row_restored_from_an_older_copy_repeats_nothing_with_wait_at_takeover() {
+    let postgres = Postgres::start();
+    let url = postgres.url();
+    let dir = scratch("restored");
+    let row = format!("namespace = '{NAMESPACE}' AND worker_id = {WORKER}");
+    let holder = Issuer::start(&url, &dir, "holder", 0, &[]);
+    std::thread::sleep(Duration::from_millis(500));
+    let copy = postgres.psql(&format!(
+        "SELECT state || '|' || version FROM rimeflake_workers WHERE {row}"
+    ));
+    let (state, version) = copy
+        .trim()
+        .split_once('|')
+        .expect("a state and its version");
+    std::thread::sleep(Duration::from_millis(2_000));
+    let (ours, _) = holder.finish();
+    let restore = || {
+        postgres.psql(&format!(
+            "UPDATE rimeflake_workers SET state = '{state}', version = {version} WHERE {row}"
+        ));
+    };
+    restore();
+    let (plain, _) = Issuer::start(&url, &dir, "plain", SUCCESSOR_IDS, &[]).finish();
+    let without = repeated(&ours, &plain);
+    restore();
+    let (waited, said) = Issuer::start(
+        &url,
+        &dir,
+        "waited",
+        SUCCESSOR_IDS,
+        &[("RIMEFLAKE_WAIT_AT_TAKEOVER", "1")],
+    )
+    .finish();
+    let with = repeated(&ours, &waited);
+    eprintln!(
+        "restored from a copy 2.0 s older: holder {} IDs; repeated without the opt-in {without}, \
+         with it {with}",
+        ours.len()
+    );
+    assert_eq!(with, 0, "with RIMEFLAKE_WAIT_AT_TAKEOVER=1: {said:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -115,6 +115,8 @@ fn the_tables_match_the_schema_and_first_connections_may_race() {
         [
             "rimeflake_namespaces.namespace:text",
             "rimeflake_namespaces.layout:text",
+            "rimeflake_namespaces.created:timestamp with time zone",
+            "rimeflake_namespaces.used:jsonb",
             "rimeflake_workers.namespace:text",
             "rimeflake_workers.worker_id:bigint",
             "rimeflake_workers.owner:text",
