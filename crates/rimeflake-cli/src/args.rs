@@ -10,7 +10,9 @@ const AFTER_HELP: &str = "What is not given comes from the environment: RIMEFLAK
 RIMEFLAKE_WORKER_ID, RIMEFLAKE_BACKEND, RIMEFLAKE_STATE_DIR (an empty one counts as unset), and \
 RIMEFLAKE_LEASE_TTL_MS (a server backend's lease, 200 ms to a day; default 10 s). \
 RIMEFLAKE_NO_DURABILITY_WARNING=1 quiets the warnings about a development server's durability \
-settings (Redis appendonly, appendfsync, maxmemory-policy; PostgreSQL fsync, synchronous_commit).
+settings (Redis appendonly, appendfsync, maxmemory-policy; PostgreSQL fsync, synchronous_commit). \
+RIMEFLAKE_WAIT_AT_TAKEOVER=1 makes every start on a server backend begin past what a lost holder \
+may have issued (up to a 1 s wait with the defaults), for servers restored from backups.
 
 Exit status: 0 on success, 1 when rimeflake fails (an invalid ID, a clock \
 that went back too far, a state or lease error), 2 for bad arguments or configuration.";

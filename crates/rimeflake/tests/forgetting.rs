@@ -312,7 +312,7 @@ fn after_its_row_is_deleted_a_successor_repeats_no_id_and_says_why() {
 }
 
 /// Starts that find their state, or take a worker ID never used in a namespace older than a
-/// holder's reach (4 s with the default settings), begin at the clock: the first ID's time is
+/// holder's reach (3 s with the default settings), begin at the clock: the first ID's time is
 /// not ahead of the clock read just after it, and nothing is said.
 #[test]
 fn an_ordinary_start_does_not_begin_ahead_of_the_clock() {

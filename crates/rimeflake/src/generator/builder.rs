@@ -290,9 +290,9 @@ impl<C: Clock> Builder<C> {
     /// On a server backend, whether every start stays above what a lost holder of the worker
     /// ID may have issued, even when the server has its state (default:
     /// `$RIMEFLAKE_WAIT_AT_TAKEOVER`, else off). Each clock-id's reservation is raised to the
-    /// server's clock plus how far a holder's reservation may lead it (`max_drift` plus twice
-    /// `reserve_ahead`), and the start waits until the clock is within `max_drift` plus
-    /// `reserve_ahead` of that: up to `reserve_ahead`, at every start.
+    /// clock plus how far a holder's reservation may lead it (`max_drift` plus `reserve_ahead`),
+    /// and the first ID waits until it is within `max_drift` of the clock: `reserve_ahead` (1 s
+    /// by default) at every start.
     ///
     /// Without it, a start pays this only where the server shows the state may have been lost
     /// (no state for a worker ID used before, or a namespace record younger than that lead).

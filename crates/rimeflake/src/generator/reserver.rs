@@ -216,9 +216,10 @@ impl<C: Clock> Inner<C> {
             return false; // outside the time field: the slow path reports it
         };
         let need = d.need.load(Acquire);
-        // Never more than a holder's reach past the clock, whatever a batch needs (it waits for
-        // the clock anyway before it issues past `max_drift`): a successor that finds the state
-        // lost then knows how far it may have gone.
+        // Never more than a holder's reach (`max_drift` plus `reserve_ahead`) past the clock,
+        // whatever a batch needs (it waits for the clock anyway before it issues past
+        // `max_drift`): a successor that finds the state lost then knows how far it may have
+        // gone.
         let reach = super::start::reach_units(self.k.drift_units, d.ahead_units);
         let target = (now.max(self.time_of(counter)) + d.ahead_units)
             .max(need)

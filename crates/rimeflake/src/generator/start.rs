@@ -263,8 +263,14 @@ impl<C: Clock> Inner<C> {
         };
         let (cid, counter, now) = start.starting_point(&state, &stats, interrupted)?;
         let reserved_until = match store {
-            Some(_) => (now.max(counter >> k.seq_bits & layout.max_time()) + ahead_units)
-                .min(layout.max_time()),
+            Some(_) => {
+                // Never more than a holder's reach past the clock (IDs wait for the clock past
+                // `max_drift` anyway), and never below where the counter resumes.
+                let resumed = counter >> k.seq_bits & layout.max_time();
+                (now.max(resumed) + ahead_units)
+                    .min((now + reach_units(k.drift_units, ahead_units)).max(resumed))
+                    .min(layout.max_time())
+            }
             None => layout.max_time(),
         };
         stats
@@ -429,11 +435,11 @@ fn consts(layout: &Layout, worker_id: u64, max_drift: Duration) -> Consts {
 }
 
 /// How far (time units) a stored reservation may lead the clock of the holder that stored it:
-/// the counter runs up to `max_drift` ahead, a save reserves `reserve_ahead` past the counter,
-/// and a quick restart resumes above a reservation up to `max_drift + reserve_ahead` ahead
-/// before reserving `reserve_ahead` more.
+/// the counter runs up to `max_drift` ahead of the clock and a save reserves `reserve_ahead`
+/// past the counter; no save reserves farther (a quick restart that resumes above a reservation
+/// up to that far ahead reserves no more, and IDs wait for the clock past `max_drift`).
 pub(crate) fn reach_units(drift_units: u64, ahead_units: u64) -> u64 {
-    drift_units + 2 * ahead_units
+    drift_units + ahead_units
 }
 
 /// How far ahead of the clock (ms) a start on a server must begin, by what the namespace's
@@ -485,7 +491,9 @@ impl<C: Clock> Floor<'_, C> {
     /// Waits, in slices of at most 50 ms, until the clock is within `max_drift +
     /// reserve_ahead` of the current clock-id's reservation, so the start rules resume above it
     /// as after a quick restart. Not a rollback: neither the rollback policy nor `max_wait`
-    /// applies; a floor of a holder's reach keeps it within `reserve_ahead`.
+    /// applies. A floor of this holder's own reach needs no wait here (the first ID then waits
+    /// `reserve_ahead` for the clock, as after any quick restart); one of a larger reach another
+    /// holder declared waits the difference.
     /// The lease is renewed by `renewer` (every so many ns) meanwhile, each renewal's send time
     /// told to `renewed`: the keeper starts only once the generator exists.
     fn wait(
@@ -686,4 +694,47 @@ fn lease_request(
         .cloned()
         .unwrap_or(WorkerSource::LocalLease { range: None })
         .resolve_as(layout.max_worker_id(), spelling)
+}
+
+#[cfg(test)]
+mod floor_tests {
+    use super::*;
+
+    fn usage(age_ms: u64, used_before: bool) -> Usage {
+        Usage {
+            age_ms,
+            used_before,
+            reach_ms: 4_000,
+        }
+    }
+
+    #[test]
+    fn the_floor_applies_only_where_a_state_may_have_been_lost() {
+        // Lost: marked as used, no state.
+        assert_eq!(
+            floor_lead_ms(&usage(60_000, true), false, false),
+            Some(4_000)
+        );
+        // A record younger than the reach: new, or lost with everything else.
+        assert_eq!(floor_lead_ms(&usage(0, false), false, false), Some(4_000));
+        assert_eq!(
+            floor_lead_ms(&usage(3_000, false), false, false),
+            Some(1_000)
+        );
+        // Ordinary: old record and never used, or the state found.
+        assert_eq!(floor_lead_ms(&usage(4_000, false), false, false), None);
+        assert_eq!(floor_lead_ms(&usage(0, true), true, false), None);
+        // Waiting at every takeover: the whole reach, whatever is found.
+        assert_eq!(floor_lead_ms(&usage(60_000, true), true, true), Some(4_000));
+        assert_eq!(
+            floor_lead_ms(&usage(60_000, false), false, true),
+            Some(4_000)
+        );
+    }
+
+    #[test]
+    fn a_reach_is_max_drift_and_the_reservation_window() {
+        assert_eq!(reach_units(2_000, 1_000), 3_000);
+        assert_eq!(reach_units(0, 1), 1);
+    }
 }

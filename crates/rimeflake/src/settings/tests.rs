@@ -310,3 +310,27 @@ fn durability_warnings_are_quieted_only_by_1() {
         assert!(e.message().contains(NO_DURABILITY_WARNING_ENV), "{e}");
     }
 }
+
+#[test]
+fn waiting_at_every_takeover_comes_from_the_builder_then_only_1_in_the_environment() {
+    let wait = |given: Option<bool>, v: Option<&str>| {
+        let mut vars = vec![HOME];
+        vars.extend(v.map(|v| (WAIT_AT_TAKEOVER_ENV, v)));
+        let given = Given {
+            wait_at_takeover: given,
+            ..Given::default()
+        };
+        resolve_in(&given, &vars).map(|r| r.wait_at_takeover)
+    };
+    assert!(!wait(None, None).unwrap());
+    assert!(!wait(None, Some("")).unwrap(), "empty is unset");
+    assert!(!wait(None, Some("0")).unwrap());
+    assert!(wait(None, Some("1")).unwrap());
+    assert!(wait(Some(true), None).unwrap());
+    assert!(!wait(Some(false), Some("1")).unwrap(), "the builder wins");
+    for bad in ["yes", "true", "2"] {
+        let e = wait(None, Some(bad)).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Config);
+        assert!(e.message().contains(WAIT_AT_TAKEOVER_ENV), "{e}");
+    }
+}
