@@ -23,15 +23,19 @@
 //!   timeout);
 //! - a server clock with another offset and rate than the client's;
 //! - a lease taken by force by another process (and, naturally, leases taken after expiry);
-//! - a keeper thread that wakes late.
+//! - a keeper thread that wakes late;
+//! - a server that forgets: everything (as `FLUSHALL`, or Redis restarted without its data), or
+//!   one worker's lease and state (its row deleted). A start follows the generator's floor
+//!   (`floor_lead_ms`) from the marks the namespace's record keeps.
 //!
 //! Checked at every step:
 //!
 //! - (a) an ID is issued only while the server's lease is the issuer's and has not expired by
-//!   the server's clock (unless the lease was taken by force and the issuer has not noticed);
-//! - (b) no time unit is issued by two processes; a process starts above every reservation
-//!   any other stored; a save is answered only while no other process took the worker ID since
-//!   the saver last took it;
+//!   the server's clock (unless the lease was taken by force, or the server forgot it, and the
+//!   issuer has not noticed);
+//! - (b) no time unit is issued by two processes, even after the server forgot; a process
+//!   starts above every reservation any other stored, lost or not; a save is answered only
+//!   while no other process took the worker ID since the saver last took it;
 //! - (c) a process that re-takes its worker ID with another writer in between never stores nor
 //!   issues again; one with nobody in between goes on;
 //! - (d) a save refused as "moved" is never one whose newer version is the process's own
@@ -327,7 +331,6 @@ impl Server {
         }
     }
 
-    #[allow(dead_code)] // until the lease simulation's faults use it
     /// The server forgets everything (`FLUSHALL`, or a restart without persistence). The
     /// checker's history of each worker ID stays.
     pub(crate) fn forget_all(&mut self) {
@@ -339,7 +342,6 @@ impl Server {
         }
     }
 
-    #[allow(dead_code)] // until the lease simulation's faults use it
     /// The server forgets one worker ID's lease and state (its row deleted); the namespace's
     /// marks stay.
     pub(crate) fn forget_worker(&mut self, namespace: &str, worker_id: u64) {
@@ -743,6 +745,9 @@ struct Config {
     /// Whether processes crash, close and start again by themselves.
     churn: bool,
     end: u64,
+    /// Whether a start stays above what a lost state may have held (off only to show what it
+    /// prevents: `RIMEFLAKE_LEASE_NO_FLOOR=1`).
+    floor: bool,
 }
 
 impl Config {
@@ -775,6 +780,7 @@ impl Config {
             jitter: rng.pick(&[MS / 10, ttl / 100, ttl / 20]),
             churn: true,
             end: T0 + 40 * ttl,
+            floor: std::env::var_os("RIMEFLAKE_LEASE_NO_FLOOR").is_none(),
         }
     }
 
@@ -802,6 +808,7 @@ impl Config {
             jitter: 0,
             churn: false,
             end: u64::MAX,
+            floor: true,
         }
     }
 
@@ -880,6 +887,9 @@ struct Run {
     start_writes: u64,
     /// The lease was taken by force and the keeper has not said so yet.
     stolen: bool,
+    /// The server forgot its lease or state while it ran: a save refused as moved is then the
+    /// state gone, not a write of its own unrecognised.
+    forgotten: bool,
     /// Back after a loss, with or without another writer in between; not settled yet.
     retaken: Option<bool>,
     /// Keeper call fates a test asked for, in order; how late the keeper wakes for its next
@@ -913,6 +923,8 @@ struct Tally {
     own_writes_found: u64,
     landed_late: u64,
     refused_saves: u64,
+    /// Times the server forgot.
+    forgets: u64,
 }
 
 impl Tally {
@@ -930,6 +942,7 @@ impl Tally {
         self.own_writes_found += o.own_writes_found;
         self.landed_late += o.landed_late;
         self.refused_saves += o.refused_saves;
+        self.forgets += o.forgets;
     }
 }
 
@@ -943,6 +956,7 @@ enum Ev {
     End(usize),
     Start(usize),
     Steal(u64),
+    Forget(u64),
 }
 
 struct World {
@@ -957,6 +971,9 @@ struct World {
     durable: BTreeMap<String, u64>,
     /// Times of forced takeovers.
     steals: Vec<u64>,
+    /// Times the server forgets: everything (`true`, as `FLUSHALL`) or the worker's lease and
+    /// state (its row deleted).
+    forgets: Vec<(u64, bool)>,
     /// `(from, until)`: name lookups hang, so a reconnect takes `reconnect_ns` and fails
     /// (open connections still work).
     lookups_hang: Vec<(u64, u64)>,
@@ -997,6 +1014,7 @@ impl World {
             units: HashMap::new(),
             durable: BTreeMap::new(),
             steals: Vec::new(),
+            forgets: Vec::new(),
             lookups_hang: Vec::new(),
             issued: BTreeMap::new(),
             tally: Tally::default(),
@@ -1026,6 +1044,10 @@ impl World {
             w.steals.push(T0 + rng.range(ttl, 36 * ttl));
         }
         if rng.chance(300) {
+            let all = rng.chance(500);
+            w.forgets.push((T0 + rng.range(ttl, 36 * ttl), all));
+        }
+        if rng.chance(300) {
             let from = T0 + rng.range(0, 36 * ttl);
             w.lookups_hang
                 .push((from, from + rng.range(ttl / 2, 3 * ttl)));
@@ -1040,8 +1062,8 @@ impl World {
         };
         w.log(format!(
             "seed {seed}: {:?}, skew {skew} ms, rate {rate} ppm, outages {outages:?}, steals {:?}, \
-             lookups hang {:?}",
-            w.cfg, w.steals, w.lookups_hang
+             forgets {:?}, lookups hang {:?}",
+            w.cfg, w.steals, w.forgets, w.lookups_hang
         ));
         w
     }
@@ -1053,6 +1075,13 @@ impl World {
 
     fn unit(&self) -> u64 {
         self.t / MS
+    }
+
+    /// How far a stored reservation may lead the clock in this model (ms): a quick restart
+    /// resumes at most `ahead` past the clock (one unit above the reservation), and reserves
+    /// `ahead` past that.
+    fn reach(&self) -> u64 {
+        2 * self.cfg.ahead_ms + 1
     }
 
     fn run(&mut self, i: usize) -> &mut Run {
@@ -1069,6 +1098,9 @@ impl World {
         };
         for &at in &self.steals {
             consider(at, Ev::Steal(at));
+        }
+        for &(at, _) in &self.forgets {
+            consider(at, Ev::Forget(at));
         }
         for (i, p) in self.procs.iter().enumerate() {
             match &p.run {
@@ -1110,6 +1142,11 @@ impl World {
                     self.steals.retain(|&s| s != at);
                     self.steal()?;
                 }
+                Ev::Forget(at) => {
+                    let all = self.forgets.iter().any(|&(t, all)| t == at && all);
+                    self.forgets.retain(|&(t, _)| t != at);
+                    self.forget(all);
+                }
             }
         }
         self.t = self.t.max(until);
@@ -1141,6 +1178,16 @@ impl World {
         if !taken {
             return Ok(false);
         }
+        // Marked before any state is stored, as `RemoteLease::acquire` does.
+        let reach = self.reach();
+        let usage = match conn.mark_used(NS, WORKER, reach) {
+            Ok(u) => u,
+            Err(e) => {
+                self.log(format!("{name}: {token} cannot mark its worker ID: {e}"));
+                let _ = conn.release(NS, WORKER, &token);
+                return Ok(false);
+            }
+        };
         let store = store(conn, WORKER, &token);
         let fail = |w: &mut World, store: RemoteStore, e: Error| {
             w.log(format!("{name}: {token} cannot start: {e}"));
@@ -1151,12 +1198,42 @@ impl World {
                 .release(NS, WORKER, &token);
             Ok(false)
         };
-        let mut state = match store.load() {
-            Ok(s) => s.unwrap_or_else(|| WorkerState::fresh(1)),
+        let loaded = match store.load() {
+            Ok(s) => s,
             Err(e) => return fail(self, store, e),
         };
+        let found = loaded.is_some();
+        let mut state = loaded.unwrap_or_else(|| WorkerState::fresh(1));
         let now = self.unit();
+        // The floor of a start that may follow a lost state, as the generator's start applies it.
+        let lead =
+            crate::generator::start::floor_lead_ms(&usage, found, false).filter(|_| self.cfg.floor);
+        if let Some(lead) = lead {
+            state.raise(0, now + lead);
+            self.log(format!(
+                "{name}: {token} found no state ({usage:?}): floor {}",
+                now + lead
+            ));
+        }
+        // A reservation more than `ahead` past the clock: the generator waits for the clock
+        // (holding the lease, the floor not yet stored); here the floor is stored, the lease
+        // given back and the start tried again later, which then finds it.
         let first = match state.reserved_of(0) {
+            Some(r) if r > now + self.cfg.ahead_ms => {
+                if lead.is_some() {
+                    if let Err(e) = store.save(&state) {
+                        return fail(self, store, e);
+                    }
+                    self.saved(&token, now + lead.unwrap_or(0))?;
+                }
+                self.log(format!("{name}: {token} waits for the clock to near {r}"));
+                let _ = store
+                    .conn
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .release(NS, WORKER, &token);
+                return Ok(false);
+            }
             Some(r) if r >= now => r + 1,
             _ => now,
         };
@@ -1224,11 +1301,36 @@ impl World {
             crash: self.rng.chance(500),
             start_writes: writes,
             stolen: false,
+            forgotten: false,
             retaken: None,
             fates: Vec::new(),
             wake_late: None,
         }));
         Ok(true)
+    }
+
+    /// The server forgets everything, or the worker's lease and state. A holder keeps issuing
+    /// inside what it stored until its keeper notices, as after a lease taken by force.
+    fn forget(&mut self, all: bool) {
+        {
+            let mut s = self.server.lock();
+            if all {
+                s.forget_all();
+            } else {
+                s.forget_worker(NS, WORKER);
+            }
+        }
+        for p in &mut self.procs {
+            if let Some(run) = p.run.as_mut() {
+                run.stolen = !run.lost;
+                run.forgotten = true;
+            }
+        }
+        self.tally.forgets += 1;
+        self.log(format!(
+            "the server forgets {}",
+            if all { "everything" } else { "the worker" }
+        ));
     }
 
     /// A reservation `reserved` was stored for `token`, and answered.
@@ -1631,7 +1733,7 @@ impl World {
                     // (d) A newer version of our own is recognised, never called "moved".
                     let s = self.server.lock();
                     let another = s.written_by_another(WORKER, run.start_writes, &token);
-                    if s.writer(WORKER).as_deref() == Some(&token) || !another {
+                    if !run.forgotten && (s.writer(WORKER).as_deref() == Some(&token) || !another) {
                         return Err(format!(
                             "(d) {token}'s save was refused as moved over its own write: {text}"
                         ));
@@ -1689,8 +1791,15 @@ impl World {
 /// Helpers of the tests that script a run.
 impl World {
     /// A run with no faults and no churn, which a test scripts.
+    /// Its namespace was made an hour before, so its first start is an ordinary one.
     fn scripted(flavor: Flavor, ttl_ms: u64) -> World {
-        World::new(Config::quiet(flavor, ttl_ms), 1)
+        let w = World::new(Config::quiet(flavor, ttl_ms), 1);
+        {
+            let mut s = w.server.lock();
+            let made = s.server_ns() - 3_600_000 * MS;
+            s.marks.insert(NS.to_string(), (made, BTreeMap::new()));
+        }
+        w
     }
 
     /// `ttls` TTLs after the run began.

@@ -33,6 +33,22 @@ impl std::fmt::Debug for RemoteStore {
     }
 }
 
+/// The version a save writes over `version`: one more, but where no state is stored (a worker ID
+/// never used, or one whose state the server lost), a number drawn from the writer's token, far
+/// from 0. So versions do not start again from 1 after a loss: a holder that lost its lease
+/// across it and takes it back cannot find its old version reached again by another holder's
+/// writes, and overwrite them.
+pub(crate) fn next_version(version: u64, token: &str) -> u64 {
+    if version != 0 {
+        return version + 1;
+    }
+    // FNV-1a of the token: each holder's own start, below 2^53 and above 2^20.
+    let hash = token.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    (hash >> 11).max(1 << 20)
+}
+
 /// Why a store whose state another process moved writes no more.
 const MOVED: &str = "another process stored its state meanwhile (it held the worker ID while this \
                      one had lost the lease)";
@@ -99,7 +115,7 @@ impl StateStore for RemoteStore {
         let mut outcome = Saved::Moved;
         for _ in 0..2 {
             let next = Versioned {
-                version: *version + 1,
+                version: next_version(*version, &self.token),
                 text: text.clone(),
             };
             outcome = conn.save(

@@ -52,6 +52,7 @@ fn seeded_runs_keep_every_lease_invariant() {
             ("IDs", total.ids),
             ("takeovers after expiry", total.takeovers),
             ("leases taken by force", total.steals),
+            ("servers that forgot", total.forgets),
             ("leases lost at the deadline", total.lost_deadline),
             ("leases the server said were not ours", total.lost_not_ours),
             ("leases taken back", total.backs),
@@ -373,22 +374,24 @@ fn a_save_whose_answer_was_lost_is_recognised_as_ours() {
         let server = SimServer::new(flavor, 1);
         let a = held_store(&server, "a");
         a.save(&reserved(100)).unwrap();
+        // The first version written where none was is drawn from the token.
+        let first = super::super::store::next_version(0, "a");
         // Landed at once: the next write is refused as moved, the store finds its own
         // token in the newer version and writes over it.
         script(&server, "a", Scripted::LostAnswer { after: 0 });
         assert!(a.save(&reserved(200)).is_err());
-        assert_eq!(stored(&server), (2, Some(reserved(200))));
+        assert_eq!(stored(&server), (first + 1, Some(reserved(200))));
         a.save(&reserved(300)).unwrap();
-        assert_eq!(stored(&server), (3, Some(reserved(300))));
+        assert_eq!(stored(&server), (first + 2, Some(reserved(300))));
         assert_eq!(server.lock().own_moved, 1);
-        // Lands later, after the next write: refused then, as it expected version 3.
+        // Lands later, after the next write: refused then, as it expected the third version.
         script(&server, "a", Scripted::LostAnswer { after: 10 * MS });
         assert!(a.save(&reserved(400)).is_err());
         a.save(&reserved(500)).unwrap();
         server.lock().set_time(T0 + 20 * MS);
-        assert_eq!(stored(&server), (4, Some(reserved(500))));
+        assert_eq!(stored(&server), (first + 3, Some(reserved(500))));
         a.save(&reserved(600)).unwrap();
-        assert_eq!(stored(&server), (5, Some(reserved(600))));
+        assert_eq!(stored(&server), (first + 4, Some(reserved(600))));
     }
 }
 
@@ -402,15 +405,16 @@ fn theft_during_a_save() {
             let server = SimServer::new(flavor, 1);
             let a = held_store(&server, "a");
             a.save(&reserved(100)).unwrap();
+            let first = super::super::store::next_version(0, "a");
             script(&server, "a", Scripted::LostAnswer { after: 0 });
-            assert!(a.save(&reserved(200)).is_err()); // version 2, by "a"
-            let thief = Scripted::Before(Box::new(|s: &mut Server| {
+            assert!(a.save(&reserved(200)).is_err()); // the second version, by "a"
+            let thief = Scripted::Before(Box::new(move |s: &mut Server| {
                 s.steal(WORKER, "b", 1_000);
                 let next = Versioned {
-                    version: 3,
+                    version: first + 2,
                     text: format!("{}#b", super::super::encode_state(&reserved(900))),
                 };
-                assert_eq!(s.save(NS, WORKER, "b", 2, &next), Saved::Yes);
+                assert_eq!(s.save(NS, WORKER, "b", first + 1, &next), Saved::Yes);
             }));
             script(&server, "a", Scripted::Pass); // the write, refused as moved
             if !before_the_read {
@@ -425,7 +429,7 @@ fn theft_during_a_save() {
                 "the lease was lost"
             };
             assert!(e.message().contains(why), "{flavor:?}: {e}");
-            assert_eq!(stored(&server), (3, Some(reserved(900))));
+            assert_eq!(stored(&server), (first + 2, Some(reserved(900))));
             assert_eq!(server.lock().writer(WORKER).as_deref(), Some("b"));
             // Every later write is refused too; after "moved", without a call to the server
             // (a call scripted to fail would say so), even once the lease is "a"'s again.
@@ -435,7 +439,7 @@ fn theft_during_a_save() {
             }
             let e = a.save(&reserved(400)).unwrap_err();
             assert!(e.message().contains(why), "{e}");
-            assert_eq!(stored(&server), (3, Some(reserved(900))));
+            assert_eq!(stored(&server), (first + 2, Some(reserved(900))));
         }
     }
 }
