@@ -169,6 +169,7 @@ impl<C: Clock> Inner<C> {
                 renewer = Some((
                     Box::new(lease.renewer()),
                     lease.timing.renew_every().as_nanos() as u64,
+                    lease.timing.valid_for().as_nanos() as u64,
                 ));
                 (
                     lease.worker_id,
@@ -240,15 +241,13 @@ impl<C: Clock> Inner<C> {
                     layout: &layout,
                     clock: &r.clock,
                     k: &k,
-                    ahead_units,
                 };
                 floor.raise(&mut state, lead_ms)?;
-                let mut renewed = |sent: u64| {
-                    if let Some((_, at)) = keeper.as_mut() {
-                        *at = sent;
-                    }
-                };
-                floor.wait(&state, renewer.as_mut(), &mut renewed, interrupted)?;
+                let sent = keeper.as_ref().map_or(0, |(_, at)| *at);
+                let sent = floor.wait(&state, renewer.as_mut(), sent, interrupted)?;
+                if let Some((_, at)) = keeper.as_mut() {
+                    *at = sent;
+                }
             }
         }
         let stats = Counters::default();
@@ -460,16 +459,16 @@ pub(crate) fn floor_lead_ms(usage: &Usage, found: bool, every_takeover: bool) ->
     }
 }
 
-/// What renews a server lease while a start waits (each call returns the renewal's send time on
-/// `CLOCK_BOOTTIME`), and how often (ns).
-type Renewer = (Box<dyn FnMut() -> Result<u64> + Send>, u64);
+/// What renews a server lease while a start waits (each call returns the renewal's send time
+/// on `CLOCK_BOOTTIME`, `None` when the lease is no longer ours), how often (ns), and how long
+/// after a renewal was sent the lease is surely still ours (ns).
+type Renewer = (Box<dyn FnMut() -> Result<Option<u64>> + Send>, u64, u64);
 
 /// The floor a start on a server stays above, when the worker ID's state may have been lost.
 struct Floor<'a, C> {
     layout: &'a Layout,
     clock: &'a C,
     k: &'a Consts,
-    ahead_units: u64,
 }
 
 impl<C: Clock> Floor<'_, C> {
@@ -488,36 +487,52 @@ impl<C: Clock> Floor<'_, C> {
         Ok(())
     }
 
-    /// Waits, in slices of at most 50 ms, until the clock is within `max_drift +
-    /// reserve_ahead` of the current clock-id's reservation, so the start rules resume above it
-    /// as after a quick restart. Not a rollback: neither the rollback policy nor `max_wait`
-    /// applies. A floor of this holder's own reach needs no wait here (the first ID then waits
-    /// `reserve_ahead` for the clock, as after any quick restart); one of a larger reach another
-    /// holder declared waits the difference.
-    /// The lease is renewed by `renewer` (every so many ns) meanwhile, each renewal's send time
-    /// told to `renewed`: the keeper starts only once the generator exists.
+    /// Waits, in slices of at most 50 ms, until the clock is within `max_drift` of the current
+    /// clock-id's reservation, so the start rules resume above it (as after a quick restart)
+    /// and the first ID is issued at once, above it. Not a rollback: neither the rollback policy
+    /// nor `max_wait` applies; a floor of a holder's reach makes it `reserve_ahead`.
+    /// The lease is renewed by `renewer` meanwhile, as its keeper would (which starts only once
+    /// the generator exists): a renewal that fails is tried again at the next slice, and the
+    /// wait fails only once the last renewal that succeeded (sent at `sent`, on
+    /// `CLOCK_BOOTTIME`) no longer vouches for the lease. Returns when the last renewal that
+    /// succeeded was sent.
     fn wait(
         &self,
         state: &WorkerState,
         mut renewer: Option<&mut Renewer>,
-        renewed: &mut dyn FnMut(u64),
+        mut sent: u64,
         interrupted: &mut dyn FnMut() -> bool,
-    ) -> Result<()> {
+    ) -> Result<u64> {
         let Some(floor) = state.reserved_of(state.clock_id) else {
-            return Ok(());
+            return Ok(sent);
         };
-        let within = self.k.drift_units + self.ahead_units;
+        // The first ID, in the unit after the floor, must be within `max_drift` of the clock.
+        let within = self.k.drift_units;
         let mut last_renewal = self.clock.monotonic_ns();
         loop {
-            if let Some((renew, every)) = renewer.as_mut() {
+            if let Some((renew, every, valid)) = renewer.as_mut() {
                 if self.clock.monotonic_ns().saturating_sub(last_renewal) >= *every {
-                    last_renewal = self.clock.monotonic_ns();
-                    renewed(renew()?);
+                    match renew() {
+                        Ok(Some(at)) => {
+                            sent = at;
+                            last_renewal = self.clock.monotonic_ns();
+                        }
+                        Ok(None) => {
+                            return Err(Error::new(
+                                ErrorKind::Lease,
+                                "the worker lease was lost while the start waited for the clock \
+                                 to near what a lost holder of the worker ID may have issued",
+                            ))
+                        }
+                        // Tried again at the next slice, while the lease is surely ours.
+                        Err(e) if crate::clock::boottime_ns() >= sent + *valid => return Err(e),
+                        Err(_) => {}
+                    }
                 }
             }
             let now = self.layout.time_of(self.clock.now_ms())?;
-            if floor <= now + within {
-                return Ok(());
+            if floor < now + within {
+                return Ok(sent);
             }
             if interrupted() {
                 return Err(Error::new(
@@ -526,7 +541,7 @@ impl<C: Clock> Floor<'_, C> {
                      holder of the worker ID may have issued",
                 ));
             }
-            let left_ms = (floor - now - within) * self.layout.unit_ms();
+            let left_ms = (floor + 1 - now - within) * self.layout.unit_ms();
             self.clock.sleep(Duration::from_millis(left_ms.min(50)));
         }
     }

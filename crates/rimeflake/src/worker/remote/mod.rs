@@ -490,25 +490,16 @@ impl RemoteLease {
     }
 
     /// What renews this lease before its keeper runs (while a start waits): each call renews
-    /// it and returns when (on `CLOCK_BOOTTIME`) the renewal was sent; a lease error when the
-    /// lease is no longer this holder's.
-    pub(crate) fn renewer(&self) -> impl FnMut() -> Result<u64> + Send + 'static {
+    /// it and returns when (on `CLOCK_BOOTTIME`) the renewal was sent; `None` when the lease is
+    /// no longer this holder's; an error when the server did not answer.
+    pub(crate) fn renewer(&self) -> impl FnMut() -> Result<Option<u64>> + Send + 'static {
         let store = Arc::clone(&self.store);
         let ttl_ms = self.timing.ttl.as_millis() as u64;
         move || {
             let sent = crate::clock::boottime_ns();
             let mut conn = store.conn.lock().unwrap_or_else(|p| p.into_inner());
-            if conn.renew(&store.namespace, store.worker_id, &store.token, ttl_ms)? {
-                Ok(sent)
-            } else {
-                Err(Error::new(
-                    ErrorKind::Lease,
-                    format!(
-                        "{}: the lease was lost while the start waited",
-                        StateStore::describe(&*store)
-                    ),
-                ))
-            }
+            let held = conn.renew(&store.namespace, store.worker_id, &store.token, ttl_ms)?;
+            Ok(held.then_some(sent))
         }
     }
 
