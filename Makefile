@@ -241,7 +241,7 @@ lint-rust: rust-lint-tools ## Rust: cargo fmt --check and clippy -D warnings (wo
 BENCH_SECONDS ?= 5
 BENCH_THREADS ?= 2
 
-.PHONY: bench bench-cli bench-rust bench-hotpath bench-serve bench-criterion test-stress test-loom
+.PHONY: bench bench-cli bench-rust bench-hotpath bench-serve bench-startup bench-criterion test-stress test-loom
 bench: bench-cli bench-rust bench-serve bench-python bench-c bench-node ## run the benchmarks (each adds its bench-<name> here)
 
 bench-cli: rust ## rimeflake bench: threads on one generator, twitter layout, release build
@@ -258,6 +258,8 @@ bench-hotpath: rust servers ## Rust: next_id of the core at BEFORE=<commit> besi
 bench-serve: rust ## rimeflake serve beside a minimal hyper server (the floor) under a hyper load client (bench/serve), release build, appends to bench/RESULTS.md
 	$(CARGO) build --release -p rimeflake-cli -p rimeflake-bench-serve
 	$(CARGO_TARGET)/release/rimeflake-bench-serve --write
+bench-startup: rust servers ## Rust: start-up latency on Redis/PostgreSQL (ordinary start, new namespace, after FLUSHALL or a deleted state), release build; prints a table for bench/RESULTS.md
+	$(CARGO) run --release -p rimeflake-bench-rust --bin rimeflake-bench-startup
 
 bench-criterion: rust ## Rust: criterion benches of the core (next_id, fill 4096, decode, base62)
 	$(CARGO) bench -p rimeflake --bench generator

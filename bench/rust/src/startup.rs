@@ -1,0 +1,156 @@
+//! Start-up latency on the server backends with the default settings: the time from `build()`
+//! to the first ID, and to 10,000 IDs, for an ordinary start (a restart that finds its state, and
+//! a worker ID never used, in a namespace older than a holder's reach), the first start of a new
+//! namespace, and starts after the server lost its data (everything, as `FLUSHALL`; one worker's
+//! state, as its row or keys deleted). The servers run on loopback, started by the harness of the
+//! core's tests. Prints a Markdown table (`make bench-startup`).
+
+// A benchmark reads the clocks directly: the ban on SystemTime/Instant::now guards the core.
+#![allow(clippy::disallowed_methods)]
+
+#[path = "../../../crates/rimeflake/tests/servers/mod.rs"]
+#[allow(dead_code)]
+mod servers;
+
+use rimeflake::{Backend, Generator, Layout};
+use servers::{Postgres, Redis};
+use std::time::{Duration, Instant};
+
+/// Starts per row.
+const RUNS: usize = 5;
+/// IDs of the second figure.
+const IDS: usize = 10_000;
+/// A holder's reach with the default settings (`max_drift` 2 s plus `reserve_ahead` 1 s),
+/// and a margin: a namespace older than this starts ordinarily.
+const AGED: Duration = Duration::from_millis(4_500);
+const WORKER: u64 = 7;
+
+/// One start: ms to the first ID and to `IDS` IDs; closed after.
+fn start(url: &str, namespace: &str, worker: u64) -> (f64, f64) {
+    let t = Instant::now();
+    let g = Generator::builder()
+        .layout(Layout::default())
+        .backend(Backend::parse(url).unwrap())
+        .namespace(namespace)
+        .worker_id(worker)
+        .build()
+        .unwrap_or_else(|e| panic!("{namespace}: build: {e}"));
+    g.next_id().unwrap();
+    let first = t.elapsed().as_secs_f64() * 1e3;
+    for _ in 1..IDS {
+        std::hint::black_box(g.next_id().unwrap());
+    }
+    let all = t.elapsed().as_secs_f64() * 1e3;
+    g.close().unwrap();
+    (first, all)
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+/// A server and how to make it forget.
+struct Server<'a> {
+    name: &'static str,
+    url: String,
+    forget_all: &'a dyn Fn(),
+    forget_worker: &'a dyn Fn(&str, u64),
+}
+
+fn rows(s: &Server) -> Vec<(String, f64, f64)> {
+    let mut out = Vec::new();
+    let mut row = |what: &str, runs: Vec<(f64, f64)>| {
+        let (first, all): (Vec<f64>, Vec<f64>) = runs.into_iter().unzip();
+        eprintln!("{} {what}: {first:?} {all:?}", s.name);
+        out.push((format!("{} | {what}", s.name), median(first), median(all)));
+    };
+    // Ordinary: the namespace made, then aged past the reach.
+    start(&s.url, "ordinary", WORKER);
+    std::thread::sleep(AGED);
+    row(
+        "ordinary start (a restart: the state is found)",
+        (0..RUNS)
+            .map(|_| start(&s.url, "ordinary", WORKER))
+            .collect(),
+    );
+    row(
+        "ordinary start (a worker ID never used, namespace older than 3 s)",
+        (0..RUNS)
+            .map(|i| start(&s.url, "ordinary", 100 + i as u64))
+            .collect(),
+    );
+    row(
+        "first start of a new namespace",
+        (0..RUNS)
+            .map(|i| start(&s.url, &format!("new-{i}"), WORKER))
+            .collect(),
+    );
+    row(
+        "after the server lost everything (FLUSHALL; the tables emptied)",
+        (0..RUNS)
+            .map(|_| {
+                start(&s.url, "lost", WORKER);
+                (s.forget_all)();
+                start(&s.url, "lost", WORKER)
+            })
+            .collect(),
+    );
+    // The worker's state alone lost, in a namespace older than the reach.
+    start(&s.url, "lost-one", WORKER);
+    std::thread::sleep(AGED);
+    row(
+        "after the worker's state was deleted (its keys; its row)",
+        (0..RUNS)
+            .map(|_| {
+                (s.forget_worker)("lost-one", WORKER);
+                start(&s.url, "lost-one", WORKER)
+            })
+            .collect(),
+    );
+    out
+}
+
+fn main() {
+    if cfg!(debug_assertions) {
+        eprintln!("rimeflake-bench-startup: a debug build measures nothing useful; use --release");
+    }
+    let redis = Redis::start();
+    let postgres = Postgres::start();
+    let mut all = rows(&Server {
+        name: "Redis",
+        url: redis.url(),
+        forget_all: &|| {
+            redis.command(&["FLUSHALL"]);
+        },
+        forget_worker: &|ns, id| {
+            redis.command(&[
+                "DEL",
+                &format!("rimeflake:{{{ns}:{id}}}:lease"),
+                &format!("rimeflake:{{{ns}:{id}}}:state"),
+            ]);
+        },
+    });
+    all.extend(rows(&Server {
+        name: "PostgreSQL",
+        url: postgres.url(),
+        forget_all: &|| {
+            postgres.psql("DELETE FROM rimeflake_workers; DELETE FROM rimeflake_namespaces");
+        },
+        forget_worker: &|ns, id| {
+            postgres.psql(&format!(
+                "DELETE FROM rimeflake_workers WHERE namespace = '{ns}' AND worker_id = {id}"
+            ));
+        },
+    }));
+    println!("| server | start | ms to the first ID | ms to {IDS} IDs |");
+    println!("|---|---|---:|---:|");
+    for (what, first, all) in all {
+        println!("| {what} | {first:.1} | {all:.1} |");
+    }
+    println!();
+    println!(
+        "Medians of {RUNS} starts each; `default` layout, default settings (`max_drift` 2 s, \
+         `reserve_ahead` 1 s, lease TTL 10 s), fixed worker ID."
+    );
+}
