@@ -9,7 +9,6 @@
 #![allow(clippy::disallowed_methods)]
 
 #[path = "../../../crates/rimeflake/tests/servers/mod.rs"]
-#[allow(dead_code)]
 mod servers;
 
 use rimeflake::{Backend, Generator, Layout};
