@@ -242,7 +242,7 @@ impl<C: Clock> Inner<C> {
                     clock: &r.clock,
                     k: &k,
                 };
-                floor.raise(&mut state, lead_ms)?;
+                floor.raise(&mut state, lead_ms, server_skew_ms)?;
                 let sent = keeper.as_ref().map_or(0, |(_, at)| *at);
                 let sent = floor.wait(&state, renewer.as_mut(), sent, interrupted)?;
                 if let Some((_, at)) = keeper.as_mut() {
@@ -473,12 +473,22 @@ struct Floor<'a, C> {
 
 impl<C: Clock> Floor<'_, C> {
     /// Raises every clock-id's reservation to `lead_ms` past the clock (the lost holder may have
-    /// used any of them); a clean close's last ID below it no longer says where IDs stopped.
-    fn raise(&self, state: &mut WorkerState, lead_ms: u64) -> Result<()> {
-        let now = self.layout.time_of(self.clock.now_ms())?;
-        let floor = (now + lead_ms.div_ceil(self.layout.unit_ms())).min(self.layout.max_time());
+    /// used any of them): the current one past this host's clock, which its IDs follow; the
+    /// others past the server's (this host's plus `skew_ms`), which a lost holder's clock agreed
+    /// with as this one's should. So a host whose clock is far ahead leaves the other clock-ids
+    /// free for hosts with the right time, as a restart there would. A clean close's last ID
+    /// below the floor no longer says where IDs stopped.
+    fn raise(&self, state: &mut WorkerState, lead_ms: u64, skew_ms: i64) -> Result<()> {
+        let now_ms = self.clock.now_ms();
+        let lead = lead_ms.div_ceil(self.layout.unit_ms());
+        let floor = (self.layout.time_of(now_ms)? + lead).min(self.layout.max_time());
+        let server_ms = now_ms.saturating_add_signed(skew_ms);
+        let others = self
+            .layout
+            .time_of(server_ms)
+            .map_or(floor, |t| (t + lead).min(self.layout.max_time()));
         for cid in 0..state.reserved.len() as u64 {
-            state.raise(cid, floor);
+            state.raise(cid, if cid == state.clock_id { floor } else { others });
         }
         let time_of = |c: u64| c >> self.k.seq_bits & self.layout.max_time();
         if state.closed_at.is_some_and(|last| time_of(last) < floor) {
