@@ -234,7 +234,9 @@ fn postgres_over_tls_checks_as_libpq_does() {
 
     let full = pg.tls_url();
     let g = works(&full, "tls");
-    assert_eq!(on_tls().trim(), "1");
+    // The store's connection, and the keeper's once it has renewed (a new namespace's start
+    // waits a while, so the keeper may have renewed already).
+    assert!(matches!(on_tls().trim(), "1" | "2"), "{}", on_tls());
     pg.restart();
     keeps_working(&g, 2 * TTL_MS);
     an_impostor_gets_no_renewals(

@@ -243,10 +243,15 @@ impl<C: Clock> Inner<C> {
                     k: &k,
                 };
                 floor.raise(&mut state, lead_ms, server_skew_ms)?;
-                let sent = keeper.as_ref().map_or(0, |(_, at)| *at);
-                let sent = floor.wait(&state, renewer.as_mut(), sent, interrupted)?;
-                if let Some((_, at)) = keeper.as_mut() {
-                    *at = sent;
+                // A floor of a larger reach than this holder's: first near enough for the start
+                // rules to resume above it, as after a quick restart.
+                if let Some(at) = state.reserved_of(state.clock_id) {
+                    let sent = keeper.as_ref().map_or(0, |(_, at)| *at);
+                    let within = k.drift_units + ahead_units;
+                    let (sent, _) = floor.wait(at, within, renewer.as_mut(), sent, interrupted)?;
+                    if let Some((_, at)) = keeper.as_mut() {
+                        *at = sent;
+                    }
                 }
             }
         }
@@ -260,7 +265,28 @@ impl<C: Clock> Inner<C> {
             strict: r.strict_monotonic,
             max_wait_ns,
         };
-        let (cid, counter, now) = start.starting_point(&state, &stats, interrupted)?;
+        let (cid, counter, mut now) = start.starting_point(&state, &stats, interrupted)?;
+        if let Some((renew, _)) = renewer.as_mut().zip(keeper.as_ref()) {
+            // On a server, a start that resumes more than `max_drift` ahead of the clock (above
+            // a floor, or a reservation a holder stored just before) waits for the clock here,
+            // renewing its lease, so the first ID is issued at once rather than making the
+            // first call wait (and fail after a short `max_wait`).
+            let first = (counter + 1) >> k.seq_bits & layout.max_time();
+            if first > now + k.drift_units {
+                let wait = Floor {
+                    layout: &layout,
+                    clock: &r.clock,
+                    k: &k,
+                };
+                let sent = keeper.as_ref().map_or(0, |(_, at)| *at);
+                let (sent, later) =
+                    wait.wait(first, k.drift_units, Some(renew), sent, interrupted)?;
+                now = later;
+                if let Some((_, at)) = keeper.as_mut() {
+                    *at = sent;
+                }
+            }
+        }
         let reserved_until = match store {
             Some(_) => {
                 // Never more than a holder's reach past the clock (IDs wait for the clock past
@@ -497,27 +523,22 @@ impl<C: Clock> Floor<'_, C> {
         Ok(())
     }
 
-    /// Waits, in slices of at most 50 ms, until the clock is within `max_drift` of the current
-    /// clock-id's reservation, so the start rules resume above it (as after a quick restart)
-    /// and the first ID is issued at once, above it. Not a rollback: neither the rollback policy
-    /// nor `max_wait` applies; a floor of a holder's reach makes it `reserve_ahead`.
+    /// Waits, in slices of at most 50 ms, until time unit `target` is within `within` units of
+    /// the clock; returns when the last renewal that succeeded was sent, and the clock's unit
+    /// then. Not a rollback: neither the rollback policy nor `max_wait` applies; a floor of a
+    /// holder's reach, or a reservation it stored, makes it at most `reserve_ahead`.
     /// The lease is renewed by `renewer` meanwhile, as its keeper would (which starts only once
     /// the generator exists): a renewal that fails is tried again at the next slice, and the
     /// wait fails only once the last renewal that succeeded (sent at `sent`, on
-    /// `CLOCK_BOOTTIME`) no longer vouches for the lease. Returns when the last renewal that
-    /// succeeded was sent.
+    /// `CLOCK_BOOTTIME`) no longer vouches for the lease.
     fn wait(
         &self,
-        state: &WorkerState,
+        target: u64,
+        within: u64,
         mut renewer: Option<&mut Renewer>,
         mut sent: u64,
         interrupted: &mut dyn FnMut() -> bool,
-    ) -> Result<u64> {
-        let Some(floor) = state.reserved_of(state.clock_id) else {
-            return Ok(sent);
-        };
-        // The first ID, in the unit after the floor, must be within `max_drift` of the clock.
-        let within = self.k.drift_units;
+    ) -> Result<(u64, u64)> {
         let mut last_renewal = self.clock.monotonic_ns();
         loop {
             if let Some((renew, every, valid)) = renewer.as_mut() {
@@ -531,7 +552,7 @@ impl<C: Clock> Floor<'_, C> {
                             return Err(Error::new(
                                 ErrorKind::Lease,
                                 "the worker lease was lost while the start waited for the clock \
-                                 to near what a lost holder of the worker ID may have issued",
+                                 to near the reservation it starts above",
                             ))
                         }
                         // Tried again at the next slice, while the lease is surely ours.
@@ -541,17 +562,17 @@ impl<C: Clock> Floor<'_, C> {
                 }
             }
             let now = self.layout.time_of(self.clock.now_ms())?;
-            if floor < now + within {
-                return Ok(sent);
+            if target <= now + within {
+                return Ok((sent, now));
             }
             if interrupted() {
                 return Err(Error::new(
                     ErrorKind::Interrupted,
-                    "interrupted while waiting at start-up for the clock to near what a lost \
-                     holder of the worker ID may have issued",
+                    "interrupted while waiting at start-up for the clock to near the reservation \
+                     it starts above",
                 ));
             }
-            let left_ms = (floor + 1 - now - within) * self.layout.unit_ms();
+            let left_ms = (target - now - within) * self.layout.unit_ms();
             self.clock.sleep(Duration::from_millis(left_ms.min(50)));
         }
     }
