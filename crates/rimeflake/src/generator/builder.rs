@@ -291,7 +291,7 @@ impl<C: Clock> Builder<C> {
     /// ID may have issued, even when the server has its state (default:
     /// `$RIMEFLAKE_WAIT_AT_TAKEOVER`, else off). Each clock-id's reservation is raised to the
     /// clock plus how far a holder's reservation may lead it (`max_drift` plus `reserve_ahead`),
-    /// and the first ID waits until it is within `max_drift` of the clock: `reserve_ahead` (1 s
+    /// and the start waits until that is within `max_drift` of the clock: `reserve_ahead` (1 s
     /// by default) at every start.
     ///
     /// Without it, a start pays this only where the server shows the state may have been lost
