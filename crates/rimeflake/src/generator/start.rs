@@ -14,7 +14,7 @@ use crate::layout::{mask, FieldOrder, Layout};
 use crate::state::{StateStore, WorkerState};
 use crate::sync::{AtomicU64, CachePadded, Mutex};
 use crate::warning::{Warning, WarningSink};
-use crate::worker::remote::{keeper, LeaseTerms, RemoteLease, Usage};
+use crate::worker::remote::{keeper, LeaseTerms, RemoteLease};
 use crate::worker::source::WORKER_ID_ENV;
 use crate::worker::{self, Lease, LocalLease, WorkerSource};
 use std::sync::{Arc, OnceLock};
@@ -218,7 +218,7 @@ impl<C: Clock> Inner<C> {
             ));
         }
         if let Some((usage, backend)) = &usage {
-            let lead_ms = floor_lead_ms(usage, found, r.wait_at_takeover);
+            let lead_ms = usage.floor_lead_ms(found, r.wait_at_takeover);
             if !found && usage.used_before {
                 WarningSink::emit(
                     r.warnings.as_ref(),
@@ -465,24 +465,6 @@ fn consts(layout: &Layout, worker_id: u64, max_drift: Duration) -> Consts {
 /// up to that far ahead reserves no more, and IDs wait for the clock past `max_drift`).
 pub(crate) fn reach_units(drift_units: u64, ahead_units: u64) -> u64 {
     drift_units + ahead_units
-}
-
-/// How far ahead of the clock (ms) a start on a server must begin, by what the namespace's
-/// record says: no state for a worker ID used before (the server lost it): the whole reach; no
-/// state and a record younger than the reach (a new namespace, or one the server lost with
-/// everything else, whose other worker IDs' holders stored reservations before the record was
-/// made again): the reach less the record's age. `None`: an ordinary start, which pays nothing;
-/// with `every_takeover`, the whole reach whatever is found.
-pub(crate) fn floor_lead_ms(usage: &Usage, found: bool, every_takeover: bool) -> Option<u64> {
-    if !found && usage.used_before {
-        Some(usage.reach_ms)
-    } else if !found && usage.age_ms < usage.reach_ms {
-        Some(usage.reach_ms - usage.age_ms)
-    } else if every_takeover {
-        Some(usage.reach_ms)
-    } else {
-        None
-    }
 }
 
 /// What renews a server lease while a start waits (each call returns the renewal's send time
@@ -745,6 +727,7 @@ fn lease_request(
 #[cfg(test)]
 mod floor_tests {
     use super::*;
+    use crate::worker::remote::Usage;
 
     fn usage(age_ms: u64, used_before: bool) -> Usage {
         Usage {
@@ -757,25 +740,16 @@ mod floor_tests {
     #[test]
     fn the_floor_applies_only_where_a_state_may_have_been_lost() {
         // Lost: marked as used, no state.
-        assert_eq!(
-            floor_lead_ms(&usage(60_000, true), false, false),
-            Some(4_000)
-        );
+        assert_eq!(usage(60_000, true).floor_lead_ms(false, false), Some(4_000));
         // A record younger than the reach: new, or lost with everything else.
-        assert_eq!(floor_lead_ms(&usage(0, false), false, false), Some(4_000));
-        assert_eq!(
-            floor_lead_ms(&usage(3_000, false), false, false),
-            Some(1_000)
-        );
+        assert_eq!(usage(0, false).floor_lead_ms(false, false), Some(4_000));
+        assert_eq!(usage(3_000, false).floor_lead_ms(false, false), Some(1_000));
         // Ordinary: old record and never used, or the state found.
-        assert_eq!(floor_lead_ms(&usage(4_000, false), false, false), None);
-        assert_eq!(floor_lead_ms(&usage(0, true), true, false), None);
+        assert_eq!(usage(4_000, false).floor_lead_ms(false, false), None);
+        assert_eq!(usage(0, true).floor_lead_ms(true, false), None);
         // Waiting at every takeover: the whole reach, whatever is found.
-        assert_eq!(floor_lead_ms(&usage(60_000, true), true, true), Some(4_000));
-        assert_eq!(
-            floor_lead_ms(&usage(60_000, false), false, true),
-            Some(4_000)
-        );
+        assert_eq!(usage(60_000, true).floor_lead_ms(true, true), Some(4_000));
+        assert_eq!(usage(60_000, false).floor_lead_ms(false, true), Some(4_000));
     }
 
     #[test]

@@ -96,6 +96,26 @@ pub(crate) struct Usage {
     pub(crate) reach_ms: u64,
 }
 
+impl Usage {
+    /// How far ahead of the clock (ms) a start on a server must begin, by what the namespace's
+    /// record says: no state for a worker ID used before (the server lost it): the whole reach; no
+    /// state and a record younger than the reach (a new namespace, or one the server lost with
+    /// everything else, whose other worker IDs' holders stored reservations before the record was
+    /// made again): the reach less the record's age. `None`: an ordinary start, which pays nothing;
+    /// with `every_takeover`, the whole reach whatever is found.
+    pub(crate) fn floor_lead_ms(&self, found: bool, every_takeover: bool) -> Option<u64> {
+        if !found && self.used_before {
+            Some(self.reach_ms)
+        } else if !found && self.age_ms < self.reach_ms {
+            Some(self.reach_ms - self.age_ms)
+        } else if every_takeover {
+            Some(self.reach_ms)
+        } else {
+            None
+        }
+    }
+}
+
 /// One worker ID of a namespace as a server has it, for `state show`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]

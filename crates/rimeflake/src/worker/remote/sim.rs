@@ -26,7 +26,7 @@
 //! - a keeper thread that wakes late;
 //! - a server that forgets: everything (as `FLUSHALL`, or Redis restarted without its data), or
 //!   one worker's lease and state (its row deleted). A start follows the generator's floor
-//!   (`floor_lead_ms`) from the marks the namespace's record keeps.
+//!   (`Usage::floor_lead_ms`) from the marks the namespace's record keeps.
 //!
 //! Checked at every step:
 //!
@@ -1206,8 +1206,7 @@ impl World {
         let mut state = loaded.unwrap_or_else(|| WorkerState::fresh(1));
         let now = self.unit();
         // The floor of a start that may follow a lost state, as the generator's start applies it.
-        let lead =
-            crate::generator::start::floor_lead_ms(&usage, found, false).filter(|_| self.cfg.floor);
+        let lead = usage.floor_lead_ms(found, false).filter(|_| self.cfg.floor);
         if let Some(lead) = lead {
             state.raise(0, now + lead);
             self.log(format!(
