@@ -1,10 +1,12 @@
 //! `next_id` on one thread, for comparing two builds of the core in one run
 //! (bench/hotpath/run.sh builds this same file against each and runs them in turns).
 //!
-//! Prints one line per kind of generator: `<kind> <ns per ID>`, the median of `REPS`
+//! Prints one line per kind of generator: `<kind> <ns per ID> <CPU ns per ID>`, each the median of `REPS`
 //! repetitions of `LOOPS` timed loops of `LOOP` calls on the `twitter` layout, each loop followed
 //! by a pause until the clock has passed its last ID (bench/METHOD.md), so the sequence cap never
-//! throttles a loop. Kinds: `memory` (a fixed worker ID, no state), `embedded` (a state
+//! throttles a loop. The second figure counts the thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`)
+//! rather than the wall clock's, so time the thread spent descheduled on a busy machine is not in
+//! it. Kinds: `memory` (a fixed worker ID, no state), `embedded` (a state
 //! directory: the default), and `redis` when `RIMEFLAKE_HOTPATH_REDIS` gives a server's URL.
 //! Only the public API that both builds share is used.
 
@@ -33,23 +35,43 @@ fn settle(g: &Generator, last: u64) {
     }
 }
 
-fn ns_per_id(g: &Generator) -> f64 {
+/// The calling thread's CPU time, in ns.
+fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec for the call's whole duration.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// (wall ns per ID, CPU ns per ID), each the median of the repetitions.
+fn ns_per_id(g: &Generator) -> (f64, f64) {
     let timed_loop = || {
-        let t = Instant::now();
+        let (t, cpu) = (Instant::now(), thread_cpu_ns());
         let mut last = 0;
         for _ in 0..LOOP {
             last = black_box(g.next_id().expect("an ID"));
         }
+        let cpu = (thread_cpu_ns() - cpu) as f64;
         let ns = t.elapsed().as_nanos() as f64;
         settle(g, last);
-        ns
+        (ns, cpu)
     };
     timed_loop(); // warm-up
-    let mut reps: Vec<f64> = (0..REPS)
-        .map(|_| (0..LOOPS).map(|_| timed_loop()).sum::<f64>() / (LOOPS as u64 * LOOP) as f64)
-        .collect();
-    reps.sort_by(f64::total_cmp);
-    reps[REPS / 2]
+    let per_id = (LOOPS as u64 * LOOP) as f64;
+    let (mut wall, mut cpu): (Vec<f64>, Vec<f64>) = (0..REPS)
+        .map(|_| {
+            let (w, c) = (0..LOOPS)
+                .map(|_| timed_loop())
+                .fold((0.0, 0.0), |(w, c), (a, b)| (w + a, c + b));
+            (w / per_id, c / per_id)
+        })
+        .unzip();
+    wall.sort_by(f64::total_cmp);
+    cpu.sort_by(f64::total_cmp);
+    (wall[REPS / 2], cpu[REPS / 2])
 }
 
 fn main() {
@@ -67,7 +89,8 @@ fn main() {
     }
     for (kind, builder) in kinds {
         let g = builder.build().expect("a generator");
-        println!("{kind} {:.3}", ns_per_id(&g));
+        let (wall, cpu) = ns_per_id(&g);
+        println!("{kind} {wall:.3} {cpu:.3}");
         g.close().expect("close");
     }
     let _ = std::fs::remove_dir_all(&dir);
