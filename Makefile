@@ -242,7 +242,7 @@ BENCH_SECONDS ?= 5
 BENCH_THREADS ?= 2
 
 .PHONY: bench bench-cli bench-rust bench-hotpath bench-serve bench-startup bench-criterion test-stress test-loom
-bench: bench-cli bench-rust bench-serve bench-python bench-c bench-node ## run the benchmarks (each adds its bench-<name> here)
+bench: bench-cli bench-rust bench-startup bench-serve bench-python bench-c bench-node ## run the benchmarks (each adds its bench-<name> here)
 
 bench-cli: rust ## rimeflake bench: threads on one generator, twitter layout, release build
 	$(CARGO) run --release -p rimeflake-cli -- bench --layout twitter \
