@@ -139,7 +139,12 @@ impl<C: Clock> Inner<C> {
                     Some(last) if last <= field_end => last,
                     _ => return Err(self.layout.exhausted(self.clock.now_ms())),
                 };
-                if last > fence && self.durable.io.get().is_none() {
+                if last > base + k.drift_span {
+                    // Past max_drift ahead of the clock: wait for the clock first. The
+                    // reservation this batch then needs lies within a holder's reach past the
+                    // clock, which is as far as any save reserves.
+                    WaitFor::Lead
+                } else if last > fence && self.durable.io.get().is_none() {
                     // No I/O thread: move the reservation ourselves, then decide again.
                     self.durable.need.fetch_max(self.time_of(last), AcqRel);
                     self.extend_reservation();
@@ -160,8 +165,6 @@ impl<C: Clock> Inner<C> {
                         return Ok(cur + 1);
                     }
                     WaitFor::Reservation
-                } else if last > base + k.drift_span {
-                    WaitFor::Lead
                 } else {
                     continue; // the state moved under us: decide again
                 }
