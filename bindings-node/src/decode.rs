@@ -67,7 +67,7 @@ fn decode_assumed<'e>(env: &'e Env, id: Unknown) -> Result<Parts<'e>> {
     let default = rimeflake::Layout::default();
     let decoded = parts(env, &default, arg)?;
     if let Some(w) = default.decode(word).ok().and_then(|p| {
-        rimeflake::layout::assumed_layout_warning(word, &p, rimeflake::Frontend::Node)
+        rimeflake::frontend::assumed_layout_warning(word, &p, rimeflake::Frontend::Node)
     }) {
         crate::warnings::emit(env, &[w])?;
     }

@@ -192,7 +192,9 @@ impl Generator {
     /// no ID yet).
     #[getter]
     fn worker_id(&self, py: Python<'_>) -> Result<u64> {
-        interrupt::detached(py, |hook| self.inner.current_worker_id(hook))
+        interrupt::detached(py, |hook| {
+            rimeflake::frontend::current_worker_id(&self.inner, hook)
+        })
     }
 
     /// Whether ``close()`` was called.

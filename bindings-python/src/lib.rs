@@ -30,7 +30,7 @@ fn decode<'py>(
         let default = rimeflake::Layout::default();
         let parts = layout::decode_with(py, &default, id)?;
         let assumed = default.decode(id).ok().and_then(|p| {
-            rimeflake::layout::assumed_layout_warning(id, &p, rimeflake::Frontend::Python)
+            rimeflake::frontend::assumed_layout_warning(id, &p, rimeflake::Frontend::Python)
         });
         if let Some(w) = assumed {
             let said = warnings::Collected::default();
@@ -83,7 +83,7 @@ fn process_id() -> String {
 /// for forks that bypass Python): the child never continues its parent's IDs.
 #[pyfunction]
 fn _after_fork_in_child() {
-    rimeflake::fork::after_fork_in_child();
+    rimeflake::frontend::after_fork_in_child();
     rimeflake::skywalking::after_fork_in_child();
 }
 

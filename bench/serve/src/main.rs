@@ -156,7 +156,7 @@ fn main() {
              cores; medians of {rounds} alternating rounds of {seconds} s.\n\n{table}\n\
              Leaf (Meituan's ID service) publishes about 50,000 requests per second on a 4-core \
              VM for its snowflake mode (its README); not measured here.\n",
-            rimeflake::utc::iso8601(rimeflake::clock::system_now_ms())
+            rimeflake::frontend::iso8601(rimeflake::clock::system_now_ms())
                 .get(..16)
                 .unwrap_or("")
                 .replace('T', " ")

@@ -4,7 +4,7 @@
 use crate::boundary::{bad_pointer, ffi_boundary, optional_text, Failure};
 use crate::status::rimeflake_status;
 use crate::warnings::rimeflake_warning_fn;
-use core_rimeflake::generator::{DEFAULT_MAX_DRIFT, DEFAULT_MAX_WAIT};
+use core_rimeflake::frontend::{DEFAULT_MAX_DRIFT, DEFAULT_MAX_WAIT};
 use core_rimeflake::{Builder, Layout, RollbackPolicy};
 use std::ffi::{c_char, c_void};
 use std::time::Duration;

@@ -232,7 +232,7 @@ pub unsafe extern "C" fn rimeflake_generator_worker_id(
         let generator = unsafe { arg(generator, "generator") }?;
         // SAFETY: `worker_id` is writable for a u64 (this function's contract).
         let worker_id = unsafe { out(worker_id, "worker_id") }?;
-        *worker_id = generator.0.current_worker_id(&mut || false)?;
+        *worker_id = core_rimeflake::frontend::current_worker_id(&generator.0, &mut || false)?;
         Ok(())
     })
 }

@@ -118,7 +118,7 @@ pub struct LayoutArgs {
 impl LayoutArgs {
     /// The layout given, else the environment's, else `default` (the core decides).
     pub fn layout(&self) -> Result<Layout, Failure> {
-        Ok(rimeflake::settings::layout(self.layout.as_deref())?)
+        Ok(rimeflake::frontend::layout(self.layout.as_deref())?)
     }
 }
 

@@ -28,7 +28,7 @@ enum Uncapped {
 /// waits for the clock, and the time per call is the call's own cost.
 fn uncapped(generator: &Generator, threads: u32) -> Result<Uncapped, rimeflake::Error> {
     let layout = generator.layout();
-    let budget = (rimeflake::generator::DEFAULT_MAX_DRIFT.as_millis() as u64 / layout.unit_ms())
+    let budget = (rimeflake::frontend::DEFAULT_MAX_DRIFT.as_millis() as u64 / layout.unit_ms())
         .max(1)
         * (layout.max_sequence() + 1);
     let calls = (budget / (4 * threads as u64)).clamp(1, 1_000_000);

@@ -3,14 +3,14 @@
 use crate::args::DecodeArgs;
 use crate::fail::Failure;
 use crate::show::{describe_layout, write_parts_json};
-use rimeflake::utc::iso8601;
+use rimeflake::frontend::iso8601;
 use rimeflake::{parse, Encoding, Frontend, Layout};
 use std::io::{self, BufRead, BufWriter, IsTerminal, Write};
 
 pub fn run(args: &DecodeArgs) -> Result<(), Failure> {
     let layout = args.layout.layout()?;
     // Neither --layout nor $RIMEFLAKE_LAYOUT: the default is an assumption, said when it shows.
-    let assumed = rimeflake::settings::layout_if_given(args.layout.layout.as_deref())?.is_none();
+    let assumed = rimeflake::frontend::layout_if_given(args.layout.layout.as_deref())?.is_none();
     let from_stdin = args.ids.is_empty() || args.ids.iter().any(|id| id == "-");
     if args.ids.is_empty() && io::stdin().is_terminal() {
         return Err(Failure::usage(
@@ -99,7 +99,8 @@ impl<W: Write> Printer<'_, W> {
             Vec::new()
         };
         if self.assumed && !self.noted {
-            if let Some(w) = rimeflake::layout::assumed_layout_warning(id, &parts, Frontend::Cli) {
+            if let Some(w) = rimeflake::frontend::assumed_layout_warning(id, &parts, Frontend::Cli)
+            {
                 self.noted = true;
                 self.out.flush()?;
                 eprintln!("rimeflake: note: {}", w.message());

@@ -1,7 +1,7 @@
 //! How IDs and layouts are written out: the JSON objects of `gen --format json` and
 //! `decode --json`, and the layout line of `decode`.
 
-use rimeflake::utc::iso8601;
+use rimeflake::frontend::iso8601;
 use rimeflake::{Layout, Parts};
 use std::io::{self, Write};
 

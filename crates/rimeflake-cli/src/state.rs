@@ -3,7 +3,7 @@
 
 use crate::args::{StateResetArgs, StateShowArgs};
 use crate::fail::Failure;
-use rimeflake::state::inspect;
+use rimeflake::admin;
 use std::io::Write;
 
 /// Prints every lease of every namespace: holder, layout, clock-id and reservations.
@@ -16,12 +16,12 @@ pub fn show(args: &StateShowArgs) -> Result<(), Failure> {
         ));
     }
     if let Some(backend) = backend {
-        use rimeflake::worker::remote;
+        use rimeflake::admin::remote;
         // One namespace when one is named, or a layout (--layout or $RIMEFLAKE_LAYOUT), which
         // names its own; else every one, as on a state directory.
         let namespace = match &args.namespace {
             Some(ns) => Some(ns.clone()),
-            None => rimeflake::settings::layout_if_given(args.layout.layout.as_deref())?
+            None => rimeflake::frontend::layout_if_given(args.layout.layout.as_deref())?
                 .map(|l| l.default_namespace()),
         };
         let text = match namespace {
@@ -38,22 +38,22 @@ pub fn show(args: &StateShowArgs) -> Result<(), Failure> {
             dir.display()
         )));
     }
-    let infos = inspect::inspect(&dir)?;
+    let infos = admin::inspect(&dir)?;
     let mut out = std::io::stdout().lock();
-    out.write_all(inspect::render(&dir, &infos).as_bytes())?;
+    out.write_all(admin::render(&dir, &infos).as_bytes())?;
     Ok(())
 }
 
-/// Replaces a corrupt state file (see `rimeflake::state::reset`), says what bounded the lost
+/// Replaces a corrupt state file (see `rimeflake::admin::reset`), says what bounded the lost
 /// state, what is reserved now, and where the copy of the corrupt file is.
 pub fn reset(args: &StateResetArgs) -> Result<(), Failure> {
     let backend = server(&args.backend, &args.state_dir)?;
-    let options = rimeflake::state::ResetOptions {
+    let options = rimeflake::admin::ResetOptions {
         above_id: args.above_id,
         reserve_until_ms: args
             .reserve_until
             .as_deref()
-            .map(rimeflake::utc::parse_time)
+            .map(rimeflake::frontend::parse_time)
             .transpose()?,
     };
     if let Some(backend) = backend {
@@ -63,7 +63,7 @@ pub fn reset(args: &StateResetArgs) -> Result<(), Failure> {
             .clone()
             .unwrap_or_else(|| layout.default_namespace());
         let report =
-            rimeflake::worker::remote::reset(&backend, &namespace, &layout, args.worker, &options)?;
+            rimeflake::admin::remote::reset(&backend, &namespace, &layout, args.worker, &options)?;
         let mut out = std::io::stdout().lock();
         writeln!(
             out,
@@ -81,18 +81,18 @@ pub fn reset(args: &StateResetArgs) -> Result<(), Failure> {
     let dir = state_dir(&args.state_dir)?;
     // A layout given (flag or $RIMEFLAKE_LAYOUT) names the namespace, as for generators;
     // without one the namespace's own layout file says what it is.
-    let layout = rimeflake::settings::layout_if_given(args.layout.layout.as_deref())?;
+    let layout = rimeflake::frontend::layout_if_given(args.layout.layout.as_deref())?;
     let namespace = match (&args.namespace, &layout) {
         (Some(ns), _) => ns.clone(),
         (None, Some(l)) => l.default_namespace(),
         (None, None) => rimeflake::Layout::default().default_namespace(),
     };
     let reset =
-        rimeflake::state::reset_if_any(&dir, &namespace, layout.as_ref(), args.worker, &options)?;
+        rimeflake::admin::reset_if_any(&dir, &namespace, layout.as_ref(), args.worker, &options)?;
     let mut out = std::io::stdout().lock();
     let report = match reset {
-        rimeflake::state::Reset::Done(report) => report,
-        rimeflake::state::Reset::NoStateFile { state_path } => {
+        rimeflake::admin::Reset::Done(report) => report,
+        rimeflake::admin::Reset::NoStateFile { state_path } => {
             // A worker ID that never ran here has no state to be corrupt: done, nothing changed.
             writeln!(
                 out,
@@ -117,7 +117,7 @@ pub fn reset(args: &StateResetArgs) -> Result<(), Failure> {
     for (cid, (r, ms)) in report.reserved.iter().zip(&report.reserved_ms).enumerate() {
         if let Some(r) = r {
             let when = ms.map_or(String::new(), |ms| {
-                format!(" ({})", rimeflake::utc::iso8601(ms))
+                format!(" ({})", rimeflake::frontend::iso8601(ms))
             });
             writeln!(out, "  clock-id {cid}: reserved to {r}{when}")?;
         }
@@ -139,7 +139,7 @@ fn server(
 ) -> Result<Option<rimeflake::Backend>, Failure> {
     let backend = match backend {
         Some(text) => Some(rimeflake::Backend::parse(text)?),
-        None if state_dir.is_none() => rimeflake::settings::backend_from_env()?,
+        None if state_dir.is_none() => rimeflake::frontend::backend_from_env()?,
         None => None,
     };
     match backend {
@@ -152,7 +152,7 @@ fn server(
 }
 
 fn state_dir(given: &Option<std::path::PathBuf>) -> Result<std::path::PathBuf, Failure> {
-    Ok(rimeflake::settings::state_dir_as(
+    Ok(rimeflake::frontend::state_dir_as(
         given.as_deref(),
         rimeflake::Frontend::Cli,
     )?)

@@ -38,7 +38,7 @@ impl Warnings {
         for w in &held {
             if w.kind() == Warning::CONTAINER {
                 // Only the default state directory is warned about, so it is this one.
-                match rimeflake::settings::state_dir(None) {
+                match rimeflake::frontend::state_dir(None) {
                     Ok(dir) => container_once(w, &dir),
                     Err(_) => show(w),
                 }

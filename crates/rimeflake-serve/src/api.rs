@@ -7,7 +7,7 @@ use bytes::Bytes;
 use http_body_util::Full;
 use hyper::header::{HeaderValue, ACCEPT, ALLOW, AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
 use hyper::{Method, Request, StatusCode};
-use rimeflake::utc::iso8601;
+use rimeflake::frontend::iso8601;
 use rimeflake::{format, parse, Encoding, Error, ErrorKind, Generator, Layout};
 use std::sync::Arc;
 

@@ -5,9 +5,39 @@
 //!
 //! The messages are written once, here and in the core's checks; a binding only says which
 //! front end it is, with [`Builder::frontend`](crate::Builder::frontend).
+//!
+//! This module also holds what the front ends alone need beyond the crate's API, in one place:
+//! the settings they resolve the way every front end does (a layout, a state directory or a
+//! backend given or taken from the environment), the warning for an ID decoded on an assumed
+//! layout, the hook a binding calls in a forked child, the worker ID a forked child will take,
+//! the defaults a binding documents, and the UTC times the command prints and parses. A Rust
+//! program using the generator needs none of it.
 
+use crate::clock::Clock;
 use crate::error::{Error, Result};
-use crate::generator::RollbackPolicy;
+use crate::generator::{Generator, RollbackPolicy};
+
+pub use crate::fork::after_fork_in_child;
+pub use crate::generator::{DEFAULT_MAX_DRIFT, DEFAULT_MAX_WAIT};
+pub use crate::layout::guess::assumed_layout_warning;
+pub use crate::settings::{backend_from_env, layout, layout_if_given, state_dir, state_dir_as};
+pub use crate::utc::{iso8601, parse_time};
+
+/// The worker ID `generator`'s next ID carries. In a forked child that has issued no ID yet, it
+/// first takes the child's own worker ID, as its first ID would (waiting at most `max_wait`,
+/// calling `interrupted` between slices of the wait); elsewhere it is
+/// [`Generator::worker_id`].
+///
+/// # Errors
+/// As [`Generator::next_id`] in a forked child: [`ErrorKind::Lease`](crate::ErrorKind::Lease)
+/// for a fixed worker ID or a lease not taken within `max_wait`,
+/// [`ErrorKind::Closed`](crate::ErrorKind::Closed) when closed.
+pub fn current_worker_id<C: Clock>(
+    generator: &Generator<C>,
+    interrupted: &mut dyn FnMut() -> bool,
+) -> Result<u64> {
+    generator.current_worker_id(interrupted)
+}
 
 /// The front end whose spelling configuration errors use. `#[non_exhaustive]`: match with a
 /// wildcard arm.

@@ -13,10 +13,14 @@
 //! # Ok::<(), rimeflake::Error>(())
 //! ```
 //!
-//! The modules, and the layers they form, are described in the repository's
-//! docs/architecture.md: [`layout`] (bits, presets, compose/decode), [`clock`],
-//! [`generator`] (the rollback-safe state machine), [`state`] (durable state), [`worker`]
-//! (where worker IDs come from), [`encoding`] (string forms) and [`error`].
+//! The API is the items at the root ([`Generator`] and its [`Builder`], [`Layout`] and its
+//! [`Parts`], [`Encoding`] with [`format`] and [`parse`], [`Backend`], [`Error`] and
+//! [`ErrorKind`], [`Stats`], [`Warning`] and the clocks) and five modules: [`layout`] (bits,
+//! presets, compose/decode), [`clock`] (the clocks a generator can be given), [`skywalking`]
+//! (SkyWalking trace IDs), [`admin`] (inspecting and resetting state, as `rimeflake state`
+//! does) and [`frontend`] (what the CLI and the language bindings need beyond that). The
+//! modules behind them, and the layers they form, are described in the repository's
+//! docs/architecture.md.
 #![warn(missing_docs)]
 
 // The file store, local leases and fork handling are written against Unix (flock, fsync,
@@ -28,18 +32,32 @@ compile_error!(
      handling need flock, fsync and pthread_atfork, and no Windows store exists yet"
 );
 
+// The public surface is the root's re-exports and the modules `layout`, `clock`, `skywalking`
+// (with its deprecated alias `tracing`), `admin` (what `rimeflake state` does) and `frontend`
+// (what the CLI and the bindings alone need). The other modules are the crate's own; the
+// `testing` feature, which the core's tests enable, makes them public again for those tests
+// and is no part of the API.
+macro_rules! internal {
+    ($($(#[$meta:meta])* mod $name:ident;)*) => {$(
+        $(#[$meta])*
+        #[cfg(feature = "testing")]
+        #[doc(hidden)]
+        pub mod $name;
+        $(#[$meta])*
+        #[cfg(not(feature = "testing"))]
+        pub(crate) mod $name;
+    )*};
+}
+
+pub mod admin;
 mod backend;
 pub mod clock;
-pub mod encoding;
-pub mod error;
-pub mod fork;
+mod encoding;
+mod error;
 pub mod frontend;
-pub mod generator;
 pub mod layout;
 mod random;
-pub mod settings;
 pub mod skywalking;
-pub mod state;
 mod sync;
 /// The SkyWalking IDs under their first name, kept for one release: use [`skywalking`] (a Rust
 /// reader takes `rimeflake::tracing` for the `tracing` crate).
@@ -47,9 +65,15 @@ mod sync;
 pub mod tracing {
     pub use crate::skywalking::*;
 }
-pub mod utc;
 mod warning;
-pub mod worker;
+internal! {
+    mod fork;
+    mod generator;
+    mod settings;
+    mod state;
+    mod utc;
+    mod worker;
+}
 
 pub use backend::Backend;
 pub use clock::{Clock, CoarseClock, ManualClock, SystemClock};

@@ -21,7 +21,7 @@ impl Warning {
     pub const BACKEND: &'static str = "backend";
     /// The kind of warning of a decoder that assumed the default layout (none was given) and
     /// read a time well in the future: another layout made the ID
-    /// ([`layout::assumed_layout_warning`](crate::layout::assumed_layout_warning)).
+    /// ([`frontend::assumed_layout_warning`](crate::frontend::assumed_layout_warning)).
     pub const ASSUMED_LAYOUT: &'static str = "assumed_layout";
 
     pub(crate) fn new(kind: &'static str, message: impl Into<String>) -> Self {

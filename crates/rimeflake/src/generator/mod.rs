@@ -341,7 +341,8 @@ impl<C: Clock> Generator<C> {
     }
 
     /// The worker ID in use. In a forked child that has issued no ID yet, that is still the
-    /// parent's: [`Generator::current_worker_id`] gives the child's own.
+    /// parent's: [`frontend::current_worker_id`](crate::frontend::current_worker_id) gives the
+    /// child's own.
     pub fn worker_id(&self) -> u64 {
         self.inner().worker_id
     }
@@ -354,7 +355,7 @@ impl<C: Clock> Generator<C> {
     /// As [`Generator::next_id`] in a forked child: [`ErrorKind::Lease`](crate::ErrorKind::Lease)
     /// for a fixed worker ID or a lease not taken within `max_wait`,
     /// [`ErrorKind::Closed`](crate::ErrorKind::Closed) when closed.
-    pub fn current_worker_id(&self, interrupted: &mut dyn FnMut() -> bool) -> Result<u64> {
+    pub(crate) fn current_worker_id(&self, interrupted: &mut dyn FnMut() -> bool) -> Result<u64> {
         loop {
             let i = self.inner();
             if i.pid == fork::pid() {

@@ -56,7 +56,7 @@ impl Layout {
 ///
 /// # Example
 /// ```
-/// use rimeflake::layout::assumed_layout_warning;
+/// use rimeflake::frontend::assumed_layout_warning;
 /// use rimeflake::{Frontend, Layout};
 ///
 /// let id = 2_125_930_713_407_557_632; // made with `twitter` on 2026-11-26

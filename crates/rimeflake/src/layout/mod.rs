@@ -480,12 +480,11 @@ pub(crate) const fn mask(bits: u8) -> u64 {
 }
 
 mod builder;
-mod guess;
+pub(crate) mod guess;
 mod presets;
 mod spec;
 #[cfg(test)]
 mod tests;
 
 pub use builder::LayoutBuilder;
-pub use guess::assumed_layout_warning;
 pub use presets::{EPOCH_2024, EPOCH_BAIDU, EPOCH_SONYFLAKE, EPOCH_SONYFLAKE_V2, EPOCH_TWITTER};

@@ -14,6 +14,7 @@ use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::os::unix::io::AsRawFd;
 use std::path::Path;
 
+#[cfg(any(test, feature = "testing"))]
 pub use super::sim::{Fault, SimDisk, SimFile};
 
 /// The file operations the file store writes through.

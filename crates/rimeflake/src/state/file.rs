@@ -25,11 +25,13 @@
 use super::disk::{Disk, RealDisk};
 use super::hw;
 use super::record::MAX_CLOCK_IDS;
-pub use super::record::{decode, decode_file, encode, Record, SLOT_SIZE};
+pub use super::record::{decode_file, encode, SLOT_SIZE};
+#[cfg(any(test, feature = "testing"))]
+pub use super::record::{decode, Record};
 use super::{StateStore, WorkerState};
 use crate::error::{Error, ErrorKind, Result};
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// The most a state file may hold: two slots. A bigger file is not one rimeflake wrote.
@@ -155,8 +157,9 @@ impl<D: Disk> FileStore<D> {
         self
     }
 
+    #[cfg(any(test, feature = "testing"))]
     /// The path of the state file.
-    pub fn path(&self) -> &Path {
+    pub fn path(&self) -> &std::path::Path {
         &self.path
     }
 

@@ -18,6 +18,7 @@ pub const ALLOW_NETWORK_FS_ENV: &str = "RIMEFLAKE_ALLOW_NETWORK_FS";
 ///
 /// # Errors
 /// [`ErrorKind::Config`](crate::ErrorKind::Config) when none of these variables is set.
+#[cfg(any(test, feature = "testing"))]
 pub fn default_state_dir() -> Result<PathBuf> {
     default_state_dir_from(|name| std::env::var_os(name))
 }

@@ -351,11 +351,13 @@ impl LocalLease {
         self.worker_id
     }
 
+    #[cfg(any(test, feature = "testing"))]
     /// The lock file.
     pub fn path(&self) -> &Path {
         &self.lock_path
     }
 
+    #[cfg(any(test, feature = "testing"))]
     /// The namespace directory.
     pub fn namespace_dir(&self) -> &Path {
         &self.ns_dir
@@ -408,6 +410,7 @@ impl LocalLease {
         }
     }
 
+    #[cfg(any(test, feature = "testing"))]
     /// Whether the lease was abandoned or forgotten after a fork.
     pub fn is_abandoned(&self) -> bool {
         self.abandoned
@@ -418,6 +421,7 @@ impl LocalLease {
         drop(self)
     }
 
+    #[cfg(any(test, feature = "testing"))]
     /// In a forked child: closes the inherited descriptor WITHOUT unlocking. The child's
     /// descriptor shares the parent's open file description, and so its `flock`: unlocking here
     /// would free the parent's lease. Only `close` is called (async-signal-safe).

@@ -10,6 +10,7 @@ pub mod namespace;
 pub mod remote;
 pub mod source;
 
+#[cfg(feature = "testing")]
 pub use dirs::default_state_dir;
 pub use lease::{LeaseOptions, LeaseRequest, LocalLease};
 
