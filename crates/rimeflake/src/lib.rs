@@ -14,7 +14,7 @@
 //! ```
 //!
 //! The API is the items at the root ([`Generator`] and its [`Builder`], [`Layout`] and its
-//! [`Parts`], [`Encoding`] with [`format`] and [`parse`], [`Backend`], [`Error`] and
+//! [`Parts`], [`Encoding`] with [`format()`] and [`parse()`], [`Backend`], [`Error`] and
 //! [`ErrorKind`], [`Stats`], [`Warning`] and the clocks) and five modules: [`layout`] (bits,
 //! presets, compose/decode), [`clock`] (the clocks a generator can be given), [`skywalking`]
 //! (SkyWalking trace IDs), [`admin`] (inspecting and resetting state, as `rimeflake state`

@@ -119,7 +119,7 @@ fn days_from_civil(year: u64, month: u64, day: u64) -> u64 {
 }
 
 /// Reads a time given by a person: Unix milliseconds (`1767225600000`), or an ISO 8601 instant
-/// as [`parse_iso8601`] reads it (`2026-01-01`, `2026-01-01T00:00Z`, `...+08:00`).
+/// as `parse_iso8601` reads it (`2026-01-01`, `2026-01-01T00:00Z`, `...+08:00`).
 ///
 /// # Errors
 /// [`ErrorKind::Config`](crate::ErrorKind::Config) saying what form is expected.

@@ -59,7 +59,7 @@ pub(crate) enum Storage {
 ///
 /// What is not set here is resolved once, by [`Builder::build`], from the environment
 /// (`RIMEFLAKE_LAYOUT`, `RIMEFLAKE_BACKEND`, `RIMEFLAKE_WORKER_ID`, `RIMEFLAKE_STATE_DIR`) and
-/// then the defaults: see [`settings`](crate::settings).
+/// then the defaults, in the order the repository's docs/configuration.md gives.
 ///
 /// # Example
 /// ```
@@ -326,7 +326,7 @@ impl<C: Clock> Builder<C> {
         self
     }
 
-    /// Resolves what was not set (see [`settings`](crate::settings)), validates the
+    /// Resolves what was not set (from the environment, then the defaults), validates the
     /// configuration, takes the worker ID and starts the generator.
     ///
     /// # Errors

@@ -4,7 +4,7 @@
 //! From the most significant bit down an ID is `0 | clock_id | time | worker | sequence`, or
 //! `0 | clock_id | time | sequence | worker` for [`FieldOrder::SequenceAboveWorker`] (Sonyflake's
 //! order). The generator counts in a packed *counter* `clock_id:time:sequence`; the worker bits
-//! are inserted when an ID is composed, which is what [`Layout::compose_counter`] does.
+//! are inserted when an ID is composed, which is what `Layout::compose_counter` does.
 
 use crate::error::{Error, Result};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};

@@ -55,7 +55,7 @@ pub struct ResetReport {
 }
 
 /// Replaces the corrupt state of `worker_id` in `namespace` of `dir`: takes its lease (so no
-/// process runs it meanwhile), then [`reset_store`]. `layout` `None` reads the namespace's
+/// process runs it meanwhile), then replaces the state file. `layout` `None` reads the namespace's
 /// layout from its layout file.
 ///
 /// # Errors

@@ -43,7 +43,7 @@ impl Lease for LocalLease {
     }
 }
 
-/// Where the worker ID comes from. [`WorkerSource::resolve`] turns it into a [`LeaseRequest`].
+/// Where the worker ID comes from. The generator turns it into the request for a local lease.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum WorkerSource {

@@ -1,4 +1,4 @@
-//! [`WorkerSource::resolve`]: from where a worker ID comes to the lease to take for it.
+//! [`WorkerSource::resolve_as`]: from where a worker ID comes to the lease to take for it.
 //!
 //! Fixed, environment and Kubernetes worker IDs become [`LeaseRequest::Exact`]: they too are
 //! locked in the state directory, so two processes on one host cannot run the same one.
@@ -20,20 +20,13 @@ pub const ORDINAL: &str = "ordinal";
 
 impl WorkerSource {
     /// The lease to take for this source, for a layout whose largest worker ID is
-    /// `max_worker_id`.
+    /// `max_worker_id`, with the environment and host name given (for tests).
     ///
     /// # Errors
     /// [`ErrorKind::Config`](crate::ErrorKind::Config) when the worker ID is missing, not a
     /// number, above `max_worker_id`, or (Kubernetes) cannot be told from the host name.
-    pub fn resolve(&self, max_worker_id: u64) -> Result<LeaseRequest> {
-        self.resolve_as(max_worker_id, Frontend::Rust)
-    }
-
-    /// [`WorkerSource::resolve`] with the environment and host name given (for tests).
-    ///
-    /// # Errors
-    /// As [`WorkerSource::resolve`].
-    pub fn resolve_with(
+    #[cfg(test)]
+    pub(crate) fn resolve_with(
         &self,
         max_worker_id: u64,
         env: &dyn Fn(&str) -> Option<String>,
@@ -42,7 +35,8 @@ impl WorkerSource {
         self.resolve_in(max_worker_id, env, host, Frontend::Rust)
     }
 
-    /// [`WorkerSource::resolve`], naming a fixed worker ID as `spelling` does.
+    /// The lease to take for this source, for a layout whose largest worker ID is
+    /// `max_worker_id`, naming a fixed worker ID as `spelling` does.
     pub(crate) fn resolve_as(
         &self,
         max_worker_id: u64,
