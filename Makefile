@@ -227,8 +227,11 @@ peer-vectors: ## regenerate testdata/peers/vectors.json with the peers' own code
 
 # ---- lint -------------------------------------------------------------------------------------
 
-.PHONY: lint lint-rust
-lint: lint-rust lint-python lint-c lint-node lint-docs ## check formatting and lints, warnings as errors (each language adds lint-<lang>)
+.PHONY: lint lint-rust lint-api
+lint: lint-rust lint-python lint-c lint-node lint-docs lint-api ## check formatting and lints, warnings as errors (each language adds lint-<lang>)
+
+lint-api: ## the core's public API is the committed crates/rimeflake/public-api.txt (update: scripts/docs/public_api.py --check --update)
+	CARGO="$(CARGO)" $(PYTHON) scripts/docs/public_api.py --check
 
 lint-rust: rust-lint-tools ## Rust: cargo fmt --check and clippy -D warnings (workspace and example)
 	$(CARGO) fmt --all --check
