@@ -5,6 +5,10 @@
 
 #[path = "../../rimeflake/tests/servers/mod.rs"]
 mod servers;
+#[path = "../../rimeflake/tests/support/mod.rs"]
+mod support;
+
+use support::libfaketime;
 
 use rimeflake::Layout;
 use std::collections::HashSet;
@@ -12,21 +16,6 @@ use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
 const BIN: &str = env!("CARGO_BIN_EXE_rimeflake");
-
-/// libfaketime's library (as in processes.rs: `FAKETIME_LIB`, else Debian's place).
-fn libfaketime() -> PathBuf {
-    if let Some(lib) = std::env::var_os("FAKETIME_LIB") {
-        return PathBuf::from(lib);
-    }
-    let mut dirs = vec![PathBuf::from("/usr/lib/faketime")];
-    if let Ok(entries) = std::fs::read_dir("/usr/lib") {
-        dirs.extend(entries.flatten().map(|e| e.path().join("faketime")));
-    }
-    dirs.iter()
-        .map(|d| d.join("libfaketimeMT.so.1"))
-        .find(|p| p.is_file())
-        .expect("libfaketime is not installed: run `make test` (apt-get install faketime)")
-}
 
 /// `rimeflake gen -n N --worker 4` on `url`, with the wall clock moved by `offset` seconds
 /// (libfaketime's syntax: "+86400", "+0.5"), or the real clock.

@@ -7,11 +7,12 @@
 
 #[path = "../../rimeflake/tests/support/mod.rs"]
 mod support;
+use support::libfaketime;
 use support::{Rng, TempDir};
 
 use rimeflake::Layout;
 use std::collections::{BTreeMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -83,34 +84,6 @@ fn sixteen_processes_at_once_get_distinct_worker_ids_and_never_share_an_id() {
     let dup = all.windows(2).find(|w| w[0] == w[1]);
     assert!(dup.is_none(), "ID {:?} was issued twice", dup.map(|w| w[0]));
     assert_eq!(workers.len(), PROCESSES);
-}
-
-/// libfaketime's library: `FAKETIME_LIB`, else where Debian's `faketime` package puts it.
-fn libfaketime() -> PathBuf {
-    if let Some(lib) = std::env::var_os("FAKETIME_LIB") {
-        return PathBuf::from(lib);
-    }
-    let mut dirs = vec![
-        PathBuf::from("/usr/lib/faketime"),
-        PathBuf::from("/usr/local/lib/faketime"),
-        PathBuf::from("/usr/lib64/faketime"),
-    ];
-    if let Ok(entries) = std::fs::read_dir("/usr/lib") {
-        dirs.extend(entries.flatten().map(|e| e.path().join("faketime")));
-    }
-    for dir in &dirs {
-        // The multi-threaded variant: `gen` has a reservation thread.
-        for name in ["libfaketimeMT.so.1", "libfaketime.so.1"] {
-            if dir.join(name).is_file() {
-                return dir.join(name);
-            }
-        }
-    }
-    panic!(
-        "libfaketime is not installed, and this test needs it to set the clock back across \
-         restarts: run `make test`, which installs it (apt-get install faketime), or set \
-         FAKETIME_LIB to libfaketime.so.1"
-    );
 }
 
 /// `rimeflake gen` with the wall clock set back by `back_ms` (libfaketime).

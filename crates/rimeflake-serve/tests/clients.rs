@@ -3,9 +3,7 @@
 //! threads at once; every ID unique and decoding with the server's worker ID. Then SIGTERM: the
 //! server exits 0 with its lease freed and its state closed cleanly.
 
-#[path = "../../rimeflake/tests/support/mod.rs"]
-mod support;
-use support::TempDir;
+use common::support::TempDir;
 
 mod common;
 use common::{check_unique, ids, python, tool, Server};

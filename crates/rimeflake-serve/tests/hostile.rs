@@ -3,9 +3,7 @@
 //! past the limit. Each is refused or cut off in bounded time, the server's memory stays
 //! bounded, and an honest client is served all along.
 
-#[path = "../../rimeflake/tests/support/mod.rs"]
-mod support;
-use support::TempDir;
+use common::support::TempDir;
 
 mod common;
 use common::{wait_until, Server};

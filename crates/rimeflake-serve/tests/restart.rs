@@ -1,9 +1,7 @@
 //! Many clients through a crash of `rimeflake serve` (SIGKILL) and its restart on the same port
 //! and state with the wall clock set back a day (libfaketime): no ID repeats across the restart.
 
-#[path = "../../rimeflake/tests/support/mod.rs"]
-mod support;
-use support::TempDir;
+use common::support::TempDir;
 
 mod common;
 use common::{check_unique, clients, faked, free_port, signal, wait_until, Server};

@@ -4,6 +4,11 @@
 //! --workspace` build it first); a missing one fails the test with that instruction.
 #![allow(dead_code)]
 
+/// The core's test helpers (temporary directories, libfaketime), for every test here.
+#[path = "../../../rimeflake/tests/support/mod.rs"]
+pub mod support;
+pub use support::libfaketime;
+
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -242,21 +247,6 @@ pub fn free_port() -> u16 {
         .local_addr()
         .unwrap()
         .port()
-}
-
-/// libfaketime's library: `FAKETIME_LIB`, else where Debian's `faketime` package puts it.
-pub fn libfaketime() -> PathBuf {
-    if let Some(lib) = std::env::var_os("FAKETIME_LIB") {
-        return PathBuf::from(lib);
-    }
-    let mut dirs = vec![PathBuf::from("/usr/lib/faketime")];
-    if let Ok(entries) = std::fs::read_dir("/usr/lib") {
-        dirs.extend(entries.flatten().map(|e| e.path().join("faketime")));
-    }
-    dirs.iter()
-        .map(|d| d.join("libfaketimeMT.so.1"))
-        .find(|p| p.is_file())
-        .expect("libfaketime is not installed: run `make test-serve` (apt-get install faketime)")
 }
 
 /// The binary with its wall clock moved by `offset` (libfaketime's syntax: "-86400").

@@ -1,5 +1,5 @@
-//! Helpers shared by the test binaries of `rimeflake` and `rimeflake-cli` (the CLI's tests
-//! include this file by path). Each binary uses part of it.
+//! Helpers shared by the test binaries of `rimeflake`, `rimeflake-cli` and `rimeflake-serve`
+//! (the other two include this file by path). Each binary uses part of it.
 #![allow(dead_code)]
 
 use std::path::PathBuf;
@@ -95,4 +95,32 @@ impl Since {
     pub fn elapsed(self) -> Duration {
         Duration::from_nanos(rimeflake::clock::monotonic_ns() - self.0)
     }
+}
+
+/// libfaketime's library: `FAKETIME_LIB`, else where Debian's `faketime` package puts it.
+pub fn libfaketime() -> PathBuf {
+    if let Some(lib) = std::env::var_os("FAKETIME_LIB") {
+        return PathBuf::from(lib);
+    }
+    let mut dirs = vec![
+        PathBuf::from("/usr/lib/faketime"),
+        PathBuf::from("/usr/local/lib/faketime"),
+        PathBuf::from("/usr/lib64/faketime"),
+    ];
+    if let Ok(entries) = std::fs::read_dir("/usr/lib") {
+        dirs.extend(entries.flatten().map(|e| e.path().join("faketime")));
+    }
+    for dir in &dirs {
+        // The multi-threaded variant: `gen` has a reservation thread.
+        for name in ["libfaketimeMT.so.1", "libfaketime.so.1"] {
+            if dir.join(name).is_file() {
+                return dir.join(name);
+            }
+        }
+    }
+    panic!(
+        "libfaketime is not installed, and this test needs it to move a process's clock: run \
+         `make test`, which installs it (apt-get install faketime), or set FAKETIME_LIB to \
+         libfaketime.so.1"
+    );
 }
