@@ -4,24 +4,11 @@
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
-/// rimeflake's variables (and the base of the default state directory), removed from every run.
-const VARS: [&str; 7] = [
-    "RIMEFLAKE_WORKER_ID",
-    "RIMEFLAKE_POD_INDEX",
-    "RIMEFLAKE_LAYOUT",
-    "RIMEFLAKE_BACKEND",
-    "RIMEFLAKE_STATE_DIR",
-    "RIMEFLAKE_NO_CONTAINER_WARNING",
-    "XDG_STATE_HOME",
-];
-
 /// The binary with only `env` of rimeflake's variables set, `input` on stdin.
 pub fn run_with(args: &[&str], env: &[(&str, &str)], input: &str) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_rimeflake"));
     cmd.args(args);
-    for v in VARS {
-        cmd.env_remove(v);
-    }
+    super::support::without_rimeflake_env(&mut cmd);
     cmd.envs(env.iter().copied());
     let mut child = cmd
         .stdin(Stdio::piped())

@@ -17,18 +17,6 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// rimeflake's variables, removed from every server's environment.
-const VARS: [&str; 8] = [
-    "RIMEFLAKE_WORKER_ID",
-    "RIMEFLAKE_POD_INDEX",
-    "RIMEFLAKE_LAYOUT",
-    "RIMEFLAKE_BACKEND",
-    "RIMEFLAKE_STATE_DIR",
-    "RIMEFLAKE_NO_CONTAINER_WARNING",
-    "RIMEFLAKE_SERVE_TOKEN",
-    "XDG_STATE_HOME",
-];
-
 /// The `rimeflake` binary of this build (target/<profile>/rimeflake, beside deps/).
 pub fn binary() -> PathBuf {
     let exe = std::env::current_exe().expect("the test's own path");
@@ -73,9 +61,7 @@ impl Server {
         env: &[(&str, &str)],
     ) -> Server {
         cmd.args(["serve", "--listen", listen]).args(args);
-        for v in VARS {
-            cmd.env_remove(v);
-        }
+        support::without_rimeflake_env(&mut cmd);
         cmd.envs(env.iter().copied())
             .env("RIMEFLAKE_NO_CONTAINER_WARNING", "1")
             .stdin(Stdio::null())

@@ -124,3 +124,15 @@ pub fn libfaketime() -> PathBuf {
          libfaketime.so.1"
     );
 }
+
+/// Removes rimeflake's variables (every `RIMEFLAKE_*` this test process has) and the base of
+/// the default state directory (`XDG_STATE_HOME`) from what `cmd` inherits, so a run of the
+/// binary sees only what its test gives it.
+pub fn without_rimeflake_env(cmd: &mut std::process::Command) -> &mut std::process::Command {
+    for (name, _) in std::env::vars_os() {
+        if name.to_str().is_some_and(|n| n.starts_with("RIMEFLAKE_")) {
+            cmd.env_remove(&name);
+        }
+    }
+    cmd.env_remove("XDG_STATE_HOME")
+}
