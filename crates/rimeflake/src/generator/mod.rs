@@ -33,7 +33,7 @@ mod lease_tests;
 mod reserver;
 mod restart;
 mod slow;
-pub(crate) mod start;
+mod start;
 mod stats;
 
 pub(crate) use builder::Storage;
