@@ -87,34 +87,40 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
-    let run = |addr: SocketAddr, path: &'static str, conc: usize| {
-        runtime.block_on(load(addr, path, conc, seconds))
+    // One load run, with the CPU time the server process spent per request meanwhile (user and
+    // system, all its threads): unlike requests a second, it does not move with what else the
+    // shared machine runs.
+    let run = |server: &Server, path: &'static str, conc: usize| {
+        let before = cpu_ns(server.child.id());
+        let mut m = runtime.block_on(load(server.addr, path, conc, seconds));
+        m.cpu_us = (cpu_ns(server.child.id()) - before) as f64 / 1000.0 / m.requests;
+        m
     };
     // Warm both up (connections, the generator's first reservation).
-    run(serve.addr, "/id", 4);
-    run(floor.addr, "/id", 4);
+    run(&serve, "/id", 4);
+    run(&floor, "/id", 4);
 
     let mut rows = Vec::new();
     for conc in [1usize, 64] {
         let (mut s, mut f) = (Vec::new(), Vec::new());
         for _ in 0..rounds {
-            f.push(run(floor.addr, "/id", conc));
-            s.push(run(serve.addr, "/id", conc));
+            f.push(run(&floor, "/id", conc));
+            s.push(run(&serve, "/id", conc));
         }
         let (s, f) = (median(s), median(f));
         println!(
-            "GET /id c={conc}: serve {:.0} req/s p99 {:.0} us; floor {:.0} req/s p99 {:.0} us",
-            s.rate, s.p99_us, f.rate, f.p99_us
+            "GET /id c={conc}: serve {:.0} req/s p99 {:.0} us cpu {:.1} us/req; floor {:.0} req/s p99 {:.0} us cpu {:.1} us/req",
+            s.rate, s.p99_us, s.cpu_us, f.rate, f.p99_us, f.cpu_us
         );
         rows.push(format!(
-            "| `GET /id`, keep-alive, concurrency {conc} | {:.0} req/s, p99 {:.0} µs | {:.0} req/s, p99 {:.0} µs | throughput {:.2}× (target ≥ 0.8×), p99 {:.2}× (target ≤ 1.3×) |",
-            s.rate, s.p99_us, f.rate, f.p99_us, s.rate / f.rate, s.p99_us / f.p99_us
+            "| `GET /id`, keep-alive, concurrency {conc} | {:.0} req/s, p99 {:.0} µs, {:.1} µs CPU/req | {:.0} req/s, p99 {:.0} µs, {:.1} µs CPU/req | throughput {:.2}× (target ≥ 0.8×), p99 {:.2}× (target ≤ 1.3×), server CPU per request {:.2}× |",
+            s.rate, s.p99_us, s.cpu_us, f.rate, f.p99_us, f.cpu_us, s.rate / f.rate, s.p99_us / f.p99_us, s.cpu_us / f.cpu_us
         ));
     }
     for (server, name) in [(&serve, "default"), (&wide, WIDE)] {
         let mut batches = Vec::new();
         for _ in 0..rounds {
-            batches.push(run(server.addr, "/ids?n=1000", 64));
+            batches.push(run(server, "/ids?n=1000", 64));
         }
         let b = median(batches);
         let ids_per_s = b.rate * 1000.0;
@@ -260,11 +266,32 @@ fn floor(port: u16) {
     });
 }
 
-/// One measurement: requests a second and the 99th percentile latency.
+/// One measurement: requests a second, the 99th percentile latency, the requests answered
+/// and the server's CPU time per request (µs, filled in by the caller).
 #[derive(Clone, Copy)]
 struct Measured {
     rate: f64,
     p99_us: f64,
+    requests: f64,
+    cpu_us: f64,
+}
+
+/// The CPU time (user and system, every thread) process `pid` has used, in ns, from
+/// /proc/<pid>/stat (clock ticks: 10 ms each, far below a run's seconds of CPU).
+fn cpu_ns(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The fields after the command's closing parenthesis; utime and stime are the 14th and
+    // 15th of the whole line, so the 12th and 13th after it.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let ticks: u64 = rest
+        .split_whitespace()
+        .skip(11)
+        .take(2)
+        .filter_map(|f| f.parse::<u64>().ok())
+        .sum();
+    // SAFETY: sysconf only reads a system constant.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    ticks * 1_000_000_000 / hz
 }
 
 fn median(mut runs: Vec<Measured>) -> Measured {
@@ -272,9 +299,12 @@ fn median(mut runs: Vec<Measured>) -> Measured {
     let mid = runs[runs.len() / 2];
     let mut p99s: Vec<f64> = runs.iter().map(|r| r.p99_us).collect();
     p99s.sort_by(f64::total_cmp);
+    let mut cpus: Vec<f64> = runs.iter().map(|r| r.cpu_us).collect();
+    cpus.sort_by(f64::total_cmp);
     Measured {
-        rate: mid.rate,
         p99_us: p99s[p99s.len() / 2],
+        cpu_us: cpus[cpus.len() / 2],
+        ..mid
     }
 }
 
@@ -321,5 +351,7 @@ async fn load(addr: SocketAddr, path: &'static str, conc: usize, seconds: f64) -
     Measured {
         rate: all.len() as f64 / elapsed,
         p99_us: p99 as f64 / 1000.0,
+        requests: all.len() as f64,
+        cpu_us: 0.0,
     }
 }
