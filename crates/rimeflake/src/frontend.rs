@@ -89,7 +89,7 @@ impl Frontend {
             (_, S::MaxDrift) => "max_drift_ms",
             (F::Rust, S::LeaseTtl) => "lease_ttl",
             (F::Node, S::LeaseTtl) => "leaseTtlMs",
-            (F::Cli, S::LeaseTtl) => crate::settings::LEASE_TTL_ENV,
+            (F::Cli, S::LeaseTtl) => crate::env::LEASE_TTL_ENV,
             (_, S::LeaseTtl) => "lease_ttl_ms",
         }
     }

@@ -53,6 +53,7 @@ pub mod admin;
 mod backend;
 pub mod clock;
 mod encoding;
+mod env;
 mod error;
 pub mod frontend;
 pub mod layout;

@@ -31,23 +31,9 @@ use std::time::Duration;
 pub use crate::worker::dirs::STATE_DIR_ENV;
 pub use crate::worker::source::WORKER_ID_ENV;
 
-/// The environment variable with the layout: a preset name or a layout spec.
-pub const LAYOUT_ENV: &str = "RIMEFLAKE_LAYOUT";
-/// The environment variable with the backend: `local`, `memory` or a server's URL.
-pub const BACKEND_ENV: &str = "RIMEFLAKE_BACKEND";
-/// The environment variable with the lease TTL of a server backend, in milliseconds.
-pub const LEASE_TTL_ENV: &str = "RIMEFLAKE_LEASE_TTL_MS";
-
-/// Set to `1` to quiet the warnings about a server backend's durability settings (Redis's
-/// `appendonly`, `appendfsync` and `maxmemory-policy`, PostgreSQL's `fsync` and
-/// `synchronous_commit`), for a development server; `0` or unset keeps them.
-pub const NO_DURABILITY_WARNING_ENV: &str = "RIMEFLAKE_NO_DURABILITY_WARNING";
-
-/// Set to `1` to have every start on a server backend stay above what a lost holder may have
-/// issued, even when the server has the worker ID's state (as
-/// [`Builder::wait_at_takeover`](crate::Builder::wait_at_takeover)): for servers restored from
-/// backups, whose older states the server alone cannot tell from the truth. `0` or unset: off.
-pub const WAIT_AT_TAKEOVER_ENV: &str = "RIMEFLAKE_WAIT_AT_TAKEOVER";
+pub use crate::env::{
+    BACKEND_ENV, LAYOUT_ENV, LEASE_TTL_ENV, NO_DURABILITY_WARNING_ENV, WAIT_AT_TAKEOVER_ENV,
+};
 
 /// The shortest lease TTL: each server call may take a tenth of it.
 const MIN_LEASE_TTL: Duration = Duration::from_millis(200);

@@ -412,7 +412,7 @@ impl RemoteLease {
             }
         }
         let mut warnings: Vec<String> = if check_settings {
-            let quiet = crate::settings::NO_DURABILITY_WARNING_ENV;
+            let quiet = crate::env::NO_DURABILITY_WARNING_ENV;
             conn.check_settings()?
                 .into_iter()
                 .map(|w| format!("{w} (on a development server, {quiet}=1 quiets this)"))
