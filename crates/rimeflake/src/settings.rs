@@ -8,7 +8,7 @@
 //! | backend | [`BACKEND_ENV`] ([`Backend::parse`]) | `local` |
 //! | worker ID | [`WORKER_ID_ENV`] (a number within the layout's worker IDs, or `ordinal`: a Kubernetes StatefulSet pod's ordinal, from `RIMEFLAKE_POD_INDEX`, else the trailing `-<n>` of `$HOSTNAME`) | a lease |
 //! | state directory | [`STATE_DIR_ENV`] | `$XDG_STATE_HOME/rimeflake` or `~/.local/state/rimeflake` |
-//! | lease TTL (server backends) | [`LEASE_TTL_ENV`] (milliseconds) | [`DEFAULT_LEASE_TTL`](crate::generator::DEFAULT_LEASE_TTL), 10 s |
+//! | lease TTL (server backends) | [`LEASE_TTL_ENV`] (milliseconds) | [`DEFAULT_LEASE_TTL`], 10 s |
 //! | namespace | — | [`Layout::default_namespace`] of the layout |
 //! | durability warnings (server backends) | [`NO_DURABILITY_WARNING_ENV`] (`1` quiets them, for a development server) | shown |
 //! | wait at every takeover (server backends) | [`WAIT_AT_TAKEOVER_ENV`] (`1`: for servers restored from backups) | off |
@@ -22,6 +22,7 @@ use crate::generator::Storage;
 use crate::layout::Layout;
 use crate::state::StateStore;
 use crate::warning::Warning;
+use crate::worker::remote::{DEFAULT_LEASE_TTL, MAX_LEASE_TTL, MIN_LEASE_TTL};
 use crate::worker::{dirs, WorkerSource};
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -34,11 +35,6 @@ pub use crate::worker::source::WORKER_ID_ENV;
 pub use crate::env::{
     BACKEND_ENV, LAYOUT_ENV, LEASE_TTL_ENV, NO_DURABILITY_WARNING_ENV, WAIT_AT_TAKEOVER_ENV,
 };
-
-/// The shortest lease TTL: each server call may take a tenth of it.
-const MIN_LEASE_TTL: Duration = Duration::from_millis(200);
-/// The longest lease TTL: a crashed holder's worker ID stays taken this long.
-const MAX_LEASE_TTL: Duration = Duration::from_secs(24 * 3600);
 
 /// What the caller set on the builder (`None`: not set).
 #[derive(Clone, Debug, Default)]
@@ -317,7 +313,7 @@ pub(crate) fn resolve(
                 })?;
                 check_lease_ttl(Duration::from_millis(ms), LEASE_TTL_ENV)?
             }
-            None => crate::generator::DEFAULT_LEASE_TTL,
+            None => DEFAULT_LEASE_TTL,
         },
     };
     let quiet_durability = match var(NO_DURABILITY_WARNING_ENV)?.as_deref().map(str::trim) {

@@ -10,6 +10,8 @@ use crate::settings::{self, Given};
 use crate::state::StateStore;
 use crate::warning::{Warning, WarningSink};
 use crate::worker::WorkerSource;
+
+pub use crate::worker::remote::DEFAULT_LEASE_TTL;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -104,8 +106,6 @@ pub struct Builder<C: Clock = SystemClock> {
 
 /// The default `max_drift`: rollbacks up to this are absorbed by counting on (a leap second fits).
 pub const DEFAULT_MAX_DRIFT: Duration = Duration::from_secs(2);
-/// The default lease TTL of a remote backend (see [`Builder::lease_ttl`]).
-pub const DEFAULT_LEASE_TTL: Duration = Duration::from_secs(10);
 /// The default `max_wait`: the longest any call waits before it fails.
 pub const DEFAULT_MAX_WAIT: Duration = Duration::from_secs(5);
 

@@ -217,9 +217,9 @@ fn a_server_backend_keeps_its_state_on_the_server() {
 fn the_lease_ttl_comes_from_the_builder_then_the_environment_then_ten_seconds() {
     let ms = Duration::from_millis;
     let r = resolve_in(&Given::default(), &[HOME]).unwrap();
-    assert_eq!(r.lease_ttl, crate::generator::DEFAULT_LEASE_TTL);
+    assert_eq!(r.lease_ttl, DEFAULT_LEASE_TTL);
     let r = resolve_in(&Given::default(), &[HOME, (LEASE_TTL_ENV, "")]).unwrap();
-    assert_eq!(r.lease_ttl, crate::generator::DEFAULT_LEASE_TTL);
+    assert_eq!(r.lease_ttl, DEFAULT_LEASE_TTL);
     let r = resolve_in(&Given::default(), &[HOME, (LEASE_TTL_ENV, "2500")]).unwrap();
     assert_eq!(r.lease_ttl, ms(2500));
     let given = Given {

@@ -28,7 +28,7 @@ pub struct RemoteNamespace {
 pub fn inspect(backend: &Backend, namespace: &str) -> Result<RemoteNamespace> {
     crate::worker::lease::validate_namespace(namespace)?;
     let timing = Timing {
-        ttl: crate::generator::DEFAULT_LEASE_TTL,
+        ttl: super::DEFAULT_LEASE_TTL,
     };
     let mut conn = connect(backend, timing)?;
     let layout = conn.layout(namespace)?;
@@ -60,7 +60,7 @@ pub const MAX_NAMESPACES: usize = 1_000;
 /// As [`inspect`].
 pub fn inspect_all(backend: &Backend) -> Result<RemoteServer> {
     let timing = Timing {
-        ttl: crate::generator::DEFAULT_LEASE_TTL,
+        ttl: super::DEFAULT_LEASE_TTL,
     };
     let mut conn = connect(backend, timing)?;
     let listed = conn.namespaces(MAX_NAMESPACES)?;
@@ -182,7 +182,7 @@ pub fn reset(
 ) -> Result<RemoteReset> {
     crate::worker::lease::validate_namespace(namespace)?;
     let timing = Timing {
-        ttl: crate::generator::DEFAULT_LEASE_TTL,
+        ttl: super::DEFAULT_LEASE_TTL,
     };
     let mut conn = connect(backend, timing)?;
     let what = format!("worker ID {worker_id} of namespace {namespace} on {backend}");

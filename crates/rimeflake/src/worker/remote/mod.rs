@@ -223,6 +223,13 @@ pub(crate) struct Listed {
     pub(crate) complete: bool,
 }
 
+/// The default lease TTL of a remote backend (see [`Builder::lease_ttl`](crate::Builder::lease_ttl)).
+pub const DEFAULT_LEASE_TTL: Duration = Duration::from_secs(10);
+/// The shortest lease TTL: each server call may take a tenth of it.
+pub(crate) const MIN_LEASE_TTL: Duration = Duration::from_millis(200);
+/// The longest lease TTL: a crashed holder's worker ID stays taken this long.
+pub(crate) const MAX_LEASE_TTL: Duration = Duration::from_secs(24 * 3600);
+
 /// How long each server call may take, and how long a lease lasts.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Timing {
