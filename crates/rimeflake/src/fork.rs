@@ -38,8 +38,27 @@
 //! `getpid` and `close`, all async-signal-safe.
 
 use crate::sync::{AtomicU64, Ordering::*};
-use crate::worker::Lease;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU32};
+use std::sync::OnceLock;
+
+/// A fence value no counter can pass: the generator is closed, or belongs to a forked parent
+/// (the at-fork handler stores it in every inherited generator's fence).
+pub(crate) const CLOSED_FENCE: u64 = 0;
+
+/// A leased worker ID, whatever holds it: a lock file ([`LocalLease`](crate::worker::LocalLease)) or a server (a remote
+/// lease, whose keeper thread renews it). The generator's fork slot holds it; the I/O thread
+/// frees it only after its last write.
+pub(crate) trait Lease: Send + std::fmt::Debug {
+    /// The descriptor a forked child's handler must close without unlocking (a local lock).
+    fn lock_fd(&self) -> Option<i32> {
+        None
+    }
+    /// Frees the worker ID (in the process that took it; elsewhere it does nothing).
+    fn release(self: Box<Self>);
+    /// In a forked child: forgets the lease without unlocking, renewing, releasing or writing
+    /// anything through it (it is the parent's).
+    fn forget_after_fork(self: Box<Self>);
+}
 
 /// One generator's entry. Entries are never freed (a few bytes each) and are reused once free,
 /// so a walk never meets freed memory.
@@ -208,7 +227,7 @@ impl Slot {
         }
         // SAFETY: the fence was registered, so its page is mapped: the owner releases the slot
         // before unmapping it, and in this process (a child) the owner's generator never dies.
-        unsafe { &*fence }.store(super::generator::CLOSED_FENCE, Release);
+        unsafe { &*fence }.store(CLOSED_FENCE, Release);
         let fd = self.lock_fd.swap(-1, AcqRel);
         if fd >= 0 {
             // SAFETY: the descriptor is the inherited lease's (the owner forgets it before closing
@@ -243,9 +262,21 @@ pub fn after_fork_in_child() {
     }
 }
 
-/// Arms the child handler, for the registry (before the first slot is claimed) and for
-/// `skywalking` (before its first ID). Threads racing the first call may each arm it: the handler
-/// is idempotent, and no caller returns before it is armed.
+/// What the child handler runs after it has walked the registry: the reset of a layer above
+/// that keeps per-process state of its own (the SkyWalking IDs' generation), registered by
+/// [`arm_with`] before that state is first used. Read with an atomic load alone in the handler.
+static CHILD_HOOK: OnceLock<fn()> = OnceLock::new();
+
+/// As [`arm`], and the child handler calls `hook` too, after the registry's walk. One hook per
+/// process (the SkyWalking IDs'): a later call keeps the first.
+pub(crate) fn arm_with(hook: fn()) {
+    let _ = CHILD_HOOK.set(hook);
+    arm();
+}
+
+/// Arms the child handler, for the registry (before the first slot is claimed) and, through
+/// [`arm_with`], for `skywalking` (before its first ID). Threads racing the first call may each
+/// arm it: the handler is idempotent, and no caller returns before it is armed.
 pub(crate) fn arm() {
     if ARMED.load(Acquire) {
         return;
@@ -254,7 +285,9 @@ pub(crate) fn arm() {
     {
         extern "C" fn child() {
             after_fork_in_child();
-            crate::skywalking::after_fork_in_child();
+            if let Some(hook) = CHILD_HOOK.get() {
+                hook();
+            }
         }
         // SAFETY: registering a handler that only walks the lock-free registry and stores to
         // atomics (async-signal-safe).

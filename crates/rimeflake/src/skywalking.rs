@@ -159,7 +159,7 @@ fn generation() -> u64 {
 /// Starts a generation where `seen` was found stale; `None` when another thread moved first.
 #[cold]
 fn new_generation(lineage: &Lineage, seen: u64) -> Option<u64> {
-    crate::fork::arm();
+    crate::fork::arm_with(after_fork_in_child);
     let fresh = LAST_GENERATION.fetch_add(1, AcqRel) + 1;
     // The pid before the generation: a reader that sees the generation sees the pid.
     lineage.pid.store(std::process::id(), Relaxed);
@@ -209,7 +209,7 @@ impl ThreadState {
     /// The state for a thread's first call, or for its first call after a fork.
     #[cold]
     fn refresh(old: Option<ThreadState>, generation: u64) -> ThreadState {
-        crate::fork::arm();
+        crate::fork::arm_with(after_fork_in_child);
         let (token, last) = match old {
             // The forking thread keeps its token and its count: with a new process part its
             // IDs are new whatever they continue from.

@@ -45,14 +45,13 @@ pub use stats::Stats;
 use crate::clock::{Clock, SystemClock};
 use crate::error::{ErrorKind, Result};
 use crate::fork::{self, WipeOnFork};
+pub(crate) use crate::fork::CLOSED_FENCE;
 use crate::layout::Layout;
 use crate::sync::{AtomicU64, CachePadded, Mutex, Ordering::*};
 use stats::Counters;
 use std::sync::atomic::{AtomicBool, AtomicPtr};
 use std::sync::Arc;
 
-/// A fence value no counter can pass: the generator is closed, or belongs to a forked parent.
-pub(crate) const CLOSED_FENCE: u64 = 0;
 /// Set in the counter by `close`: no counter value has it (IDs use at most 63 bits), so every
 /// compare-and-swap that expected an older value fails from then on.
 pub(crate) const SEALED: u64 = 1 << 63;

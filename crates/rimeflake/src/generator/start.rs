@@ -8,7 +8,7 @@ use super::stats::Counters;
 use super::{Consts, Hot, Inner, RollbackPolicy, NO_DEADLINE};
 use crate::clock::Clock;
 use crate::error::{Error, ErrorKind, Result};
-use crate::fork::{self, WipeOnFork};
+use crate::fork::{self, Lease, WipeOnFork};
 use crate::frontend::{Frontend, Setting};
 use crate::layout::{mask, FieldOrder, Layout};
 use crate::state::{StateStore, WorkerState};
@@ -16,7 +16,7 @@ use crate::sync::{AtomicU64, CachePadded, Mutex};
 use crate::warning::{Warning, WarningSink};
 use crate::worker::remote::{keeper, LeaseTerms, RemoteLease};
 use crate::worker::source::WORKER_ID_ENV;
-use crate::worker::{self, Lease, LocalLease, WorkerSource};
+use crate::worker::{self, LocalLease, WorkerSource};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 

@@ -14,22 +14,8 @@ pub mod source;
 pub use dirs::default_state_dir;
 pub use lease::{LeaseOptions, LeaseRequest, LocalLease};
 
+use crate::fork::Lease;
 use std::ops::RangeInclusive;
-
-/// A leased worker ID, whatever holds it: a lock file ([`LocalLease`]) or a server (a remote
-/// lease, whose keeper thread renews it). The generator's fork slot holds it; the I/O thread
-/// frees it only after its last write.
-pub(crate) trait Lease: Send + std::fmt::Debug {
-    /// The descriptor a forked child's handler must close without unlocking (a local lock).
-    fn lock_fd(&self) -> Option<i32> {
-        None
-    }
-    /// Frees the worker ID (in the process that took it; elsewhere it does nothing).
-    fn release(self: Box<Self>);
-    /// In a forked child: forgets the lease without unlocking, renewing, releasing or writing
-    /// anything through it (it is the parent's).
-    fn forget_after_fork(self: Box<Self>);
-}
 
 impl Lease for LocalLease {
     fn lock_fd(&self) -> Option<i32> {

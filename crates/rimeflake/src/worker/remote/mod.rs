@@ -536,7 +536,7 @@ impl RemoteLease {
     }
 }
 
-impl crate::worker::Lease for RemoteLease {
+impl crate::fork::Lease for RemoteLease {
     fn release(self: Box<Self>) {
         drop(self)
     }
