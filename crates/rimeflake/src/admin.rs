@@ -6,16 +6,13 @@
 //! [`reset_if_any`]); a server backend (Redis or PostgreSQL) with the functions of [`remote`].
 //! Inspecting never disturbs a holder; resetting refuses while a live holder has the lease.
 
-pub use crate::state::inspect::{inspect, render, LeaseInfo, StateHealth};
-pub use crate::state::reset::{reset, reset_if_any, Reset, ResetOptions, ResetReport};
+mod inspect;
+pub mod remote;
+mod reset;
 
-/// The same administration for a server backend: one namespace ([`inspect`](remote::inspect),
-/// [`render`](remote::render), [`reset`](remote::reset)) or every namespace on the server
-/// ([`inspect_all`](remote::inspect_all), [`render_all`](remote::render_all)). Without the
-/// `redis` or `postgres` feature these fail with [`ErrorKind::Config`](crate::ErrorKind::Config).
-pub mod remote {
-    pub use crate::worker::remote::{
-        inspect, inspect_all, render, render_all, reset, RemoteNamespace, RemoteReset,
-        RemoteServer, MAX_NAMESPACES,
-    };
-}
+pub use inspect::{inspect, render, LeaseInfo, StateHealth};
+pub use reset::{reset, reset_if_any, Reset, ResetOptions, ResetReport};
+// The path the core's simulation tests use.
+#[cfg(feature = "testing")]
+#[doc(hidden)]
+pub use reset::reset_store;

@@ -1,5 +1,5 @@
 //! Unix milliseconds as ISO 8601 UTC text (`2026-01-01T00:00:00.000Z`), without a date crate:
-//! what the CLI and `state::inspect` show for timestamps, reservations and expiries; and
+//! what the CLI and `admin::inspect` show for timestamps, reservations and expiries; and
 //! [`parse_iso8601`], which reads the `epoch` of a layout spec.
 
 /// `unix_ms` as `YYYY-MM-DDTHH:MM:SS.mmmZ` in UTC (proleptic Gregorian calendar).

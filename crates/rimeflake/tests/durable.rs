@@ -228,13 +228,13 @@ fn reset(
     dir: &std::path::Path,
     layout: Option<&Layout>,
     worker: u64,
-) -> Result<rimeflake::state::ResetReport> {
-    rimeflake::state::reset(
+) -> Result<rimeflake::admin::ResetReport> {
+    rimeflake::admin::reset(
         dir,
         "default",
         layout,
         worker,
-        &rimeflake::state::ResetOptions::default(),
+        &rimeflake::admin::ResetOptions::default(),
     )
 }
 
@@ -311,7 +311,7 @@ fn reset_without_a_high_water_file_needs_evidence() {
     let file = dir.join("default/worker-00006.state");
     rot_both_slots(&file);
     std::fs::remove_file(dir.join("default/worker-00006.hw")).unwrap();
-    let e = rimeflake::state::reset(&dir, "default", None, 6, &Default::default()).unwrap_err();
+    let e = rimeflake::admin::reset(&dir, "default", None, 6, &Default::default()).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::State);
     for needle in [
         "high-water",
@@ -321,11 +321,11 @@ fn reset_without_a_high_water_file_needs_evidence() {
     ] {
         assert!(e.message().contains(needle), "{needle}: {e}");
     }
-    let options = rimeflake::state::ResetOptions {
+    let options = rimeflake::admin::ResetOptions {
         above_id: Some(*ids.last().unwrap()),
         reserve_until_ms: None,
     };
-    let report = rimeflake::state::reset(&dir, "default", Some(&layout), 6, &options).unwrap();
+    let report = rimeflake::admin::reset(&dir, "default", Some(&layout), 6, &options).unwrap();
     assert!(report.basis.contains("no ID above"), "{report:?}");
     let g = Generator::builder()
         .worker_id(6)

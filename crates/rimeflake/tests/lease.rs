@@ -3,7 +3,7 @@
 mod support;
 use support::TempDir;
 
-use rimeflake::state::inspect::{inspect, render, StateHealth};
+use rimeflake::admin::{inspect, render, StateHealth};
 use rimeflake::worker::{LeaseRequest, LocalLease};
 use rimeflake::{ErrorKind, Layout, StateStore, WorkerState};
 use std::io::{BufRead, BufReader, Write};

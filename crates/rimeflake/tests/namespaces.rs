@@ -38,9 +38,9 @@ fn a_namespace_the_admin_paths_refuse_is_refused_by_every_backend() {
         }
         for url in [redis.url(), pg.url()] {
             let backend = Backend::parse(&url).unwrap();
-            let e = rimeflake::worker::remote::inspect(&backend, ns).expect_err("refused");
+            let e = rimeflake::admin::remote::inspect(&backend, ns).expect_err("refused");
             assert_eq!(e.kind(), ErrorKind::Config, "{shown}: {e}");
-            let e = rimeflake::worker::remote::reset(
+            let e = rimeflake::admin::remote::reset(
                 &backend,
                 ns,
                 &Layout::default(),

@@ -636,7 +636,7 @@ fn the_state_travels_with_the_worker_id_and_a_namespace_keeps_one_layout() {
             &["namespace travel", "layout"],
         );
         // `state show` sees the worker ID, its state and no holder.
-        let found = rimeflake::worker::remote::inspect(&backend(&url), "travel").unwrap();
+        let found = rimeflake::admin::remote::inspect(&backend(&url), "travel").unwrap();
         assert!(found.layout.is_some(), "{found:?}");
         let w9 = found.workers.iter().find(|w| w.worker_id == 9).unwrap();
         assert!(w9.holder.is_none(), "{w9:?}");

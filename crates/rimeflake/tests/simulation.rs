@@ -28,8 +28,9 @@
 mod support;
 use support::Rng;
 
+use rimeflake::admin::{reset_store, ResetOptions};
 use rimeflake::state::file::{decode_file, SLOT_SIZE};
-use rimeflake::state::{reset_store, Fault, FileStore, LeaseGuard, ResetOptions, SimDisk};
+use rimeflake::state::{Fault, FileStore, LeaseGuard, SimDisk};
 use rimeflake::{
     Clock, Error, ErrorKind, Generator, Layout, ManualClock, RollbackPolicy, WorkerState,
 };
@@ -519,7 +520,7 @@ impl Sim {
         }
     }
 
-    /// The way out of a corrupt state: `rimeflake::state::reset_store`, the reset the CLI runs,
+    /// The way out of a corrupt state: `rimeflake::admin::reset_store`, the reset the CLI runs,
     /// on the simulated disk, at the clock of the moment (never moved on for it). Sometimes the
     /// power fails part-way through it, at any of its disk operations: the restart that follows
     /// must find either the corrupt file (refused, and reset again) or the new state. When the
@@ -572,7 +573,7 @@ impl Sim {
     fn reset_now(
         &self,
         options: &ResetOptions,
-    ) -> rimeflake::Result<rimeflake::state::ResetReport> {
+    ) -> rimeflake::Result<rimeflake::admin::ResetReport> {
         reset_store(
             self.disk.clone(),
             self.path.clone(),

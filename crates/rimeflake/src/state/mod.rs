@@ -7,22 +7,15 @@
 pub mod disk;
 pub mod file;
 pub mod hw;
-pub mod inspect;
 pub mod record;
-pub mod reset;
 #[cfg(any(test, feature = "testing"))]
 pub mod sim;
 
 pub use disk::Disk;
 pub use file::{FileStore, LeaseGuard};
-pub use reset::ResetOptions;
 // The paths the core's tests use.
 #[cfg(feature = "testing")]
 pub use disk::{Fault, RealDisk, SimDisk};
-#[cfg(feature = "testing")]
-pub use inspect::{inspect, LeaseInfo, StateHealth};
-#[cfg(feature = "testing")]
-pub use reset::{reset, reset_if_any, reset_store, Reset, ResetReport};
 
 use crate::error::Result;
 use std::fmt::Debug;

@@ -19,7 +19,6 @@
     allow(dead_code, unused_variables)
 )]
 
-mod admin;
 /// The tests of the [`Conn`] contract, run on each server.
 #[cfg(all(test, any(feature = "redis", feature = "postgres")))]
 mod contract;
@@ -40,10 +39,6 @@ mod store;
 #[cfg(any(feature = "redis", feature = "postgres"))]
 pub(crate) mod tls;
 
-pub use admin::{
-    inspect, inspect_all, render, render_all, reset, RemoteNamespace, RemoteReset, RemoteServer,
-    MAX_NAMESPACES,
-};
 pub(crate) use store::RemoteStore;
 
 use crate::backend::Backend;

@@ -2,7 +2,7 @@
 //!
 //! A corrupt file has lost the reservations that keep a restart from repeating IDs, so a fresh
 //! state with nothing reserved is not safe. A reset reserves every clock-id past a bound that
-//! holds: the high-water record kept beside the state ([`hw`](super::hw): raised before any
+//! holds: the high-water record kept beside the state ([`hw`](crate::state::hw): raised before any
 //! reservation passes it), or evidence the operator gives (the highest ID the worker issued, or
 //! a time no ID of it reached). With neither, it refuses and says what it needs.
 //!
@@ -11,13 +11,13 @@
 //! the corrupt one and the directory synced. Until that rename the corrupt file (which makes
 //! every generator refuse) is at the path; after it, the new, synced state.
 
-use super::disk::{Disk, RealDisk};
-use super::file::{decode_file, encode, MAX_FILE_BYTES, SLOT_SIZE};
-use super::hw;
-use super::WorkerState;
 use crate::clock::system_now_ms;
 use crate::error::{Error, ErrorKind, Result};
 use crate::layout::Layout;
+use crate::state::disk::{Disk, RealDisk};
+use crate::state::file::{decode_file, encode, MAX_FILE_BYTES, SLOT_SIZE};
+use crate::state::hw;
+use crate::state::WorkerState;
 use crate::worker::lease::{state_file_name, validate_namespace};
 use crate::worker::namespace::{layout_from_record, read_layout_file};
 use crate::worker::{LeaseRequest, LocalLease};

@@ -2,8 +2,8 @@
 //! worker ID, whether it is leased and by whom, the layout, the current clock-id, the
 //! reservations and the state file's health. It only reads, and never disturbs a holder.
 
-use super::file::decode_file;
 use crate::error::{Error, ErrorKind, Result};
+use crate::state::file::decode_file;
 use crate::worker::lease::Holder;
 use crate::worker::lease::{lock_file_name, parse_lock_file_name, read_holder, state_file_name};
 use crate::worker::namespace::{read_layout_file, LayoutRecord};
@@ -128,7 +128,7 @@ fn is_held(lock_path: &Path) -> io::Result<bool> {
 
 fn read_state(path: &Path, layout: Option<&LayoutRecord>) -> StateHealth {
     // Capped, no symlink, no FIFO: `state show` never hangs or reads without bound.
-    let bytes = match crate::state::disk::read_regular(path, super::file::MAX_FILE_BYTES) {
+    let bytes = match crate::state::disk::read_regular(path, crate::state::file::MAX_FILE_BYTES) {
         Ok(Some(b)) => b,
         Ok(None) => return StateHealth::Missing,
         Err(e) => return StateHealth::Corrupt(format!("cannot read {}: {e}", path.display())),

@@ -1,13 +1,18 @@
-//! What the CLI's `state show --backend` and `state reset --backend` do on a server: list its
-//! namespaces and their worker IDs, and replace a corrupt state with one bounded by the
-//! operator's evidence.
+//! The same administration for a server backend: one namespace ([`inspect`], [`render`],
+//! [`reset`]) or every namespace on the server ([`inspect_all`], [`render_all`]), as the CLI's
+//! `state show --backend` and `state reset --backend` do it: list a server's namespaces and
+//! their worker IDs, and replace a corrupt state with one bounded by the operator's evidence.
+//! Without the `redis` or `postgres` feature these fail with
+//! [`ErrorKind::Config`].
 
-use super::{connect, decode_state, encode_state, RemoteWorker, Saved, Timing, Versioned};
 use crate::backend::Backend;
 use crate::error::{Error, ErrorKind, Result};
 use crate::layout::Layout;
 use crate::state::WorkerState;
 use crate::worker::namespace::LayoutRecord;
+use crate::worker::remote::{
+    connect, decode_state, encode_state, RemoteWorker, Saved, Timing, Versioned, DEFAULT_LEASE_TTL,
+};
 
 /// A namespace on a server, as [`inspect`] finds it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -28,7 +33,7 @@ pub struct RemoteNamespace {
 pub fn inspect(backend: &Backend, namespace: &str) -> Result<RemoteNamespace> {
     crate::worker::lease::validate_namespace(namespace)?;
     let timing = Timing {
-        ttl: super::DEFAULT_LEASE_TTL,
+        ttl: DEFAULT_LEASE_TTL,
     };
     let mut conn = connect(backend, timing)?;
     let layout = conn.layout(namespace)?;
@@ -60,7 +65,7 @@ pub const MAX_NAMESPACES: usize = 1_000;
 /// As [`inspect`].
 pub fn inspect_all(backend: &Backend) -> Result<RemoteServer> {
     let timing = Timing {
-        ttl: super::DEFAULT_LEASE_TTL,
+        ttl: DEFAULT_LEASE_TTL,
     };
     let mut conn = connect(backend, timing)?;
     let listed = conn.namespaces(MAX_NAMESPACES)?;
@@ -178,11 +183,11 @@ pub fn reset(
     namespace: &str,
     layout: &Layout,
     worker_id: u64,
-    options: &crate::state::ResetOptions,
+    options: &super::ResetOptions,
 ) -> Result<RemoteReset> {
     crate::worker::lease::validate_namespace(namespace)?;
     let timing = Timing {
-        ttl: super::DEFAULT_LEASE_TTL,
+        ttl: DEFAULT_LEASE_TTL,
     };
     let mut conn = connect(backend, timing)?;
     let what = format!("worker ID {worker_id} of namespace {namespace} on {backend}");
@@ -218,8 +223,8 @@ pub fn reset(
         }
     }
     let now_ms = crate::clock::Clock::now_ms(&crate::clock::SystemClock);
-    let (state, basis) = crate::state::reset::bounded_state(layout, now_ms, None, options)?
-        .ok_or_else(|| {
+    let (state, basis) =
+        super::reset::bounded_state(layout, now_ms, None, options)?.ok_or_else(|| {
             Error::new(
                 ErrorKind::State,
                 format!(
