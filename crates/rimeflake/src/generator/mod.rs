@@ -30,6 +30,8 @@ mod builder;
 mod hot;
 #[cfg(test)]
 mod lease_tests;
+#[cfg(all(test, feature = "redis"))]
+mod redis_tests;
 mod reserver;
 mod restart;
 mod slow;

@@ -96,7 +96,7 @@ fn opening(namespace: &str) -> &'static str {
     }
 }
 
-fn lease_key(namespace: &str, worker_id: u64) -> String {
+pub(crate) fn lease_key(namespace: &str, worker_id: u64) -> String {
     format!("{}{namespace}:{worker_id}}}:lease", opening(namespace))
 }
 
@@ -108,7 +108,7 @@ fn layout_key(namespace: &str) -> String {
     format!("{}{namespace}}}:layout", opening(namespace))
 }
 
-fn workers_key(namespace: &str) -> String {
+pub(crate) fn workers_key(namespace: &str) -> String {
     format!("{}{namespace}}}:workers", opening(namespace))
 }
 

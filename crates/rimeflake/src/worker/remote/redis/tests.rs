@@ -460,34 +460,3 @@ fn every_namespace_keeps_a_workers_lease_and_state_in_one_cluster_slot() {
         );
     }
 }
-
-#[test]
-fn a_start_up_that_fails_after_taking_a_worker_id_gives_it_back() {
-    let redis = Redis::start();
-    // A user that may do everything but read the server's clock, which start-up does last.
-    let made = redis.command(&[
-        "ACL", "SETUSER", "no-time", "on", ">pw-nt", "~*", "+@all", "-time",
-    ]);
-    assert_eq!(made, "+OK\r\n");
-    let url = format!("redis://no-time:pw-nt@127.0.0.1:{}/0", redis.port());
-    let e = crate::Generator::builder()
-        .backend(crate::Backend::parse(&url).unwrap())
-        .namespace("give-back")
-        .lease_ttl(Duration::from_secs(3600))
-        .build()
-        .expect_err("TIME is refused");
-    assert!(
-        e.message().contains("TIME") || e.message().contains("time"),
-        "{e}"
-    );
-    // The worker ID it took was given back: no lease is left for its hour.
-    let state = redis.command(&["SMEMBERS", &workers_key("give-back")]);
-    let id: u64 = state
-        .lines()
-        .find_map(|l| l.parse().ok())
-        .unwrap_or_else(|| panic!("a worker ID was taken: {state:?}"));
-    assert_eq!(
-        redis.command(&["EXISTS", &lease_key("give-back", id)]),
-        ":0\r\n"
-    );
-}
