@@ -2,7 +2,10 @@
 //! passes through ([`Backend::parse`]).
 
 use crate::error::{Error, Result};
+use crate::state::StateStore;
 use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
 
 pub(crate) mod tls;
 
@@ -304,6 +307,20 @@ mod shown {
             query(tls, true)
         ))
     }
+}
+
+/// Where a generator keeps its durable state: a [`Backend`] as `settings` resolves it (a local
+/// backend with its directory), or a caller's own store, which no backend names.
+#[derive(Clone, Debug)]
+pub(crate) enum Storage {
+    /// In this state directory (docs/configuration.md, `RIMEFLAKE_STATE_DIR`).
+    Dir(PathBuf),
+    /// In a store the caller provides, for a fixed worker ID it has already made exclusive.
+    Store(Arc<dyn StateStore>),
+    /// Nowhere: not restart-safe; asked for explicitly.
+    InMemory,
+    /// On a server, with the worker ID leased there (Redis, PostgreSQL).
+    Remote(Backend),
 }
 
 impl fmt::Display for Backend {

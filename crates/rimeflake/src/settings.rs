@@ -16,9 +16,8 @@
 //! A variable set to the empty string counts as unset; a bad value is a
 //! [`ErrorKind::Config`](crate::ErrorKind::Config) error that names the variable.
 
-use crate::backend::Backend;
+use crate::backend::{Backend, Storage};
 use crate::error::{Error, Result};
-use crate::generator::Storage;
 use crate::layout::Layout;
 use crate::state::StateStore;
 use crate::warning::Warning;

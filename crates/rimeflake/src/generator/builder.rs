@@ -1,7 +1,7 @@
 //! [`Builder`] and [`RollbackPolicy`]: how a [`Generator`] is configured.
 
 use super::Generator;
-use crate::backend::Backend;
+use crate::backend::{Backend, Storage};
 use crate::clock::{Clock, SystemClock};
 use crate::error::{Error, Result};
 use crate::frontend::{Frontend, Setting};
@@ -42,19 +42,6 @@ impl RollbackPolicy {
         // The C API's spelling is the one this function has always used.
         Frontend::C.rollback_policy(name)
     }
-}
-
-/// Where a generator keeps its durable state (resolved by `settings`).
-#[derive(Clone, Debug)]
-pub(crate) enum Storage {
-    /// In this state directory (docs/configuration.md, `RIMEFLAKE_STATE_DIR`).
-    Dir(PathBuf),
-    /// In a store the caller provides, for a fixed worker ID it has already made exclusive.
-    Store(Arc<dyn StateStore>),
-    /// Nowhere: not restart-safe; asked for explicitly.
-    InMemory,
-    /// On a server, with the worker ID leased there (Redis, PostgreSQL).
-    Remote(Backend),
 }
 
 /// Configures a [`Generator`]; start with [`Generator::builder`].

@@ -38,7 +38,6 @@ mod slow;
 mod start;
 mod stats;
 
-pub(crate) use builder::Storage;
 pub use builder::{
     Builder, RollbackPolicy, DEFAULT_LEASE_TTL, DEFAULT_MAX_DRIFT, DEFAULT_MAX_WAIT,
 };

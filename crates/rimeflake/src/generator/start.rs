@@ -1,11 +1,12 @@
 //! Starting a generator: taking the worker ID, loading its state, and the start-up rules
 //! (docs/guarantees.md, "What survives what"), which make the first ID safe before it is issued.
 
-use super::builder::{Builder, Storage};
+use super::builder::Builder;
 use super::reserver::{self, Io};
 use super::slow::free_clock_id;
 use super::stats::Counters;
 use super::{Consts, Hot, Inner, RollbackPolicy, NO_DEADLINE};
+use crate::backend::Storage;
 use crate::clock::Clock;
 use crate::error::{Error, ErrorKind, Result};
 use crate::fork::{self, Lease, WipeOnFork};
