@@ -148,7 +148,7 @@ def resolve(src: Path, segs: list[str], reexports: dict[str, list[str]]) -> list
 
 
 def imports(src: Path, rel: str, reexports: dict[str, list[str]]) -> set[str]:
-    """The modules (`worker::lease`) a source file names through `crate::` and `super::`."""
+    """The modules (`lease::local`) a source file names through `crate::` and `super::`."""
     code = strip_comments_and_strings((src / rel).read_text(encoding="utf-8"))
     own = module_of(rel)
     # A file's `super` is its parent module; for mod.rs and lib.rs the module is the directory.

@@ -54,7 +54,7 @@ CONTAINERS = {
     "c": ["examples/c/quickstart.c"],
     "cpp": ["examples/cpp/quickstart.cpp"],
     "cmake": ["examples/cpp/CMakeLists.txt"],
-    "sql": ["crates/rimeflake/src/worker/remote/postgres/sql.rs"],
+    "sql": ["crates/rimeflake/src/lease/remote/postgres/sql.rs"],
     "go": ["crates/rimeflake-serve/tests/clients/client.go"],
     "java": ["crates/rimeflake-serve/tests/clients/Client.java"],
 }

@@ -65,8 +65,8 @@ def main() -> int:
                 True, "clock.rs (layer 2, clock) imports crate::settings")
     layers_case("layers: a grouped use in state/file.rs fails",
                 lambda src, doc: append(src / "state/file.rs",
-                                        "\nuse crate::{error::Error as _E, worker::{lease::LocalLease as _L}};\n"),
-                True, "state/file.rs (layer 4, local state) imports crate::worker::lease")
+                                        "\nuse crate::{error::Error as _E, lease::{local::LocalLease as _L}};\n"),
+                True, "state/file.rs (layer 4, local state) imports crate::lease::local")
     layers_case("layers: a super:: path that climbs to a higher layer fails",
                 lambda src, doc: append(src / "state/record.rs",
                                         "\nfn _planted() -> u64 { super::super::generator::CLOSED_FENCE }\n"),

@@ -315,7 +315,7 @@ fn measure() -> Backends {
 }
 
 /// Holds every worker ID of [`CROWDED_NS`] but [`CROWDED_FREE`] on Redis for an hour, as other
-/// generators' leases would (the keys of crates/rimeflake/src/worker/remote/redis.rs).
+/// generators' leases would (the keys of crates/rimeflake/src/lease/remote/redis.rs).
 fn crowd_redis(redis: &Redis) {
     let script = "for i = 0, tonumber(ARGV[2]) - 1 do \
          if i ~= tonumber(ARGV[3]) then \
@@ -332,7 +332,7 @@ fn crowd_redis(redis: &Redis) {
     assert_eq!(reply, ":1\r\n", "crowding Redis: {reply}");
 }
 
-/// The same on PostgreSQL (the table of crates/rimeflake/src/worker/remote/postgres/sql.rs,
+/// The same on PostgreSQL (the table of crates/rimeflake/src/lease/remote/postgres/sql.rs,
 /// made by the first build).
 fn crowd_postgres(postgres: &Postgres) {
     postgres.psql(&format!(

@@ -45,7 +45,7 @@ use std::sync::OnceLock;
 /// (the at-fork handler stores it in every inherited generator's fence).
 pub(crate) const CLOSED_FENCE: u64 = 0;
 
-/// A leased worker ID, whatever holds it: a lock file ([`LocalLease`](crate::worker::LocalLease)) or a server (a remote
+/// A leased worker ID, whatever holds it: a lock file ([`LocalLease`](crate::lease::LocalLease)) or a server (a remote
 /// lease, whose keeper thread renews it). The generator's fork slot holds it; the I/O thread
 /// frees it only after its last write.
 pub(crate) trait Lease: Send + std::fmt::Debug {

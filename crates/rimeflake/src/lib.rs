@@ -70,10 +70,10 @@ mod warning;
 internal! {
     mod fork;
     mod generator;
+    mod lease;
     mod settings;
     mod state;
     mod utc;
-    mod worker;
 }
 
 pub use backend::Backend;
@@ -83,6 +83,6 @@ pub use error::{Error, ErrorKind, Result};
 pub use frontend::Frontend;
 pub use generator::{Builder, Generator, RollbackPolicy, Stats};
 pub use layout::{FieldOrder, Layout, LayoutBuilder, Parts};
+pub use lease::WorkerSource;
 pub use state::{StateStore, WorkerState};
 pub use warning::Warning;
-pub use worker::WorkerSource;

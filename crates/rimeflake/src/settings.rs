@@ -21,15 +21,15 @@ use crate::error::{Error, Result};
 use crate::layout::Layout;
 use crate::state::StateStore;
 use crate::warning::Warning;
-use crate::worker::remote::{DEFAULT_LEASE_TTL, MAX_LEASE_TTL, MIN_LEASE_TTL};
-use crate::worker::{dirs, WorkerSource};
+use crate::lease::remote::{DEFAULT_LEASE_TTL, MAX_LEASE_TTL, MIN_LEASE_TTL};
+use crate::lease::{dirs, WorkerSource};
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use crate::worker::dirs::STATE_DIR_ENV;
-pub use crate::worker::source::WORKER_ID_ENV;
+pub use crate::lease::dirs::STATE_DIR_ENV;
+pub use crate::lease::source::WORKER_ID_ENV;
 
 pub use crate::env::{
     BACKEND_ENV, LAYOUT_ENV, LEASE_TTL_ENV, NO_DURABILITY_WARNING_ENV, WAIT_AT_TAKEOVER_ENV,
@@ -218,10 +218,10 @@ pub(crate) fn resolve(
     let worker = match &given.worker {
         Some(w) => Some(w.clone()),
         None => match var(WORKER_ID_ENV)? {
-            Some(raw) if raw.trim() == crate::worker::source::ORDINAL => {
+            Some(raw) if raw.trim() == crate::lease::source::ORDINAL => {
                 let text = |name: &str| env(name).and_then(|v| v.into_string().ok());
                 let (id, from) =
-                    crate::worker::source::ordinal(&text, &crate::worker::lease::hostname)?;
+                    crate::lease::source::ordinal(&text, &crate::lease::local::hostname)?;
                 if id > layout.max_worker_id() {
                     return Err(Error::config(format!(
                         "worker ID {id} ({from}) is above layout {}'s largest worker ID {}",
@@ -232,7 +232,7 @@ pub(crate) fn resolve(
                 Some(WorkerSource::Fixed(id))
             }
             Some(raw) => {
-                let id = crate::worker::source::parse_id(&raw, WORKER_ID_ENV)?;
+                let id = crate::lease::source::parse_id(&raw, WORKER_ID_ENV)?;
                 if id > layout.max_worker_id() {
                     return Err(Error::config(format!(
                         "{WORKER_ID_ENV}={id} is above layout {}'s largest worker ID {}",
@@ -300,7 +300,7 @@ pub(crate) fn resolve(
     };
     // One rule for every backend, the same `state show` and `state reset` apply: a namespace
     // a generator may use is one they can reach.
-    crate::worker::lease::validate_namespace(&namespace)?;
+    crate::lease::local::validate_namespace(&namespace)?;
     let lease_ttl = match given.lease_ttl {
         Some(ttl) => check_lease_ttl(ttl, spell(LeaseTtl))?,
         None => match var(LEASE_TTL_ENV)? {

@@ -362,11 +362,11 @@ fn a_corrupt_state_is_refused_and_reset_reserves_every_clock_id_past_it() {
     assert_eq!(e.kind(), ErrorKind::State);
     assert!(e.message().contains("rimeflake state reset"), "{e}");
     // Not while a process holds the worker ID.
-    let holder = rimeflake::worker::LocalLease::acquire(
+    let holder = rimeflake::lease::LocalLease::acquire(
         &dir,
         "default",
         &layout,
-        rimeflake::worker::LeaseRequest::Exact(4),
+        rimeflake::lease::LeaseRequest::Exact(4),
     )
     .unwrap();
     let e = reset(&dir, Some(&layout), 4).unwrap_err();

@@ -366,11 +366,11 @@ fn a_stalled_disk_blocks_a_save_until_resumed_or_crashed() {
 #[ignore]
 fn save_latency_on_the_real_disk() {
     let dir = TempDir::new("latency");
-    let lease = rimeflake::worker::LocalLease::acquire(
+    let lease = rimeflake::lease::LocalLease::acquire(
         &dir.0,
         "ns",
         &rimeflake::Layout::default(),
-        rimeflake::worker::LeaseRequest::Exact(1),
+        rimeflake::lease::LeaseRequest::Exact(1),
     )
     .unwrap();
     let stores = [

@@ -4,7 +4,7 @@ mod support;
 use support::TempDir;
 
 use rimeflake::admin::{inspect, render, StateHealth};
-use rimeflake::worker::{LeaseRequest, LocalLease};
+use rimeflake::lease::{LeaseRequest, LocalLease};
 use rimeflake::{ErrorKind, Layout, StateStore, WorkerState};
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;

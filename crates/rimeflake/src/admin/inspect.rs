@@ -3,10 +3,10 @@
 //! reservations and the state file's health. It only reads, and never disturbs a holder.
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::lease::local::Holder;
+use crate::lease::local::{lock_file_name, parse_lock_file_name, read_holder, state_file_name};
+use crate::lease::namespace::{read_layout_file, LayoutRecord};
 use crate::state::file::decode_file;
-use crate::worker::lease::Holder;
-use crate::worker::lease::{lock_file_name, parse_lock_file_name, read_holder, state_file_name};
-use crate::worker::namespace::{read_layout_file, LayoutRecord};
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::OpenOptionsExt;
@@ -221,7 +221,7 @@ mod tests {
 
     #[test]
     fn a_missing_directory_lists_nothing() {
-        let dir = crate::worker::dirs::TempDir::new("inspect-missing");
+        let dir = crate::lease::dirs::TempDir::new("inspect-missing");
         assert!(inspect(&dir.0.join("nope")).unwrap().is_empty());
         assert!(render(&dir.0, &[]).starts_with("no leases"));
     }

@@ -8,11 +8,11 @@
 use crate::backend::Backend;
 use crate::error::{Error, ErrorKind, Result};
 use crate::layout::Layout;
-use crate::state::WorkerState;
-use crate::worker::namespace::LayoutRecord;
-use crate::worker::remote::{
+use crate::lease::namespace::LayoutRecord;
+use crate::lease::remote::{
     connect, decode_state, encode_state, RemoteWorker, Saved, Timing, Versioned, DEFAULT_LEASE_TTL,
 };
+use crate::state::WorkerState;
 
 /// A namespace on a server, as [`inspect`] finds it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -31,7 +31,7 @@ pub struct RemoteNamespace {
 /// As connecting: a config error for a URL that cannot be used, a lease error when the server
 /// cannot be reached.
 pub fn inspect(backend: &Backend, namespace: &str) -> Result<RemoteNamespace> {
-    crate::worker::lease::validate_namespace(namespace)?;
+    crate::lease::local::validate_namespace(namespace)?;
     let timing = Timing {
         ttl: DEFAULT_LEASE_TTL,
     };
@@ -185,7 +185,7 @@ pub fn reset(
     worker_id: u64,
     options: &super::ResetOptions,
 ) -> Result<RemoteReset> {
-    crate::worker::lease::validate_namespace(namespace)?;
+    crate::lease::local::validate_namespace(namespace)?;
     let timing = Timing {
         ttl: DEFAULT_LEASE_TTL,
     };

@@ -14,13 +14,13 @@
 use crate::clock::system_now_ms;
 use crate::error::{Error, ErrorKind, Result};
 use crate::layout::Layout;
+use crate::lease::local::{state_file_name, validate_namespace};
+use crate::lease::namespace::{layout_from_record, read_layout_file};
+use crate::lease::{LeaseRequest, LocalLease};
 use crate::state::disk::{Disk, RealDisk};
 use crate::state::file::{decode_file, encode, MAX_FILE_BYTES, SLOT_SIZE};
 use crate::state::hw;
 use crate::state::WorkerState;
-use crate::worker::lease::{state_file_name, validate_namespace};
-use crate::worker::namespace::{layout_from_record, read_layout_file};
-use crate::worker::{LeaseRequest, LocalLease};
 use std::path::{Path, PathBuf};
 
 /// Evidence the operator gives when the high-water record cannot bound the lost state (or to

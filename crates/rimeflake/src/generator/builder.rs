@@ -9,9 +9,9 @@ use crate::layout::Layout;
 use crate::settings::{self, Given};
 use crate::state::StateStore;
 use crate::warning::{Warning, WarningSink};
-use crate::worker::WorkerSource;
+use crate::lease::WorkerSource;
 
-pub use crate::worker::remote::DEFAULT_LEASE_TTL;
+pub use crate::lease::remote::DEFAULT_LEASE_TTL;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -337,7 +337,7 @@ impl<C: Clock> Builder<C> {
         let resolved = settings::resolve(
             &self.given,
             &settings::process_env,
-            &crate::worker::dirs::in_container,
+            &crate::lease::dirs::in_container,
         )?;
         for w in resolved.warnings {
             WarningSink::emit(self.warnings.as_ref(), w);

@@ -3,8 +3,8 @@
 
 use super::Generator;
 use crate::backend::Backend;
-use crate::worker::remote::redis::{lease_key, workers_key};
-use crate::worker::remote::servers::Redis;
+use crate::lease::remote::redis::{lease_key, workers_key};
+use crate::lease::remote::servers::Redis;
 use std::time::Duration;
 
 #[test]

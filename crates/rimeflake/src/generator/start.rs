@@ -15,9 +15,9 @@ use crate::layout::{mask, FieldOrder, Layout};
 use crate::state::{StateStore, WorkerState};
 use crate::sync::{AtomicU64, CachePadded, Mutex};
 use crate::warning::{Warning, WarningSink};
-use crate::worker::remote::{keeper, LeaseTerms, RemoteLease};
-use crate::worker::source::WORKER_ID_ENV;
-use crate::worker::{self, LocalLease, WorkerSource};
+use crate::lease::remote::{keeper, LeaseTerms, RemoteLease};
+use crate::lease::source::WORKER_ID_ENV;
+use crate::lease::{self, LocalLease, WorkerSource};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -133,8 +133,8 @@ impl<C: Clock> Inner<C> {
                 match &r.worker {
                     Some(source) => {
                         match source.resolve_as(layout.max_worker_id(), r.spelling())? {
-                            worker::LeaseRequest::Exact(id) => (id, None, None),
-                            worker::LeaseRequest::Any { .. } => {
+                            lease::LeaseRequest::Exact(id) => (id, None, None),
+                            lease::LeaseRequest::Any { .. } => {
                                 return Err(needs(" (leases live in the state directory)"))
                             }
                         }
@@ -144,7 +144,7 @@ impl<C: Clock> Inner<C> {
             }
             Storage::Dir(dir) => {
                 let request = lease_request(r.worker.as_ref(), &layout, r.spelling())?;
-                let options = worker::LeaseOptions {
+                let options = lease::LeaseOptions {
                     allow_network_fs: r.allow_network_fs,
                 };
                 let lease =
@@ -184,7 +184,7 @@ impl<C: Clock> Inner<C> {
                     .as_ref()
                     .map(|w| w.resolve_as(layout.max_worker_id(), r.spelling()))
                 {
-                    Some(Ok(worker::LeaseRequest::Exact(id))) => {
+                    Some(Ok(lease::LeaseRequest::Exact(id))) => {
                         (id, Some(Arc::clone(store)), None)
                     }
                     Some(Err(e)) => return Err(e),
@@ -655,7 +655,7 @@ fn lease_off_thread(
     backend: &crate::backend::Backend,
     namespace: &str,
     layout: &Layout,
-    request: &worker::LeaseRequest,
+    request: &lease::LeaseRequest,
     terms: LeaseTerms,
     interrupted: &mut dyn FnMut() -> bool,
 ) -> Result<RemoteLease> {
@@ -718,7 +718,7 @@ fn lease_request(
     given: Option<&WorkerSource>,
     layout: &Layout,
     spelling: Frontend,
-) -> Result<worker::LeaseRequest> {
+) -> Result<lease::LeaseRequest> {
     given
         .cloned()
         .unwrap_or(WorkerSource::LocalLease { range: None })
@@ -728,7 +728,7 @@ fn lease_request(
 #[cfg(test)]
 mod floor_tests {
     use super::*;
-    use crate::worker::remote::Usage;
+    use crate::lease::remote::Usage;
 
     fn usage(age_ms: u64, used_before: bool) -> Usage {
         Usage {

@@ -1,9 +1,9 @@
 use super::*;
 use crate::clock::monotonic_ns;
 use crate::state::WorkerState;
-use crate::worker::remote::contract::{once_back, Expired, Server, NS};
-use crate::worker::remote::encode_state;
-use crate::worker::remote::servers::Redis;
+use crate::lease::remote::contract::{once_back, Expired, Server, NS};
+use crate::lease::remote::encode_state;
+use crate::lease::remote::servers::Redis;
 
 const OP: Duration = Duration::from_millis(300);
 
@@ -54,7 +54,7 @@ impl Server for Redis {
     }
 }
 
-crate::worker::remote::contract::contract_tests!(Redis::start());
+crate::lease::remote::contract::contract_tests!(Redis::start());
 
 fn open(redis: &Redis) -> RedisConn {
     RedisConn::open(&redis.url(), OP).unwrap_or_else(|e| panic!("open: {e}"))

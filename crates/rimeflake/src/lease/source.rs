@@ -3,7 +3,7 @@
 //! Fixed, environment and Kubernetes worker IDs become [`LeaseRequest::Exact`]: they too are
 //! locked in the state directory, so two processes on one host cannot run the same one.
 
-use super::lease::LeaseRequest;
+use super::local::LeaseRequest;
 use super::WorkerSource;
 use crate::error::{Error, Result};
 use crate::frontend::{Frontend, Setting};
@@ -45,7 +45,7 @@ impl WorkerSource {
         self.resolve_in(
             max_worker_id,
             &|name| std::env::var(name).ok(),
-            &super::lease::hostname,
+            &super::local::hostname,
             spelling,
         )
     }

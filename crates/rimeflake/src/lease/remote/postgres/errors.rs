@@ -3,7 +3,7 @@
 
 use super::{Fail, PgConn};
 use crate::error::{Error, ErrorKind};
-use crate::worker::remote::tls;
+use crate::lease::remote::tls;
 use tokio_postgres::error::SqlState;
 
 impl PgConn {

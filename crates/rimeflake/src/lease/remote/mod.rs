@@ -45,8 +45,8 @@ use crate::backend::Backend;
 use crate::error::{Error, ErrorKind, Result};
 use crate::layout::Layout;
 use crate::state::{StateStore, WorkerState};
-use crate::worker::namespace::LayoutRecord;
-use crate::worker::LeaseRequest;
+use crate::lease::namespace::LayoutRecord;
+use crate::lease::LeaseRequest;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -317,7 +317,7 @@ pub(crate) fn new_token() -> String {
     let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
     // The host name as far as it is plain: a token must never hold the `#` that separates a
     // stored state from its writer's token, nor anything a message should not carry.
-    let host: String = crate::worker::lease::hostname()
+    let host: String = crate::lease::local::hostname()
         .unwrap_or_else(|| "unknown-host".into())
         .chars()
         .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))

@@ -13,14 +13,14 @@
 //! Files are opened without following symlinks and without blocking (a FIFO planted as a lock
 //! file is refused, not waited on), created 0600, in directories created 0700; a state or
 //! namespace directory that another user owns or can write to is refused (see
-//! [`check_dir_trusted`](crate::worker::dirs::check_dir_trusted)).
+//! [`check_dir_trusted`](crate::lease::dirs::check_dir_trusted)).
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::layout::Layout;
 use crate::state::disk::{read_regular, require_regular, SAFE_OPEN_FLAGS};
 use crate::state::{FileStore, LeaseGuard};
-use crate::worker::dirs::{check_dir_trusted, check_local_fs};
-use crate::worker::namespace::{create_dir_durable, settle_layout};
+use crate::lease::dirs::{check_dir_trusted, check_local_fs};
+use crate::lease::namespace::{create_dir_durable, settle_layout};
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::ops::RangeInclusive;

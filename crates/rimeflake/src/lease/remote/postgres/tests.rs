@@ -1,8 +1,8 @@
 use super::*;
 use crate::clock::monotonic_ns;
 use crate::state::WorkerState;
-use crate::worker::remote::contract::{Expired, Server, NS};
-use crate::worker::remote::servers::{Postgres, PG_PASSWORD};
+use crate::lease::remote::contract::{Expired, Server, NS};
+use crate::lease::remote::servers::{Postgres, PG_PASSWORD};
 use std::sync::{Arc, Barrier};
 
 const OP: Duration = Duration::from_millis(500);
@@ -63,7 +63,7 @@ impl Server for Postgres {
     }
 }
 
-crate::worker::remote::contract::contract_tests!(Postgres::start());
+crate::lease::remote::contract::contract_tests!(Postgres::start());
 
 fn open(pg: &Postgres) -> PgConn {
     PgConn::open(&pg.url(), OP).unwrap_or_else(|e| panic!("open {}: {e}", pg.url()))

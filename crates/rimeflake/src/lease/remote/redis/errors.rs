@@ -3,7 +3,7 @@
 
 use super::RedisConn;
 use crate::error::{Error, ErrorKind};
-use crate::worker::remote::tls;
+use crate::lease::remote::tls;
 use redis::RedisError;
 
 impl RedisConn {

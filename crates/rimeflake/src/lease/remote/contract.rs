@@ -62,7 +62,7 @@ macro_rules! contract_tests {
         /// The [`Conn`] contract on this server (remote/contract.rs).
         mod contract {
             use super::*;
-            use crate::worker::remote::contract as c;
+            use crate::lease::remote::contract as c;
 
             #[test]
             fn leases_and_states_round_trip() {

@@ -844,7 +844,7 @@ impl Conn for RedisConn {
                 keys.iter()
                     .filter_map(|k| namespace_of(k))
                     // What rimeflake could not have written (another program's keys) is skipped.
-                    .filter(|ns| crate::worker::lease::validate_namespace(ns).is_ok())
+                    .filter(|ns| crate::lease::local::validate_namespace(ns).is_ok())
                     .map(str::to_string),
             );
             cursor = next;

@@ -5,14 +5,14 @@
 //! processes on one host cannot run the same worker ID and a restart continues safely.
 
 pub mod dirs;
-pub mod lease;
+pub mod local;
 pub mod namespace;
 pub mod remote;
 pub mod source;
 
 #[cfg(feature = "testing")]
 pub use dirs::default_state_dir;
-pub use lease::{LeaseOptions, LeaseRequest, LocalLease};
+pub use local::{LeaseOptions, LeaseRequest, LocalLease};
 
 use crate::fork::Lease;
 use std::ops::RangeInclusive;
