@@ -5,7 +5,7 @@
 //! I/O. It works on two atomic words: the packed `counter` (`clock_id:time:sequence`) and the
 //! `fence` (`clock_id:reserved_until:max_sequence`), the highest counter value it may commit.
 //! Everything else (switching clock-ids, moving the reservation, waiting, errors) runs in the
-//! slow path ([`slow`]), serialized by a mutex, and in the I/O thread ([`reserver`]), which makes
+//! slow path ([`slow`]), serialized by a mutex, and in the I/O thread ([`io_thread`]), which makes
 //! every write of the durable state: no lock is ever held across store I/O, so a hung disk
 //! makes calls fail after `max_wait` instead of blocking them, and interrupts get through.
 //!
@@ -28,11 +28,11 @@
 
 mod builder;
 mod hot;
+mod io_thread;
 #[cfg(test)]
 mod lease_tests;
 #[cfg(all(test, feature = "redis"))]
 mod redis_tests;
-mod reserver;
 mod restart;
 mod slow;
 mod start;

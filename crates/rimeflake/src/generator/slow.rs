@@ -1,7 +1,7 @@
 //! The slow path: everything the hot path hands over. Serialized by `Inner::slow`; it re-reads
 //! the counter, the fence and the clock under the lock and decides from those fresh readings.
 
-use super::reserver::{SwitchJob, Ticket};
+use super::io_thread::{SwitchJob, Ticket};
 use super::stats::Counters;
 use super::{Inner, RollbackPolicy, CLOSED_FENCE, SEALED};
 use crate::clock::{monotonic_ns, Clock};

@@ -2,7 +2,7 @@
 //! (docs/guarantees.md, "What survives what"), which make the first ID safe before it is issued.
 
 use super::builder::Builder;
-use super::reserver::{self, Io};
+use super::io_thread::{self, Io};
 use super::slow::free_clock_id;
 use super::stats::Counters;
 use super::{Consts, Hot, Inner, RollbackPolicy, NO_DEADLINE};
@@ -364,7 +364,7 @@ impl<C: Clock> Inner<C> {
             keeper::spawn(k, holder)?;
         }
         if durable && !inner.durable.refresh.is_zero() {
-            reserver::spawn(&inner, lease)?;
+            io_thread::spawn(&inner, lease)?;
         } else {
             *inner
                 .durable
