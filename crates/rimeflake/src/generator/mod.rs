@@ -29,6 +29,7 @@
 mod builder;
 mod hot;
 mod io_thread;
+mod lease;
 #[cfg(test)]
 mod lease_tests;
 #[cfg(all(test, feature = "redis"))]

@@ -45,7 +45,7 @@ pub(crate) struct Durable {
     /// The server's clock minus this host's at acquire, in ms (0 without a server).
     pub(crate) server_skew_ms: i64,
     /// Why, while `lease_lost` is set.
-    lease_error: std::sync::Mutex<Option<Error>>,
+    pub(super) lease_error: std::sync::Mutex<Option<Error>>,
     /// Set by the keeper when, while lost, another process took the worker ID: a generator that
     /// leases any worker ID then starts again with another (`Generator::reserve`).
     pub(crate) lease_taken: std::sync::atomic::AtomicBool,
@@ -373,66 +373,6 @@ impl<C: Clock> Inner<C> {
                 .unwrap_or_else(|p| p.into_inner()) = lease;
         }
         Ok(inner)
-    }
-}
-
-impl<C: Clock> keeper::Holder for Inner<C> {
-    fn lease_lost(&self, why: Error) {
-        let d = &self.durable;
-        *d.lease_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(why);
-        d.lease_losses
-            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        d.lease_lost
-            .store(true, std::sync::atomic::Ordering::SeqCst);
-        self.shut_for_lease();
-    }
-
-    fn lease_deadline(&self, boottime_ns: u64) {
-        self.hot
-            .deadline
-            .fetch_max(boottime_ns, std::sync::atomic::Ordering::SeqCst);
-    }
-
-    fn lease_taken(&self) {
-        self.durable
-            .lease_taken
-            .store(true, std::sync::atomic::Ordering::SeqCst);
-    }
-
-    fn lease_back(&self) {
-        let d = &self.durable;
-        // Ours again: whoever held it meanwhile has let it go. Had they written its state, the
-        // next save finds it moved and says so again (`state_moved`).
-        d.lease_taken
-            .store(false, std::sync::atomic::Ordering::SeqCst);
-        d.lease_lost
-            .store(false, std::sync::atomic::Ordering::SeqCst);
-        *d.lease_error.lock().unwrap_or_else(|p| p.into_inner()) = None;
-        self.nudge(0); // the I/O thread stores a reservation and opens the fence again
-    }
-}
-
-impl<C: Clock> Inner<C> {
-    /// While the lease is lost: lowers the fence below every counter value of its clock-id, so
-    /// every call goes to the slow path, which answers with the lease error. (Not to
-    /// `CLOSED_FENCE`, which would stop the I/O thread for good; a closed fence stays closed.)
-    /// Called after `lease_lost` is set, and by whoever raises the fence after checking it, so
-    /// that one of the two always sees the other.
-    pub(crate) fn shut_for_lease(&self) {
-        let fence = &self.hot.fence;
-        let mut f = fence.load(std::sync::atomic::Ordering::SeqCst);
-        while f != super::CLOSED_FENCE {
-            let lowered = (f & self.k.cid_mask) | 1;
-            match fence.compare_exchange(
-                f,
-                lowered,
-                std::sync::atomic::Ordering::SeqCst,
-                std::sync::atomic::Ordering::SeqCst,
-            ) {
-                Ok(_) => return,
-                Err(actual) => f = actual,
-            }
-        }
     }
 }
 
