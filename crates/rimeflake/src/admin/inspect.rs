@@ -3,7 +3,7 @@
 //! reservations and the state file's health. It only reads, and never disturbs a holder.
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::lease::local::Holder;
+use crate::lease::local::LockHolder;
 use crate::lease::local::{lock_file_name, parse_lock_file_name, read_holder, state_file_name};
 use crate::lease::namespace::{read_layout_file, LayoutRecord};
 use crate::state::file::decode_file;
@@ -43,7 +43,7 @@ pub struct LeaseInfo {
     /// Whether a process holds the lease now.
     pub held: bool,
     /// Who holds it, or last held it when it is free.
-    pub holder: Holder,
+    pub holder: LockHolder,
     /// The namespace's layout, described; `None` when its layout file is missing or unreadable.
     pub layout: Option<String>,
     /// The state file's health and content.

@@ -9,7 +9,7 @@ use crate::clock::Clock;
 use crate::error::Error;
 use crate::lease::remote::keeper;
 
-impl<C: Clock> keeper::Holder for Inner<C> {
+impl<C: Clock> keeper::LeaseListener for Inner<C> {
     fn lease_lost(&self, why: Error) {
         let d = &self.durable;
         *d.lease_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(why);

@@ -4,7 +4,7 @@
 use super::Generator;
 use crate::error::{Error, ErrorKind, Result};
 use crate::state::{StateStore, WorkerState};
-use crate::lease::remote::keeper::Holder;
+use crate::lease::remote::keeper::LeaseListener;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

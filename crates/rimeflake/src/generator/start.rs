@@ -360,7 +360,7 @@ impl<C: Clock> Inner<C> {
             fork_slot,
         });
         if let Some(k) = keeper {
-            let holder: std::sync::Weak<dyn keeper::Holder> = Arc::downgrade(&inner) as _;
+            let holder: std::sync::Weak<dyn keeper::LeaseListener> = Arc::downgrade(&inner) as _;
             keeper::spawn(k, holder)?;
         }
         if durable && !inner.durable.refresh.is_zero() {

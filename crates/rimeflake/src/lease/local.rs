@@ -51,7 +51,7 @@ pub struct LeaseOptions {
 
 /// Who holds (or last held) a lock file, as its holder wrote it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Holder {
+pub struct LockHolder {
     /// The holder's process ID.
     pub pid: Option<u32>,
     /// The holder's host name.
@@ -208,7 +208,7 @@ pub(crate) fn hostname() -> Option<String> {
 }
 
 /// Reads who holds (or last held) the lock file at `path`.
-pub fn read_holder(path: &Path) -> Holder {
+pub fn read_holder(path: &Path) -> LockHolder {
     // Capped, no symlink, no FIFO: a lock file only ever holds three short lines.
     let bytes = read_regular(path, 4096).ok().flatten().unwrap_or_default();
     let text = String::from_utf8_lossy(&bytes);
@@ -216,14 +216,14 @@ pub fn read_holder(path: &Path) -> Holder {
         text.lines()
             .find_map(|l| l.strip_prefix(key)?.strip_prefix(' '))
     };
-    Holder {
+    LockHolder {
         pid: field("pid").and_then(|v| v.parse().ok()),
         host: field("host").map(str::to_string),
         started_ms: field("started_ms").and_then(|v| v.parse().ok()),
     }
 }
 
-fn holder_text(h: &Holder) -> String {
+fn holder_text(h: &LockHolder) -> String {
     match (h.pid, &h.host) {
         (Some(pid), _) if pid == std::process::id() => format!("pid {pid}: this process"),
         (Some(pid), Some(host)) => format!("pid {pid} on {host}"),
@@ -305,7 +305,7 @@ impl LocalLease {
                 }
                 continue;
             };
-            let me = Holder {
+            let me = LockHolder {
                 pid: Some(std::process::id()),
                 host: hostname(),
                 started_ms: Some(crate::clock::system_now_ms()),

@@ -26,8 +26,8 @@ use std::sync::atomic::{AtomicBool, Ordering::*};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
-/// What the keeper tells the generator.
-pub(crate) trait Holder: Send + Sync {
+/// What the keeper tells the generator that holds its lease (it listens for the lease's news).
+pub(crate) trait LeaseListener: Send + Sync {
     /// The lease is lost, or may be: stop issuing IDs, answer with `why`.
     fn lease_lost(&self, why: Error);
     /// The lease is held again: go on.
@@ -35,7 +35,7 @@ pub(crate) trait Holder: Send + Sync {
     /// While lost, the server said another process holds the worker ID: it will not come back.
     fn lease_taken(&self) {}
     /// The lease counts as held until this time (`CLOCK_BOOTTIME`, ns): told at start and after
-    /// each successful call, before [`Holder::lease_back`]. It never moves back. The generator
+    /// each successful call, before [`LeaseListener::lease_back`]. It never moves back. The generator
     /// checks it where it issues IDs, so that none is issued past it even before the keeper
     /// thread runs again (after a pause, say) to say the lease is lost.
     fn lease_deadline(&self, _boottime_ns: u64) {}
@@ -48,7 +48,7 @@ pub(crate) struct Shared {
     stop: AtomicBool,
     thread: OnceLock<std::thread::Thread>,
     /// The generator, once the keeper has started: the store tells it too.
-    holder: OnceLock<Weak<dyn Holder>>,
+    holder: OnceLock<Weak<dyn LeaseListener>>,
 }
 
 impl std::fmt::Debug for Shared {
@@ -86,7 +86,7 @@ pub(crate) struct Keeper {
     token: String,
     timing: Timing,
     shared: Arc<Shared>,
-    holder: Weak<dyn Holder>,
+    holder: Weak<dyn LeaseListener>,
 }
 
 impl RemoteLease {
@@ -112,13 +112,13 @@ pub(crate) fn first_deadline((keeper, sent): &(Keeper, u64)) -> u64 {
 
 /// The holder of a keeper not started yet.
 struct Nobody;
-impl Holder for Nobody {
+impl LeaseListener for Nobody {
     fn lease_lost(&self, _: Error) {}
     fn lease_back(&self) {}
 }
 
 /// Starts `keeper` (with the send time of its lease's acquiring call) for the generator `holder`.
-pub(crate) fn spawn((keeper, sent): (Keeper, u64), holder: Weak<dyn Holder>) -> Result<()> {
+pub(crate) fn spawn((keeper, sent): (Keeper, u64), holder: Weak<dyn LeaseListener>) -> Result<()> {
     let _ = keeper.shared.holder.set(holder.clone());
     let k = Keeper { holder, ..keeper };
     std::thread::Builder::new()
@@ -147,7 +147,7 @@ pub(crate) enum Next {
     Call { acquire: bool },
 }
 
-/// What the keeper tells the generator.
+/// What the keeper tells the generator that holds its lease (it listens for the lease's news).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum News {
     /// The lease is lost, or may be, for this reason: stop issuing IDs.
@@ -389,7 +389,7 @@ impl Keeper {
     }
 
     /// Calls the generator, if it still exists; `false` when it does not (the keeper stops).
-    fn tell(&self, f: impl FnOnce(&dyn Holder)) -> bool {
+    fn tell(&self, f: impl FnOnce(&dyn LeaseListener)) -> bool {
         match self.holder.upgrade() {
             Some(h) => {
                 f(&*h);
