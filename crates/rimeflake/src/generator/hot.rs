@@ -31,7 +31,7 @@ impl<C: Clock> Inner<C> {
     /// Always inlined: as a call of its own (what the compiler chose once the deadline check
     /// made it larger) it cost `next_id` about 3% (`make bench-hotpath`).
     #[inline(always)]
-    pub(super) fn reserve(&self, n: u64) -> Option<u64> {
+    pub(super) fn claim(&self, n: u64) -> Option<u64> {
         let k = &self.k;
         let hot = &*self.hot;
         // `high` before the clock: a reading below it is then a real step back of the clock,

@@ -9,6 +9,11 @@
 //! every write of the durable state: no lock is ever held across store I/O, so a hung disk
 //! makes calls fail after `max_wait` instead of blocking them, and interrupts get through.
 //!
+//! Words: a call *issues* IDs (`Generator::issue`) by *claiming* counter values below the
+//! fence, in the hot path (`Inner::claim`) or, when that cannot decide, the slow path
+//! (`Inner::slow_claim`); a *reservation* is only ever the durable bound the I/O thread stores,
+//! which the fence follows.
+//!
 //! Guarantees, by name:
 //! - **Unique**: no two calls of one generator return the same ID, across threads, restarts
 //!   (durable state), and forks (the child takes a new worker ID).
@@ -199,7 +204,7 @@ impl<C: Clock> Generator<C> {
     #[inline]
     pub fn try_next_id(&self) -> Option<u64> {
         let i = self.inner();
-        i.reserve(1).map(|c| i.compose(c))
+        i.claim(1).map(|c| i.compose(c))
     }
 
     /// [`Generator::next_id`], calling `interrupted` between the slices of any wait: when it
@@ -209,7 +214,7 @@ impl<C: Clock> Generator<C> {
     /// # Errors
     /// As [`Generator::next_id`], and `Interrupted`.
     pub fn next_id_with(&self, interrupted: &mut dyn FnMut() -> bool) -> Result<u64> {
-        let first = self.reserve(1, interrupted)?;
+        let first = self.issue(1, interrupted)?;
         Ok(self.inner().compose(first))
     }
 
@@ -240,7 +245,7 @@ impl<C: Clock> Generator<C> {
         self.inner().check_batch_fits(ids.len() as u64)?;
         let chunk = (self.inner().k.drift_span + 1) as usize;
         for part in ids.chunks_mut(chunk) {
-            let first = self.reserve(part.len() as u64, interrupted)?;
+            let first = self.issue(part.len() as u64, interrupted)?;
             let i = self.inner();
             for (j, id) in part.iter_mut().enumerate() {
                 *id = i.compose(first + j as u64);
@@ -276,7 +281,7 @@ impl<C: Clock> Generator<C> {
         // (atomic stores do not vectorize).
         let mut staged = [0u64; 64];
         for part in ids.chunks(chunk) {
-            let first = self.reserve(part.len() as u64, interrupted)?;
+            let first = self.issue(part.len() as u64, interrupted)?;
             let i = self.inner();
             for (n, out) in part.chunks(staged.len()).enumerate() {
                 let base = first + (n * staged.len()) as u64;
@@ -304,14 +309,14 @@ impl<C: Clock> Generator<C> {
 
     /// Commits `n` counter values: the hot path, else the slow path; in a forked child, first a
     /// new generator with a new lease.
-    fn reserve(&self, n: u64, interrupted: &mut dyn FnMut() -> bool) -> Result<u64> {
+    fn issue(&self, n: u64, interrupted: &mut dyn FnMut() -> bool) -> Result<u64> {
         loop {
             let i = self.inner();
-            if let Some(first) = i.reserve(n) {
+            if let Some(first) = i.claim(n) {
                 return Ok(first);
             }
             if i.pid == fork::pid() {
-                let r = i.slow_reserve(n, interrupted);
+                let r = i.slow_claim(n, interrupted);
                 let Err(e) = &r else { return r };
                 if !std::ptr::eq(self.inner(), i) {
                     continue; // another thread moved it to another worker ID meanwhile

@@ -65,7 +65,7 @@ pub(super) fn free_clock_id(
 
 impl<C: Clock> Inner<C> {
     /// Decides what the hot path could not, waiting (in bounded slices) where the rules say so.
-    pub(super) fn slow_reserve(
+    pub(super) fn slow_claim(
         &self,
         n: u64,
         interrupted: &mut dyn FnMut() -> bool,
@@ -85,7 +85,7 @@ impl<C: Clock> Inner<C> {
                 return Err(e);
             }
             // No switch can happen while we hold the lock: fresh readings decide.
-            if let Some(first) = self.reserve(n) {
+            if let Some(first) = self.claim(n) {
                 return Ok(first);
             }
             let cur = hot.counter.load(Acquire);

@@ -47,7 +47,7 @@ pub(crate) struct Durable {
     /// Why, while `lease_lost` is set.
     pub(super) lease_error: std::sync::Mutex<Option<Error>>,
     /// Set by the keeper when, while lost, another process took the worker ID: a generator that
-    /// leases any worker ID then starts again with another (`Generator::reserve`).
+    /// leases any worker ID then starts again with another (`Generator::issue`).
     pub(crate) lease_taken: std::sync::atomic::AtomicBool,
     /// How far ahead of the counter the reservation is kept, in time units.
     pub(crate) ahead_units: u64,
