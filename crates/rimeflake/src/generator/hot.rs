@@ -19,7 +19,7 @@ impl<C: Clock> Inner<C> {
     /// The ID of counter value `c`: the worker bits inserted where the layout puts them.
     #[inline]
     pub(super) fn compose(&self, c: u64) -> u64 {
-        let k = &self.k;
+        let k = &self.shape;
         ((c & !k.low_mask) << k.worker_bits) | k.worker_part | (c & k.low_mask)
     }
 
@@ -32,7 +32,7 @@ impl<C: Clock> Inner<C> {
     /// made it larger) it cost `next_id` about 3% (`make bench-hotpath`).
     #[inline(always)]
     pub(super) fn claim(&self, n: u64) -> Option<u64> {
-        let k = &self.k;
+        let k = &self.shape;
         let hot = &*self.hot;
         // `high` before the clock: a reading below it is then a real step back of the clock,
         // not a reading that another thread merely published first. The counter after the
@@ -113,7 +113,7 @@ impl<C: Clock> Inner<C> {
         if deadline == super::NO_DEADLINE {
             return true;
         }
-        let unit_ms = self.k.unit_ms;
+        let unit_ms = self.shape.unit_ms;
         // The reading has ms resolution: the unit's rest is at most this long.
         let left_ms = unit_ms - since_epoch % unit_ms;
         crate::clock::boottime_ns().saturating_add(left_ms.saturating_mul(1_000_000)) <= deadline

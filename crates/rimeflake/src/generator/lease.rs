@@ -55,7 +55,7 @@ impl<C: Clock> Inner<C> {
         let fence = &self.hot.fence;
         let mut f = fence.load(std::sync::atomic::Ordering::SeqCst);
         while f != super::CLOSED_FENCE {
-            let lowered = (f & self.k.cid_mask) | 1;
+            let lowered = (f & self.shape.cid_mask) | 1;
             match fence.compare_exchange(
                 f,
                 lowered,

@@ -106,9 +106,11 @@ pub(crate) struct Hot {
 /// The deadline of a generator whose worker ID no server leases.
 pub(crate) const NO_DEADLINE: u64 = u64::MAX;
 
-/// Constants of the hot path, derived once from the layout and options.
+/// The counter's shape, derived once from the layout and options: the widths and masks of its
+/// fields, the time unit and epoch, how far it may lead the clock (`max_drift`), and the worker
+/// bits that composing an ID puts in. Constant for the generator's life; the hot path reads it.
 #[derive(Debug)]
-pub(crate) struct Consts {
+pub(crate) struct CounterShape {
     pub(crate) seq_bits: u32,
     time_bits: u32,
     pub(crate) cid_mask: u64,
@@ -130,7 +132,7 @@ pub(crate) struct Inner<C: Clock> {
     /// The rollback last counted: `high` when it was seen, and the lowest reading since.
     rollback_high: AtomicU64,
     rollback_low: AtomicU64,
-    pub(crate) k: Consts,
+    pub(crate) shape: CounterShape,
     pub(crate) clock: C,
     stats: Counters,
     slow: Mutex<slow::Slow>,
@@ -243,7 +245,7 @@ impl<C: Clock> Generator<C> {
     /// As [`Generator::next_id_with`].
     pub fn fill_with(&self, ids: &mut [u64], interrupted: &mut dyn FnMut() -> bool) -> Result<()> {
         self.inner().check_batch_fits(ids.len() as u64)?;
-        let chunk = (self.inner().k.drift_span + 1) as usize;
+        let chunk = (self.inner().shape.drift_span + 1) as usize;
         for part in ids.chunks_mut(chunk) {
             let first = self.issue(part.len() as u64, interrupted)?;
             let i = self.inner();
@@ -276,7 +278,7 @@ impl<C: Clock> Generator<C> {
         interrupted: &mut dyn FnMut() -> bool,
     ) -> Result<()> {
         self.inner().check_batch_fits(ids.len() as u64)?;
-        let chunk = (self.inner().k.drift_span + 1) as usize;
+        let chunk = (self.inner().shape.drift_span + 1) as usize;
         // Composed into a local array first, where the loop vectorizes, then stored one by one
         // (atomic stores do not vectorize).
         let mut staged = [0u64; 64];
@@ -446,7 +448,7 @@ impl<C: Clock> std::fmt::Debug for Generator<C> {
 impl<C: Clock> Inner<C> {
     fn stats(&self) -> Stats {
         let s = &self.stats;
-        let unit = self.k.unit_ms;
+        let unit = self.shape.unit_ms;
         Stats {
             ids_issued: s.issued_now(&self.hot.counter),
             rollbacks: Counters::get(&s.rollbacks),
@@ -462,12 +464,12 @@ impl<C: Clock> Inner<C> {
     }
 
     pub(crate) fn clock_id_of(&self, counter: u64) -> u64 {
-        (counter & self.k.cid_mask) >> (self.layout.time_bits() as u32 + self.k.seq_bits)
+        (counter & self.shape.cid_mask) >> (self.layout.time_bits() as u32 + self.shape.seq_bits)
     }
 
     /// The time field of a counter or fence value.
     pub(crate) fn time_of(&self, counter: u64) -> u64 {
-        (counter >> self.k.seq_bits) & self.layout.max_time()
+        (counter >> self.shape.seq_bits) & self.layout.max_time()
     }
 }
 

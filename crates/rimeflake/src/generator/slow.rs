@@ -70,7 +70,7 @@ impl<C: Clock> Inner<C> {
         n: u64,
         interrupted: &mut dyn FnMut() -> bool,
     ) -> Result<u64> {
-        let k = &self.k;
+        let k = &self.shape;
         let hot = &*self.hot;
         let mut waiting = Waiting::default();
         loop {
@@ -178,7 +178,7 @@ impl<C: Clock> Inner<C> {
     /// of it is issued.
     pub(super) fn check_batch_fits(&self, n: u64) -> Result<()> {
         let cur = self.hot.counter.load(Acquire) & !SEALED;
-        let field_end = (cur & self.k.cid_mask)
+        let field_end = (cur & self.shape.cid_mask)
             | self
                 .layout
                 .counter(0, self.layout.max_time(), self.layout.max_sequence());
@@ -352,8 +352,8 @@ impl<C: Clock> Inner<C> {
             ErrorKind::ClockRollback,
             format!(
                 "the clock went back by {} ms, more than max_drift ({} ms), and {why}",
-                behind_units * self.k.unit_ms,
-                self.k.drift_units * self.k.unit_ms
+                behind_units * self.shape.unit_ms,
+                self.shape.drift_units * self.shape.unit_ms
             ),
         )
     }
@@ -397,7 +397,7 @@ impl<C: Clock> Inner<C> {
                 "interrupted while waiting for the clock",
             ));
         }
-        let slice = (self.k.unit_ms.saturating_mul(1_000_000)).min(self.max_wait_ns - elapsed);
+        let slice = (self.shape.unit_ms.saturating_mul(1_000_000)).min(self.max_wait_ns - elapsed);
         match io {
             Some(io) => {
                 io.wait_progress(waiting.io_seen, Duration::from_nanos(slice));
@@ -425,7 +425,7 @@ impl<C: Clock> Inner<C> {
                 ErrorKind::Overloaded,
                 format!(
                     "IDs ran {} ms ahead of the clock (max_drift) and it did not catch up: {waited}",
-                    self.k.drift_units * self.k.unit_ms
+                    self.shape.drift_units * self.shape.unit_ms
                 ),
             ),
             WaitFor::Reservation | WaitFor::Switch { .. } => {
@@ -495,9 +495,9 @@ impl<C: Clock> Inner<C> {
             let now_ms = self.clock.now_ms();
             let behind_ms = match self.layout.time_of(now_ms) {
                 Ok(now) if now > last_time => return Ok(()),
-                Ok(now) => (last_time - now + 1) * self.k.unit_ms,
+                Ok(now) => (last_time - now + 1) * self.shape.unit_ms,
                 Err(_) if now_ms >= self.layout.epoch_ms() => return Ok(()), // past the field
-                Err(_) => (last_time + 1) * self.k.unit_ms + (self.layout.epoch_ms() - now_ms),
+                Err(_) => (last_time + 1) * self.shape.unit_ms + (self.layout.epoch_ms() - now_ms),
             };
             let elapsed = self.clock.monotonic_ns().saturating_sub(started);
             if elapsed >= self.max_wait_ns {
@@ -511,7 +511,7 @@ impl<C: Clock> Inner<C> {
                 ));
             }
             let slice = self
-                .k
+                .shape
                 .unit_ms
                 .saturating_mul(1_000_000)
                 .min(self.max_wait_ns - elapsed);

@@ -5,7 +5,7 @@ use super::builder::Builder;
 use super::io_thread::{self, Io};
 use super::slow::free_clock_id;
 use super::stats::Counters;
-use super::{Consts, Hot, Inner, RollbackPolicy, NO_DEADLINE};
+use super::{CounterShape, Hot, Inner, RollbackPolicy, NO_DEADLINE};
 use crate::backend::Storage;
 use crate::clock::Clock;
 use crate::error::{Error, ErrorKind, Result};
@@ -197,7 +197,7 @@ impl<C: Clock> Inner<C> {
                 }
             }
         };
-        let k = consts(&layout, worker_id, r.max_drift);
+        let shape = counter_shape(&layout, worker_id, r.max_drift);
         let policy = r.policy.unwrap_or(RollbackPolicy::Wait);
         let max_wait_ns = r.max_wait.as_nanos().min(u64::MAX as u128) as u64;
 
@@ -241,14 +241,14 @@ impl<C: Clock> Inner<C> {
                 let floor = Floor {
                     layout: &layout,
                     clock: &r.clock,
-                    k: &k,
+                    shape: &shape,
                 };
                 floor.raise(&mut state, lead_ms, server_skew_ms)?;
                 // A floor of a larger reach than this holder's: first near enough for the start
                 // rules to resume above it, as after a quick restart.
                 if let Some(at) = state.reserved_of(state.clock_id) {
                     let sent = keeper.as_ref().map_or(0, |(_, at)| *at);
-                    let within = k.drift_units + ahead_units;
+                    let within = shape.drift_units + ahead_units;
                     let (sent, _) = floor.wait(at, within, renewer.as_mut(), sent, interrupted)?;
                     if let Some((_, at)) = keeper.as_mut() {
                         *at = sent;
@@ -260,7 +260,7 @@ impl<C: Clock> Inner<C> {
         let start = StartRules {
             layout: &layout,
             clock: &r.clock,
-            k: &k,
+            shape: &shape,
             ahead_units,
             policy,
             strict: r.strict_monotonic,
@@ -272,16 +272,16 @@ impl<C: Clock> Inner<C> {
             // a floor, or a reservation a holder stored just before) waits for the clock here,
             // renewing its lease, so the first ID is issued at once rather than making the
             // first call wait (and fail after a short `max_wait`).
-            let first = (counter + 1) >> k.seq_bits & layout.max_time();
-            if first > now + k.drift_units {
+            let first = (counter + 1) >> shape.seq_bits & layout.max_time();
+            if first > now + shape.drift_units {
                 let wait = Floor {
                     layout: &layout,
                     clock: &r.clock,
-                    k: &k,
+                    shape: &shape,
                 };
                 let sent = keeper.as_ref().map_or(0, |(_, at)| *at);
                 let (sent, later) =
-                    wait.wait(first, k.drift_units, Some(renew), sent, interrupted)?;
+                    wait.wait(first, shape.drift_units, Some(renew), sent, interrupted)?;
                 now = later;
                 if let Some((_, at)) = keeper.as_mut() {
                     *at = sent;
@@ -292,9 +292,9 @@ impl<C: Clock> Inner<C> {
             Some(_) => {
                 // Never more than a holder's reach past the clock (IDs wait for the clock past
                 // `max_drift` anyway), and never below where the counter resumes.
-                let resumed = counter >> k.seq_bits & layout.max_time();
+                let resumed = counter >> shape.seq_bits & layout.max_time();
                 (now.max(resumed) + ahead_units)
-                    .min((now + reach_units(k.drift_units, ahead_units)).max(resumed))
+                    .min((now + reach_units(shape.drift_units, ahead_units)).max(resumed))
                     .min(layout.max_time())
             }
             None => layout.max_time(),
@@ -332,7 +332,7 @@ impl<C: Clock> Inner<C> {
             hot,
             rollback_high: AtomicU64::new(u64::MAX),
             rollback_low: AtomicU64::new(u64::MAX),
-            k,
+            shape,
             clock: r.clock.clone(),
             stats,
             slow: Mutex::new(super::slow::Slow::default()),
@@ -376,7 +376,7 @@ impl<C: Clock> Inner<C> {
     }
 }
 
-fn consts(layout: &Layout, worker_id: u64, max_drift: Duration) -> Consts {
+fn counter_shape(layout: &Layout, worker_id: u64, max_drift: Duration) -> CounterShape {
     let seq_bits = layout.sequence_bits() as u32;
     let unit_ms = layout.unit_ms();
     let drift_units = (max_drift.as_millis() as u64) / unit_ms;
@@ -384,7 +384,7 @@ fn consts(layout: &Layout, worker_id: u64, max_drift: Duration) -> Consts {
         FieldOrder::SequenceBelowWorker => layout.sequence_bits(),
         FieldOrder::SequenceAboveWorker => 0,
     };
-    Consts {
+    CounterShape {
         seq_bits,
         time_bits: layout.time_bits() as u32,
         cid_mask: mask(layout.clock_id_bits()) << (layout.time_bits() as u32 + seq_bits),
@@ -417,7 +417,7 @@ type Renewer = (Box<dyn FnMut() -> Result<Option<u64>> + Send>, u64, u64);
 struct Floor<'a, C> {
     layout: &'a Layout,
     clock: &'a C,
-    k: &'a Consts,
+    shape: &'a CounterShape,
 }
 
 impl<C: Clock> Floor<'_, C> {
@@ -439,7 +439,7 @@ impl<C: Clock> Floor<'_, C> {
         for cid in 0..state.reserved.len() as u64 {
             state.raise(cid, if cid == state.clock_id { floor } else { others });
         }
-        let time_of = |c: u64| c >> self.k.seq_bits & self.layout.max_time();
+        let time_of = |c: u64| c >> self.shape.seq_bits & self.layout.max_time();
         if state.closed_at.is_some_and(|last| time_of(last) < floor) {
             state.closed_at = None;
         }
@@ -504,7 +504,7 @@ impl<C: Clock> Floor<'_, C> {
 struct StartRules<'a, C> {
     layout: &'a Layout,
     clock: &'a C,
-    k: &'a Consts,
+    shape: &'a CounterShape,
     ahead_units: u64,
     policy: RollbackPolicy,
     strict: bool,
@@ -526,9 +526,9 @@ impl<C: Clock> StartRules<'_, C> {
             let cid = state.clock_id;
             // How far IDs of this clock-id may have gone, and the counter to continue from: the
             // last ID itself after a clean close, else the whole reservation.
-            let cid_shift = self.layout.time_bits() as u32 + self.k.seq_bits;
+            let cid_shift = self.layout.time_bits() as u32 + self.shape.seq_bits;
             let (issued_to, resume) = match state.closed_at.filter(|&c| c >> cid_shift == cid) {
-                Some(last) => (Some(last >> self.k.seq_bits & self.layout.max_time()), last),
+                Some(last) => (Some(last >> self.shape.seq_bits & self.layout.max_time()), last),
                 None => {
                     let r = state.reserved_of(cid);
                     let resume =
@@ -543,7 +543,7 @@ impl<C: Clock> StartRules<'_, C> {
                 Some(r) if now > r => return Ok((cid, self.layout.counter_before(cid, now), now)),
                 // A quick restart (after a burst, say): continue above the last ID (or the
                 // reservation) rather than spend a clock-id.
-                Some(r) if r - now <= self.k.drift_units + self.ahead_units => {
+                Some(r) if r - now <= self.shape.drift_units + self.ahead_units => {
                     return Ok((cid, resume, now));
                 }
                 Some(r) => {
