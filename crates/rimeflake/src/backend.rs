@@ -309,18 +309,19 @@ mod shown {
     }
 }
 
-/// Where a generator keeps its durable state: a [`Backend`] as `settings` resolves it (a local
-/// backend with its directory), or a caller's own store, which no backend names.
+/// Where a generator keeps its durable state: a [`Backend`] as `settings` resolves it, its
+/// variants named as the backend's (a local backend with its directory, memory, a server), or a
+/// caller's own store, which no backend names.
 #[derive(Clone, Debug)]
 pub(crate) enum Storage {
-    /// In this state directory (docs/configuration.md, `RIMEFLAKE_STATE_DIR`).
-    Dir(PathBuf),
-    /// In a store the caller provides, for a fixed worker ID it has already made exclusive.
-    Store(Arc<dyn StateStore>),
-    /// Nowhere: not restart-safe; asked for explicitly.
-    InMemory,
-    /// On a server, with the worker ID leased there (Redis, PostgreSQL).
+    /// [`Backend::Local`]: in this state directory (docs/configuration.md, `RIMEFLAKE_STATE_DIR`).
+    Local(PathBuf),
+    /// [`Backend::Memory`]: nowhere; not restart-safe, asked for explicitly.
+    Memory,
+    /// [`Backend::Redis`] or [`Backend::Postgres`]: on a server, with the worker ID leased there.
     Remote(Backend),
+    /// In a store the caller provides, for a fixed worker ID it has already made exclusive.
+    Caller(Arc<dyn StateStore>),
 }
 
 impl fmt::Display for Backend {

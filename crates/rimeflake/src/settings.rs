@@ -266,7 +266,7 @@ pub(crate) fn resolve(
                 b.name()
             )))
         }
-        (Some(store), _) => Storage::Store(Arc::clone(store)),
+        (Some(store), _) => Storage::Caller(Arc::clone(store)),
         (None, Backend::Memory) => {
             if given.state_dir.is_some() {
                 return Err(Error::config(format!(
@@ -274,7 +274,7 @@ pub(crate) fn resolve(
                     spell(StateDir)
                 )));
             }
-            Storage::InMemory
+            Storage::Memory
         }
         (None, b) if b.is_remote() => {
             if given.state_dir.is_some() {
@@ -286,7 +286,7 @@ pub(crate) fn resolve(
             }
             Storage::Remote(b)
         }
-        (None, _) => Storage::Dir(local_dir(
+        (None, _) => Storage::Local(local_dir(
             given.state_dir.as_deref(),
             env,
             in_container,

@@ -103,7 +103,7 @@ impl Builder<SystemClock> {
             warnings: None,
             layout: Layout::default(),
             worker: None,
-            storage: Storage::InMemory,
+            storage: Storage::Memory,
             namespace: String::new(),
             clock: SystemClock,
             max_drift: DEFAULT_MAX_DRIFT,
@@ -396,7 +396,7 @@ impl<C: Clock> Builder<C> {
     /// Whether the worker ID is leased (any free one will do), so a forked child may take
     /// another.
     pub(crate) fn takes_any_worker(&self) -> bool {
-        matches!(self.storage, Storage::Dir(_) | Storage::Remote(_))
+        matches!(self.storage, Storage::Local(_) | Storage::Remote(_))
             && matches!(self.worker, None | Some(WorkerSource::LocalLease { .. }))
     }
 }

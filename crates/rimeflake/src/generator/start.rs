@@ -122,7 +122,7 @@ impl<C: Clock> Inner<C> {
         let mut usage = None;
         let mut renewer: Option<Renewer> = None;
         let (worker_id, store, lease): (_, _, Option<Box<dyn Lease>>) = match &r.storage {
-            Storage::InMemory => {
+            Storage::Memory => {
                 let worker_id = r.spelling().setting(Setting::WorkerId);
                 let needs = |why: &str| {
                     Error::config(format!(
@@ -142,7 +142,7 @@ impl<C: Clock> Inner<C> {
                     None => return Err(needs("")),
                 }
             }
-            Storage::Dir(dir) => {
+            Storage::Local(dir) => {
                 let request = lease_request(r.worker.as_ref(), &layout, r.spelling())?;
                 let options = lease::LeaseOptions {
                     allow_network_fs: r.allow_network_fs,
@@ -178,7 +178,7 @@ impl<C: Clock> Inner<C> {
                     Some(Box::new(lease)),
                 )
             }
-            Storage::Store(store) => {
+            Storage::Caller(store) => {
                 match r
                     .worker
                     .as_ref()

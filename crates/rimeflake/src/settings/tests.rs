@@ -32,7 +32,7 @@ fn defaults_without_environment() {
     assert_eq!(r.worker, None);
     assert_eq!(r.namespace, "default");
     assert!(
-        matches!(&r.storage, Storage::Dir(d) if d == Path::new("/home/u/.local/state/rimeflake"))
+        matches!(&r.storage, Storage::Local(d) if d == Path::new("/home/u/.local/state/rimeflake"))
     );
     assert!(r.warnings.is_empty());
 }
@@ -49,13 +49,13 @@ fn environment_fills_what_the_caller_left_out() {
     assert_eq!(r.layout, Layout::twitter());
     assert_eq!(r.worker, Some(WorkerSource::Fixed(42)));
     assert_eq!(r.namespace, "twitter");
-    assert!(matches!(&r.storage, Storage::Dir(d) if d == Path::new("/srv/ids")));
+    assert!(matches!(&r.storage, Storage::Local(d) if d == Path::new("/srv/ids")));
     let r = resolve_in(
         &Given::default(),
         &[(BACKEND_ENV, "memory"), (WORKER_ID_ENV, "3")],
     )
     .unwrap();
-    assert!(matches!(r.storage, Storage::InMemory));
+    assert!(matches!(r.storage, Storage::Memory));
 }
 
 #[test]
@@ -78,7 +78,7 @@ fn explicit_settings_win_over_the_environment() {
     assert_eq!(r.layout, Layout::sonyflake());
     assert_eq!(r.worker, Some(WorkerSource::Fixed(7)));
     assert_eq!(r.namespace, "ns");
-    assert!(matches!(&r.storage, Storage::Dir(d) if d == Path::new("/mine")));
+    assert!(matches!(&r.storage, Storage::Local(d) if d == Path::new("/mine")));
 }
 
 #[test]
