@@ -166,7 +166,7 @@ fn child_runs_eight_generators() {
             std::thread::spawn(move || {
                 // The default TTL: 32 generators start at once on a small machine.
                 let g = generator(&url, "many")
-                    .lease_ttl(rimeflake::generator::DEFAULT_LEASE_TTL)
+                    .lease_ttl(rimeflake::lease::remote::DEFAULT_LEASE_TTL)
                     .build()
                     .unwrap();
                 let ids: Vec<u64> = (0..IDS_PER_GENERATOR)

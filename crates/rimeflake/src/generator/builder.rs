@@ -11,7 +11,7 @@ use crate::state::StateStore;
 use crate::warning::{Warning, WarningSink};
 use crate::lease::WorkerSource;
 
-pub use crate::lease::remote::DEFAULT_LEASE_TTL;
+use crate::lease::remote::DEFAULT_LEASE_TTL;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;

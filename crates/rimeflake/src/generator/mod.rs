@@ -45,7 +45,7 @@ mod start;
 mod stats;
 
 pub use builder::{
-    Builder, RollbackPolicy, DEFAULT_LEASE_TTL, DEFAULT_MAX_DRIFT, DEFAULT_MAX_WAIT,
+    Builder, RollbackPolicy, DEFAULT_MAX_DRIFT, DEFAULT_MAX_WAIT,
 };
 pub use stats::Stats;
 
