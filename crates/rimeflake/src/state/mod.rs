@@ -15,7 +15,9 @@ pub use disk::Disk;
 pub use file::{FileStore, LeaseGuard};
 // The paths the core's tests use.
 #[cfg(feature = "testing")]
-pub use disk::{Fault, RealDisk, SimDisk};
+pub use disk::RealDisk;
+#[cfg(feature = "testing")]
+pub use sim::{Fault, SimDisk};
 
 use crate::error::Result;
 use std::fmt::Debug;
