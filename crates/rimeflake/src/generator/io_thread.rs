@@ -220,7 +220,7 @@ impl<C: Clock> Inner<C> {
         // whatever a batch needs (it waits for the clock anyway before it issues past
         // `max_drift`): a successor that finds the state lost then knows how far it may have
         // gone.
-        let reach = super::start::reach_units(self.shape.drift_units, d.ahead_units);
+        let reach = super::reach_units(self.shape.drift_units, d.ahead_units);
         let target = (now.max(self.time_of(counter)) + d.ahead_units)
             .max(need)
             .min(now + reach)

@@ -127,6 +127,14 @@ pub(crate) struct CounterShape {
     worker_part: u64,
 }
 
+/// How far (time units) a stored reservation may lead the clock of the holder that stored it:
+/// the counter runs up to `max_drift` ahead of the clock and a save reserves `reserve_ahead`
+/// past the counter; no save reserves farther (a quick restart that resumes above a reservation
+/// up to that far ahead reserves no more, and IDs wait for the clock past `max_drift`).
+pub(crate) fn reach_units(drift_units: u64, ahead_units: u64) -> u64 {
+    drift_units + ahead_units
+}
+
 pub(crate) struct Inner<C: Clock> {
     hot: WipeOnFork<Hot>,
     /// The rollback last counted: `high` when it was seen, and the lowest reading since.

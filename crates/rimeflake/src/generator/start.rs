@@ -5,7 +5,7 @@ use super::builder::Builder;
 use super::io_thread::{self, Io};
 use super::slow::free_clock_id;
 use super::stats::Counters;
-use super::{CounterShape, Hot, Inner, RollbackPolicy, NO_DEADLINE};
+use super::{reach_units, CounterShape, Hot, Inner, RollbackPolicy, NO_DEADLINE};
 use crate::backend::Storage;
 use crate::clock::Clock;
 use crate::error::{Error, ErrorKind, Result};
@@ -398,14 +398,6 @@ fn counter_shape(layout: &Layout, worker_id: u64, max_drift: Duration) -> Counte
         worker_bits: layout.worker_bits() as u32,
         worker_part: worker_id << low_bits,
     }
-}
-
-/// How far (time units) a stored reservation may lead the clock of the holder that stored it:
-/// the counter runs up to `max_drift` ahead of the clock and a save reserves `reserve_ahead`
-/// past the counter; no save reserves farther (a quick restart that resumes above a reservation
-/// up to that far ahead reserves no more, and IDs wait for the clock past `max_drift`).
-pub(crate) fn reach_units(drift_units: u64, ahead_units: u64) -> u64 {
-    drift_units + ahead_units
 }
 
 /// What renews a server lease while a start waits (each call returns the renewal's send time
