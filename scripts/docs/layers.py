@@ -15,7 +15,8 @@ expanded, and inline) and `super::` (resolved from the file's own module), outsi
 and maps each to the deepest module file it names. It fails when
   - a source file is in no layer, or a layer names a path that does not exist;
   - a file imports a module of a higher layer and that pair is not a known back-edge;
-  - a known back-edge is no longer there (the table must shrink with the code).
+  - a known back-edge is no longer there (the table must shrink with the code);
+  - files import each other in a circle (through any number of files, in one layer or not).
 
 Usage: scripts/docs/layers.py [--src DIR] [--doc FILE] [--edges]
   --edges  also print every import between layers (module to module), for the doc's diagram
@@ -181,6 +182,70 @@ def imports(src: Path, rel: str, reexports: dict[str, list[str]]) -> set[str]:
     return found
 
 
+def circles(uses: dict[str, set[str]]) -> list[list[str]]:
+    """The circles of files (a file reaches itself through the files it imports): one per
+    strongly connected set of two files or more, as a path around it from its first file."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(uses):
+        if root in index:
+            continue
+        # Tarjan's algorithm, iterative: (file, the files it imports still to visit).
+        work = [(root, iter(sorted(uses[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, todo = work[-1]
+            step = next(todo, None)
+            if step is not None:
+                if step not in index:
+                    index[step] = low[step] = len(index)
+                    stack.append(step)
+                    on_stack.add(step)
+                    work.append((step, iter(sorted(uses.get(step, ())))))
+                elif step in on_stack:
+                    low[node] = min(low[node], index[step])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                members = []
+                while True:
+                    m = stack.pop()
+                    on_stack.discard(m)
+                    members.append(m)
+                    if m == node:
+                        break
+                if len(members) > 1:
+                    found.append(path_around(sorted(members), uses))
+    return found
+
+
+def path_around(members: list[str], uses: dict[str, set[str]]) -> list[str]:
+    """A shortest path from the first member back to it, inside the set (breadth first)."""
+    inside = set(members)
+    start = members[0]
+    came: dict[str, str] = {}
+    queue = [start]
+    while queue:
+        node = queue.pop(0)
+        for nxt in sorted(uses[node] & inside):
+            if nxt == start:
+                path = [node]
+                while path[-1] != start:
+                    path.append(came[path[-1]])
+                return path[::-1]
+            if nxt not in came:
+                came[nxt] = node
+                queue.append(nxt)
+    return members
+
+
 def cells(row: str) -> list[str]:
     return [c.strip() for c in row.strip().strip("|").split("|")]
 
@@ -244,6 +309,7 @@ def main() -> int:
     files = sorted(str(p.relative_to(src)) for p in src.rglob("*.rs"))
     seen: set[tuple[str, str]] = set()
     edges: set[tuple[str, str]] = set()
+    uses: dict[str, set[str]] = {rel: set() for rel in files}
     for rel in files:
         level = layer_of(rel)
         if level is None:
@@ -251,6 +317,8 @@ def main() -> int:
             continue
         for target in sorted(imports(src, rel, reexports)):
             tfile = module_file(src, target.split("::"))
+            if tfile and tfile != rel:
+                uses[rel].add(tfile)
             tlevel = layer_of(tfile) if tfile else None
             if tlevel is None:
                 continue
@@ -267,6 +335,11 @@ def main() -> int:
         problems.append(
             f"known back-edge {f} -> crate::{t} is gone: remove its row from {args.doc.name}"
         )
+    for circle in circles(uses):
+        problems.append(
+            "files that import each other in a circle: " + " -> ".join(circle + circle[:1])
+            + ": move what both need into one of them, or below both"
+        )
     if args.edges:
         for rel, target in sorted(edges):
             tfile = module_file(src, target.split("::"))
@@ -275,7 +348,7 @@ def main() -> int:
         print(f"layers: {p}", file=sys.stderr)
     if not problems:
         print(f"layers: {len(files)} files in {len(layers)} layers, "
-              f"{len(seen)} known back-edges, no other import goes up")
+              f"{len(seen)} known back-edges, no other import goes up, no circle of files")
     return 1 if problems else 0
 
 
