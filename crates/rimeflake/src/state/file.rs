@@ -258,7 +258,7 @@ impl<D: Disk> FileStore<D> {
                 "corrupt state file {}: no slot holds a valid record ({why}). rimeflake does not \
                  reset it silently: the reservations in it are what keeps a restart from repeating \
                  IDs. Once no process uses this worker ID, `rimeflake state reset --worker N \
-                 --namespace NS` (or rimeflake::state::reset) replaces it with a state reserved \
+                 --namespace NS` (or rimeflake::admin::reset) replaces it with a state reserved \
                  past anything it can have held (from its high-water file {}, or from evidence \
                  you give)",
                 self.path.display(),
