@@ -198,7 +198,7 @@ faketime: ## install libfaketime (Debian's faketime package) when it is missing
 	  sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
 	  $$sudo apt-get update && $$sudo apt-get install -y faketime; }
 
-# The Redis and PostgreSQL backend tests start real servers (crates/rimeflake/tests/servers).
+# The Redis and PostgreSQL backend tests start real servers (crates/rimeflake-testkit/src/servers.rs).
 # Debian keeps PostgreSQL's programs under /usr/lib/postgresql/<version>/bin, off PATH.
 .PHONY: servers
 servers: ## install redis-server, PostgreSQL and openssl (Debian's packages) when they are missing, for the backend tests

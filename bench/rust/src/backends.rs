@@ -373,7 +373,7 @@ pub fn section(b: &Backends) -> String {
         out,
         "Measured in the same run. The bench starts its own servers on loopback (TCP to \
          127.0.0.1), each with its data in a fresh directory under {tmp} ({fs}), through the \
-         harness of the core's tests (crates/rimeflake/tests/servers): **Redis {rv}** with the \
+         harness of the core's tests (crates/rimeflake-testkit/src/servers.rs): **Redis {rv}** with the \
          append-only file fsynced on every write (`appendonly yes`, `appendfsync always`, no RDB \
          snapshots); **PostgreSQL {pv}** with `fsync=on` (`synchronous_commit` on, the default), \
          user `postgres`, database `rimeflake`. The TLS rows run on servers of their own with \

@@ -15,8 +15,7 @@ mod peers;
 mod report;
 mod rime;
 // Real Redis and PostgreSQL servers on loopback, as the core's backend tests start them.
-#[path = "../../../crates/rimeflake/tests/servers/mod.rs"]
-mod servers;
+use rimeflake_testkit::servers;
 mod timing;
 
 use report::{Row, HEADER};

@@ -8,8 +8,7 @@
 // A benchmark reads the clocks directly: the ban on SystemTime/Instant::now guards the core.
 #![allow(clippy::disallowed_methods)]
 
-#[path = "../../../crates/rimeflake/tests/servers/mod.rs"]
-mod servers;
+use rimeflake_testkit::servers;
 
 use rimeflake::{Backend, Generator, Layout};
 use servers::{Postgres, Redis};

@@ -1,12 +1,10 @@
 //! `rimeflake gen` and `rimeflake state show` on a server backend (real Redis and PostgreSQL
-//! with TLS on, started by the harness in crates/rimeflake/tests/servers): a worker ID handed
+//! with TLS on, started by the harness in crates/rimeflake-testkit/src/servers.rs): a worker ID handed
 //! from a host whose clock is ahead (libfaketime) to one whose clock is right, and back with a
 //! small lead.
 
-#[path = "../../rimeflake/tests/servers/mod.rs"]
-mod servers;
-#[path = "../../rimeflake/tests/support/mod.rs"]
-mod support;
+use rimeflake_testkit::servers;
+use rimeflake_testkit::support;
 
 use support::libfaketime;
 

@@ -1,7 +1,6 @@
 //! The `rimeflake` binary, run as a real process.
 
-#[path = "../../rimeflake/tests/support/mod.rs"]
-mod support;
+use rimeflake_testkit::support;
 use support::TempDir;
 
 use rimeflake::{parse, Encoding, Layout};

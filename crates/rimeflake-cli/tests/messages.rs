@@ -2,8 +2,7 @@
 //! own words (its flags, not the Rust builder's names), on one line, and nothing before an
 //! error.
 
-#[path = "../../rimeflake/tests/support/mod.rs"]
-mod support;
+use rimeflake_testkit::support;
 use support::TempDir;
 mod binary;
 use binary::{run, run_with};

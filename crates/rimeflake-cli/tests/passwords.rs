@@ -1,12 +1,11 @@
 //! A password given in any form the drivers take reaches no message: every form logs in to a
 //! real server (Redis and PostgreSQL with password authentication, started by the harness in
-//! crates/rimeflake/tests/servers), then `gen` (with the server's durability warning on),
+//! crates/rimeflake-testkit/src/servers.rs), then `gen` (with the server's durability warning on),
 //! `state show`, `state reset`, a layout refused, a server that cannot be reached and a database
 //! that does not exist all run with it, and their output holds the password in none of its
 //! forms.
 
-#[path = "../../rimeflake/tests/servers/mod.rs"]
-mod servers;
+use rimeflake_testkit::servers;
 
 use servers::{PG_PASSWORD, PG_PASSWORD_ROLE};
 use std::process::{Command, Output, Stdio};

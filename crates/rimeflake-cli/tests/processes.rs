@@ -5,8 +5,7 @@
 //! stays real, so waits still end). Without it the restart test fails and says how to install
 //! it: `make test` does (`apt-get install faketime`).
 
-#[path = "../../rimeflake/tests/support/mod.rs"]
-mod support;
+use rimeflake_testkit::support;
 use support::libfaketime;
 use support::{Rng, TempDir};
 

@@ -4,8 +4,7 @@
 //! resolv.conf that only the child process sees: it runs in a mount namespace of its own
 //! (`unshare -m`, as root) with that file bound over /etc/resolv.conf.
 
-#[path = "../../rimeflake/tests/support/mod.rs"]
-mod support;
+use rimeflake_testkit::support;
 use support::Since;
 
 use std::net::UdpSocket;

@@ -2,8 +2,7 @@
 //! (RIMEFLAKE_WORKER_ID, RIMEFLAKE_LAYOUT, RIMEFLAKE_BACKEND, RIMEFLAKE_STATE_DIR), the default
 //! namespace that follows the layout, warnings on stderr; and it decodes peers' IDs.
 
-#[path = "../../rimeflake/tests/support/mod.rs"]
-mod support;
+use rimeflake_testkit::support;
 use support::TempDir;
 mod binary;
 use binary::{run, run_with};

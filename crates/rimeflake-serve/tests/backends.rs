@@ -3,8 +3,7 @@
 //! And a server that stops answering: the service says 503 with the error's kind (and
 //! /readyz says not ready) until the server is back, then serves again by itself.
 
-#[path = "../../rimeflake/tests/servers/mod.rs"]
-mod servers;
+use rimeflake_testkit::servers;
 
 mod common;
 use common::{check_unique, clients, wait_until, Server};

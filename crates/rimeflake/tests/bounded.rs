@@ -4,8 +4,8 @@
 //! this one's runs off the caller's thread, so calls meanwhile fail with a lease error within
 //! `max_wait` while the server is stopped (SIGSTOP), and the move completes once it is back.
 
-mod servers;
-mod support;
+use rimeflake_testkit::servers;
+use rimeflake_testkit::support;
 
 use rimeflake::{Backend, ErrorKind, Generator};
 use servers::Redis;

@@ -1,6 +1,6 @@
 //! Durable state: restarts, rollbacks across restarts, leases, and a store that fails.
 
-mod support;
+use rimeflake_testkit::support;
 use support::TempDir;
 
 use rimeflake::state::{StateStore, WorkerState};

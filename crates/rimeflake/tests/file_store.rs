@@ -1,6 +1,6 @@
 //! The file store under every disk fault (on the simulated disk) and on the real file system.
 
-mod support;
+use rimeflake_testkit::support;
 use support::TempDir;
 
 use rimeflake::state::file::{decode, SLOT_SIZE};

@@ -7,7 +7,7 @@
 //! Each holder and successor is this test binary run again with `RIMEFLAKE_TEST_FORGET_CHILD`
 //! set: it writes every ID it issued to a file, and prints its warnings.
 
-mod servers;
+use rimeflake_testkit::servers;
 
 use rimeflake::{Backend, ErrorKind, Generator, Layout};
 use servers::{Postgres, Redis};

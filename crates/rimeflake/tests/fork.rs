@@ -6,8 +6,8 @@
 #![cfg(unix)]
 
 mod forking;
-mod support;
 use forking::{fork_with, state_of};
+use rimeflake_testkit::support;
 use support::TempDir;
 
 use rimeflake::{ErrorKind, Generator, Layout};

@@ -6,13 +6,13 @@
 #![cfg(unix)]
 
 mod forking;
-mod support;
 #[cfg(all(
     target_os = "linux",
     any(target_arch = "x86_64", target_arch = "aarch64")
 ))]
 use forking::raw_fork;
 use forking::{fork_by, fork_with, state_of};
+use rimeflake_testkit::support;
 use support::TempDir;
 
 use rimeflake::{ErrorKind, Generator};

@@ -8,7 +8,7 @@
 //! thread of its own and the test waits for its answer at most [`HUNG`]: far above any
 //! `max_wait` used here, so only a call that blocks on the store itself runs into it.
 
-mod support;
+use rimeflake_testkit::support;
 use support::Rng;
 
 use rimeflake::state::{FileStore, SimDisk};

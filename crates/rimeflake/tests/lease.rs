@@ -1,6 +1,6 @@
 //! Local leases with real files, real processes (SIGKILL) and a real fork.
 
-mod support;
+use rimeflake_testkit::support;
 use support::TempDir;
 
 use rimeflake::admin::{inspect, render, StateHealth};

@@ -2,7 +2,7 @@
 //! and `state reset` refuse (`team/app`, empty, a newline, 5,000 bytes) is refused by every
 //! generator too, before anything reaches the server (real Redis and PostgreSQL).
 
-mod servers;
+use rimeflake_testkit::servers;
 
 use rimeflake::{Backend, ErrorKind, Generator, Layout};
 use servers::{Postgres, Redis};

@@ -7,7 +7,7 @@
 //! `CLOCK_BOOTTIME`, which every process of the machine shares): a call that began after the
 //! parent saw the child stopped began after the resume.
 
-mod servers;
+use rimeflake_testkit::servers;
 
 use rimeflake::clock::boottime_ns;
 use rimeflake::{Backend, ErrorKind, Generator, Layout};

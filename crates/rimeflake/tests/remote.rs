@@ -5,7 +5,7 @@
 //! Each test runs against both servers. Children (other "hosts") are this test binary run
 //! again with `RIMEFLAKE_TEST_REMOTE_CHILD` set.
 
-mod servers;
+use rimeflake_testkit::servers;
 
 use rimeflake::{Backend, Error, ErrorKind, Generator, Layout, WorkerSource};
 use servers::{Postgres, Redis};

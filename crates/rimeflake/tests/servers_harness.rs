@@ -1,7 +1,7 @@
-//! The harness of tests/servers: real Redis and PostgreSQL servers start, answer, keep their
-//! data over a stop and restart, and hang while paused.
+//! The test kit's server harness (`rimeflake_testkit::servers`): real Redis and PostgreSQL
+//! servers start, answer, keep their data over a stop and restart, and hang while paused.
 
-mod servers;
+use rimeflake_testkit::servers;
 use servers::{pg_bin, Postgres, Redis, PG_PASSWORD};
 
 use std::io::{Read, Write};

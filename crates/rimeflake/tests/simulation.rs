@@ -25,8 +25,7 @@
 //! memory over thousands of crashes), then [`SimDisk::crash`] (unsynced writes are lost, or
 //! land in part, the last one possibly torn).
 
-mod support;
-use support::Rng;
+use rimeflake_testkit::{seeds, support::Rng};
 
 use rimeflake::admin::{reset_store, ResetOptions};
 use rimeflake::state::file::{decode_file, SLOT_SIZE};
@@ -985,67 +984,26 @@ fn run_seed(seed: u64) -> Result<(Tally, u64, Vec<String>), String> {
     }
 }
 
-fn env_u64(name: &str) -> Option<u64> {
-    let text = std::env::var(name).ok()?;
-    Some(
-        text.trim()
-            .parse()
-            .unwrap_or_else(|e| panic!("{name}={text:?}: {e}")),
-    )
-}
-
 #[test]
 fn crashes_clock_jumps_and_disk_faults_never_repeat_an_id() {
-    let single = env_u64("RIMEFLAKE_SIM_SEED");
-    let soak_seconds = env_u64("RIMEFLAKE_SIM_SECONDS");
-    let first = env_u64("RIMEFLAKE_SIM_FIRST_SEED").unwrap_or(match soak_seconds {
-        // A soak explores fresh seeds each time; it prints where it started.
-        Some(_) => rimeflake::clock::system_now_ms().wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 16,
-        None => 0,
-    });
-    let count = env_u64("RIMEFLAKE_SIM_SEEDS").unwrap_or(CI_SEEDS);
-    let budget_ms = soak_seconds.map(|s| s * 1000);
-    let started = rimeflake::clock::monotonic_ns();
     let mut total = Tally::default();
-    let mut failed = Vec::new();
-    let mut seed = single.unwrap_or(first);
-    loop {
-        match run_seed(seed) {
-            Ok((tally, _, log)) => {
-                if single.is_some() {
-                    eprintln!("{}", log.join("\n"));
-                }
-                total.add(&tally);
-            }
-            Err(report) => {
-                eprintln!("{report}");
-                failed.push(seed);
-            }
-        }
-        seed += 1;
-        let ran = seed - single.unwrap_or(first);
-        let elapsed_ms = (rimeflake::clock::monotonic_ns() - started) / 1_000_000;
-        let done = match (single, budget_ms) {
-            (Some(_), _) => true,
-            (None, Some(budget)) => elapsed_ms >= budget,
-            (None, None) => ran >= count,
-        };
-        if done || failed.len() >= 5 {
-            break;
-        }
-    }
+    let ran = seeds::run("RIMEFLAKE_SIM", CI_SEEDS, |seed| {
+        run_seed(seed).map(|(tally, _, log)| {
+            total.add(&tally);
+            log
+        })
+    });
     eprintln!(
         "simulation: seeds {}..{} in {:.1} s: {total:?}",
-        single.unwrap_or(first),
-        seed,
-        (rimeflake::clock::monotonic_ns() - started) as f64 / 1e9
+        ran.first, ran.end, ran.seconds
     );
     assert!(
-        failed.is_empty(),
-        "simulation seeds failed: {failed:?} (each report above has its step log); replay one \
-         with RIMEFLAKE_SIM_SEED=<seed> cargo test -p rimeflake --test simulation -- --nocapture"
+        ran.failed.is_empty(),
+        "simulation seeds failed: {:?} (each report above has its step log); replay one \
+         with RIMEFLAKE_SIM_SEED=<seed> cargo test -p rimeflake --test simulation -- --nocapture",
+        ran.failed
     );
-    if single.is_none() && total.runs >= 100 {
+    if !ran.single && total.runs >= 100 {
         // The budget must have met every case it exists for, or it proves little.
         let covered = [
             ("IDs", total.ids),

@@ -4,7 +4,7 @@
 //! restarted under a running generator, an impostor's certificate while one runs (it stops,
 //! fail-closed, and goes on when the real one is back), and every refusal a clear config error.
 
-mod servers;
+use rimeflake_testkit::servers;
 
 use rimeflake::{Backend, Error, ErrorKind, Generator, Layout};
 use servers::{Postgres, Redis, PG_CERT_ROLE};

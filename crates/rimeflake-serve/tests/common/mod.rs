@@ -5,8 +5,7 @@
 #![allow(dead_code)]
 
 /// The core's test helpers (temporary directories, libfaketime), for every test here.
-#[path = "../../../rimeflake/tests/support/mod.rs"]
-pub mod support;
+pub use rimeflake_testkit::support;
 pub use support::libfaketime;
 
 use std::collections::HashSet;

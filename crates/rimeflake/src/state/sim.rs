@@ -86,7 +86,10 @@ fn write_into(buf: &mut Vec<u8>, offset: u64, bytes: &[u8]) {
 }
 
 impl Sim {
-    /// splitmix64: a tiny, seeded generator, so a crash replays exactly from its seed.
+    /// splitmix64: a tiny, seeded generator, so a crash replays exactly from its seed. The
+    /// test kit's `Rng` is the same generator; this copy stays because the simulated disk is
+    /// built into the library under the `testing` feature, where the kit (a dev-dependency)
+    /// is not there.
     fn next_random(&mut self) -> u64 {
         self.rng = self.rng.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.rng;

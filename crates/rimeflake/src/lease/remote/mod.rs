@@ -30,8 +30,7 @@ pub(crate) mod redis;
 /// The real servers the integration tests start (Redis, PostgreSQL), for the tests of the
 /// connections here.
 #[cfg(test)]
-#[path = "../../../tests/servers/mod.rs"]
-pub(crate) mod servers;
+pub(crate) use rimeflake_testkit::servers;
 /// A simulated server, and deterministic tests of the lease protocol on it.
 #[cfg(test)]
 mod sim;

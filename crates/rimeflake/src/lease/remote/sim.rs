@@ -70,17 +70,17 @@ const SERVER_T0: u64 = 1_767_225_600_000 * MS;
 const NS: &str = "sim";
 const WORKER: u64 = 7;
 
-/// splitmix64: a tiny seeded generator, so that a run replays exactly from its seed.
+/// The test kit's seeded generator, so that a run replays exactly from its seed, with the
+/// draws this simulation makes (their order and arithmetic are part of what a seed replays).
 #[derive(Clone, Debug)]
-struct Rng(u64);
+struct Rng(rimeflake_testkit::support::Rng);
 
 impl Rng {
+    fn new(seed: u64) -> Rng {
+        Rng(rimeflake_testkit::support::Rng(seed))
+    }
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        self.0.next()
     }
     /// From `lo` to `hi`, both included.
     fn range(&mut self, lo: u64, hi: u64) -> u64 {
@@ -208,7 +208,7 @@ impl SimServer {
             partitions: Vec::new(),
             late: Vec::new(),
             seq: 0,
-            rng: Rng(seed ^ 0x05e4_e7e4),
+            rng: Rng::new(seed ^ 0x05e4_e7e4),
             fail_pm: 0,
             lost_pm: 0,
             late_max: 0,
@@ -1008,7 +1008,7 @@ impl World {
         World {
             cfg,
             server,
-            rng: Rng(seed),
+            rng: Rng::new(seed),
             t: T0,
             procs,
             units: HashMap::new(),
@@ -1025,7 +1025,7 @@ impl World {
 
     /// A run of `seed`: its configuration, outages, skew and steals all come from the seed.
     fn random(seed: u64) -> World {
-        let mut rng = Rng(seed);
+        let mut rng = Rng::new(seed);
         let cfg = Config::pick(&mut rng);
         let mut w = World::new(cfg, seed);
         let ttl = w.cfg.ttl();

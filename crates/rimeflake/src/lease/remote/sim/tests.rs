@@ -1,50 +1,23 @@
 use super::*;
 
-fn env_u64(name: &str) -> Option<u64> {
-    let text = std::env::var(name).ok()?;
-    Some(
-        text.trim()
-            .parse()
-            .unwrap_or_else(|e| panic!("{name}={text:?}: {e}")),
-    )
-}
-
 #[test]
 fn seeded_runs_keep_every_lease_invariant() {
-    let single = env_u64("RIMEFLAKE_LEASE_SEED");
-    let first = single.unwrap_or(env_u64("RIMEFLAKE_LEASE_FIRST_SEED").unwrap_or(0));
-    let count = if single.is_some() {
-        1
-    } else {
-        env_u64("RIMEFLAKE_LEASE_SEEDS").unwrap_or(200)
-    };
     let mut total = Tally::default();
-    let mut failed = Vec::new();
-    for seed in first..first + count {
-        match run_seed(seed) {
-            Ok((tally, log)) => {
-                if single.is_some() {
-                    eprintln!("{}", log.join("\n"));
-                }
-                total.add(&tally);
-            }
-            Err(report) => {
-                eprintln!("{report}");
-                failed.push(seed);
-                if failed.len() >= 5 {
-                    break;
-                }
-            }
-        }
-    }
+    let ran = rimeflake_testkit::seeds::run("RIMEFLAKE_LEASE", 200, |seed| {
+        run_seed(seed).map(|(tally, log)| {
+            total.add(&tally);
+            log
+        })
+    });
     eprintln!(
-        "lease simulation: seeds {first}..{}: {total:?}",
-        first + count
+        "lease simulation: seeds {}..{} in {:.1} s: {total:?}",
+        ran.first, ran.end, ran.seconds
     );
     assert!(
-        failed.is_empty(),
-        "lease simulation seeds failed: {failed:?} (each report above has its log); replay \
-         one with RIMEFLAKE_LEASE_SEED=<seed>"
+        ran.failed.is_empty(),
+        "lease simulation seeds failed: {:?} (each report above has its log); replay \
+         one with RIMEFLAKE_LEASE_SEED=<seed>",
+        ran.failed
     );
     if total.runs >= 100 {
         // The budget must meet every case it exists for, or it proves little.

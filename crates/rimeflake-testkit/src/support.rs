@@ -1,6 +1,4 @@
-//! Helpers shared by the test binaries of `rimeflake`, `rimeflake-cli` and `rimeflake-serve`
-//! (the other two include this file by path). Each binary uses part of it.
-#![allow(dead_code)]
+//! Helpers shared by the test binaries of `rimeflake`, `rimeflake-cli` and `rimeflake-serve`.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -14,7 +12,7 @@ impl TempDir {
         let path = std::env::temp_dir().join(format!(
             "rimeflake-test-{tag}-{}-{}",
             std::process::id(),
-            rimeflake::clock::monotonic_ns()
+            crate::now_ns()
         ));
         std::fs::create_dir_all(&path).expect("a temporary directory");
         TempDir(path)
@@ -33,9 +31,13 @@ impl Drop for TempDir {
 }
 
 /// splitmix64: small and seeded, so a failing run's choices replay from its seed.
+#[derive(Clone, Debug)]
 pub struct Rng(pub u64);
 
 impl Rng {
+    /// The next draw. (Not an `Iterator`: the stream never ends, and every caller wants one
+    /// number at a time.)
+    #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
@@ -83,17 +85,16 @@ impl Rng {
     }
 }
 
-/// A point on the monotonic clock, to measure waits (tests read time through the core's clock,
-/// as the crate does).
+/// A point on the monotonic clock, to measure waits.
 #[derive(Clone, Copy)]
 pub struct Since(u64);
 
 impl Since {
     pub fn now() -> Since {
-        Since(rimeflake::clock::monotonic_ns())
+        Since(crate::now_ns())
     }
     pub fn elapsed(self) -> Duration {
-        Duration::from_nanos(rimeflake::clock::monotonic_ns() - self.0)
+        Duration::from_nanos(crate::now_ns() - self.0)
     }
 }
 

@@ -1,20 +1,15 @@
 //! Real Redis and PostgreSQL servers for the backend tests, each on a free loopback port with its
 //! data in a fresh temporary directory, removed (and the server killed) when dropped.
 //!
-//! Include it with `mod servers;`. The servers must be installed (`make servers`): a missing one
-//! fails the test with that instruction, never skips it.
-#![allow(dead_code)]
+//! The servers must be installed (`make servers`): a missing one fails the test with that
+//! instruction, never skips it.
 
 mod certs;
 mod postgres;
 mod redis;
 
-// Each test uses some of these.
-#[allow(unused_imports)]
 pub use certs::Certs;
-#[allow(unused_imports)]
 pub use postgres::{pg_bin, Postgres, PG_CERT_ROLE, PG_PASSWORD, PG_PASSWORD_ROLE};
-#[allow(unused_imports)]
 pub use redis::{redis_server, Redis};
 
 use std::fs::{self, File};
@@ -46,15 +41,7 @@ fn fresh_dir(kind: &str) -> PathBuf {
     dir
 }
 
-/// Nanoseconds since the first call. Not `rimeflake::clock`: this file is also included by the
-/// core's own unit tests, where that crate is `crate`.
-fn now_ns() -> u64 {
-    static ORIGIN: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
-    #[allow(clippy::disallowed_methods)] // a test harness's timeouts, not the library's clock
-    let now = std::time::Instant::now();
-    now.saturating_duration_since(*ORIGIN.get_or_init(|| now))
-        .as_nanos() as u64
-}
+use crate::now_ns;
 
 fn deadline(seconds: u64) -> u64 {
     now_ns() + seconds * 1_000_000_000
