@@ -243,16 +243,24 @@ impl<C: Clock> Inner<C> {
                     clock: &r.clock,
                     shape: &shape,
                 };
-                floor.raise(&mut state, lead_ms, server_skew_ms)?;
-                // A floor of a larger reach than this holder's: first near enough for the start
-                // rules to resume above it, as after a quick restart.
-                if let Some(at) = state.reserved_of(state.clock_id) {
-                    let sent = keeper.as_ref().map_or(0, |(_, at)| *at);
-                    let within = shape.drift_units + ahead_units;
-                    let (sent, _) = floor.wait(at, within, renewer.as_mut(), sent, interrupted)?;
-                    if let Some((_, at)) = keeper.as_mut() {
-                        *at = sent;
-                    }
+                let ours = floor.raise(&mut state, lead_ms, server_skew_ms)?;
+                // A floor of a larger reach than this holder's, or above a clock behind the
+                // server's: first near enough for the start rules to resume above it, as after
+                // a quick restart. What this host's clock is behind the server's is waited for
+                // as after a rollback, within `max_wait`.
+                let at = state.reserved_of(state.clock_id).unwrap_or(ours);
+                let sent = keeper.as_ref().map_or(0, |(_, at)| *at);
+                let within = shape.drift_units + ahead_units;
+                let (sent, _) = floor.wait(
+                    (at, ours),
+                    within,
+                    renewer.as_mut(),
+                    sent,
+                    max_wait_ns,
+                    interrupted,
+                )?;
+                if let Some((_, at)) = keeper.as_mut() {
+                    *at = sent;
                 }
             }
         }
@@ -280,8 +288,14 @@ impl<C: Clock> Inner<C> {
                     shape: &shape,
                 };
                 let sent = keeper.as_ref().map_or(0, |(_, at)| *at);
-                let (sent, later) =
-                    wait.wait(first, shape.drift_units, Some(renew), sent, interrupted)?;
+                let (sent, later) = wait.wait(
+                    (first, first),
+                    shape.drift_units,
+                    Some(renew),
+                    sent,
+                    max_wait_ns,
+                    interrupted,
+                )?;
                 now = later;
                 if let Some((_, at)) = keeper.as_mut() {
                     *at = sent;
@@ -414,20 +428,23 @@ struct Floor<'a, C> {
 
 impl<C: Clock> Floor<'_, C> {
     /// Raises every clock-id's reservation to `lead_ms` past the clock (the lost holder may have
-    /// used any of them): the current one past this host's clock, which its IDs follow; the
-    /// others past the server's (this host's plus `skew_ms`), which a lost holder's clock agreed
-    /// with as this one's should. So a host whose clock is far ahead leaves the other clock-ids
-    /// free for hosts with the right time, as a restart there would. A clean close's last ID
-    /// below the floor no longer says where IDs stopped.
-    fn raise(&self, state: &mut WorkerState, lead_ms: u64, skew_ms: i64) -> Result<()> {
+    /// used any of them): the others past the server's (this host's plus `skew_ms`), which a
+    /// lost holder's clock agreed with as this one's should; the current one past the later of
+    /// the server's clock and this host's, which its IDs follow. So a host whose clock is far
+    /// ahead leaves the other clock-ids free for hosts with the right time, as a restart there
+    /// would, and a host whose clock is behind starts above what a lost holder with the right
+    /// time issued, waiting for its clock as after a rollback. A clean close's last ID below the
+    /// floor no longer says where IDs stopped. Returns the floor by this host's clock alone.
+    fn raise(&self, state: &mut WorkerState, lead_ms: u64, skew_ms: i64) -> Result<u64> {
         let now_ms = self.clock.now_ms();
         let lead = lead_ms.div_ceil(self.layout.unit_ms());
-        let floor = (self.layout.time_of(now_ms)? + lead).min(self.layout.max_time());
+        let ours = (self.layout.time_of(now_ms)? + lead).min(self.layout.max_time());
         let server_ms = now_ms.saturating_add_signed(skew_ms);
         let others = self
             .layout
             .time_of(server_ms)
-            .map_or(floor, |t| (t + lead).min(self.layout.max_time()));
+            .map_or(ours, |t| (t + lead).min(self.layout.max_time()));
+        let floor = ours.max(others);
         for cid in 0..state.reserved.len() as u64 {
             state.raise(cid, if cid == state.clock_id { floor } else { others });
         }
@@ -435,26 +452,32 @@ impl<C: Clock> Floor<'_, C> {
         if state.closed_at.is_some_and(|last| time_of(last) < floor) {
             state.closed_at = None;
         }
-        Ok(())
+        Ok(ours)
     }
 
     /// Waits, in slices of at most 50 ms, until time unit `target` is within `within` units of
     /// the clock; returns when the last renewal that succeeded was sent, and the clock's unit
-    /// then. Not a rollback: neither the rollback policy nor `max_wait` applies; a floor of a
-    /// holder's reach, or a reservation it stored, makes it at most `reserve_ahead`.
+    /// then. Not a rollback: neither the rollback policy nor `max_wait` applies to the wait the
+    /// first reading asks for up to `planned` (a floor of a holder's reach, or a reservation it
+    /// stored, makes it at most `reserve_ahead`); what a clock behind the server's adds, or a
+    /// clock that goes back meanwhile, gets `max_wait_ns` more (on the monotonic clock), and
+    /// then the start fails as a rollback would.
     /// The lease is renewed by `renewer` meanwhile, as its keeper would (which starts only once
     /// the generator exists): a renewal that fails is tried again at the next slice, and the
     /// wait fails only once the last renewal that succeeded (sent at `sent`, on
     /// `CLOCK_BOOTTIME`) no longer vouches for the lease.
     fn wait(
         &self,
-        target: u64,
+        (target, planned): (u64, u64),
         within: u64,
         mut renewer: Option<&mut Renewer>,
         mut sent: u64,
+        max_wait_ns: u64,
         interrupted: &mut dyn FnMut() -> bool,
     ) -> Result<(u64, u64)> {
-        let mut last_renewal = self.clock.monotonic_ns();
+        let started = self.clock.monotonic_ns();
+        let mut last_renewal = started;
+        let mut until = None;
         loop {
             if let Some((renew, every, valid)) = renewer.as_mut() {
                 if self.clock.monotonic_ns().saturating_sub(last_renewal) >= *every {
@@ -480,6 +503,25 @@ impl<C: Clock> Floor<'_, C> {
             if target <= now + within {
                 return Ok((sent, now));
             }
+            let left_ms = (target - now - within) * self.layout.unit_ms();
+            // What the first reading plans for, and `max_wait` for a clock behind.
+            let until = *until.get_or_insert_with(|| {
+                let plan_ms = planned.saturating_sub(now + within) * self.layout.unit_ms();
+                started
+                    .saturating_add(plan_ms.saturating_mul(1_000_000))
+                    .saturating_add(max_wait_ns)
+            });
+            if self.clock.monotonic_ns() >= until {
+                return Err(Error::new(
+                    ErrorKind::ClockRollback,
+                    format!(
+                        "at start-up the clock is {left_ms} ms short of nearing the reservation it \
+                         starts above (behind the server's clock, or gone back while the start \
+                         waited), and max_wait ({} ms) ran out",
+                        max_wait_ns / 1_000_000
+                    ),
+                ));
+            }
             if interrupted() {
                 return Err(Error::new(
                     ErrorKind::Interrupted,
@@ -487,7 +529,6 @@ impl<C: Clock> Floor<'_, C> {
                      it starts above",
                 ));
             }
-            let left_ms = (target - now - within) * self.layout.unit_ms();
             self.clock.sleep(Duration::from_millis(left_ms.min(50)));
         }
     }
