@@ -26,7 +26,8 @@
 //! - a keeper thread that wakes late;
 //! - a server that forgets: everything (as `FLUSHALL`, or Redis restarted without its data), or
 //!   one worker's lease and state (its row deleted). A start follows the generator's floor
-//!   (`Usage::floor_lead_ms`) from the marks the namespace's record keeps.
+//!   (`Usage::floor_lead_ms`) from the marks the namespace's record keeps; a start that waits
+//!   for its floor may be killed there, having stored nothing and leaving its lease to expire.
 //!
 //! Checked at every step:
 //!
@@ -925,6 +926,8 @@ struct Tally {
     refused_saves: u64,
     /// Times the server forgot.
     forgets: u64,
+    /// Starts killed while they waited for their floor.
+    killed_in_wait: u64,
 }
 
 impl Tally {
@@ -943,6 +946,7 @@ impl Tally {
         self.landed_late += o.landed_late;
         self.refused_saves += o.refused_saves;
         self.forgets += o.forgets;
+        self.killed_in_wait += o.killed_in_wait;
     }
 }
 
@@ -1218,6 +1222,15 @@ impl World {
         // (holding the lease, the floor not yet stored); here the floor is stored, the lease
         // given back and the start tried again later, which then finds it.
         let first = match state.reserved_of(0) {
+            // Killed (SIGKILL) while it waits for its floor: the generator keeps the floor in
+            // memory only, so nothing is stored, and the lease is left to expire.
+            Some(r) if r > now + self.cfg.ahead_ms && lead.is_some() && self.rng.chance(300) => {
+                self.log(format!(
+                    "{name}: {token} is killed while it waits for the clock to near {r}"
+                ));
+                self.tally.killed_in_wait += 1;
+                return Ok(false);
+            }
             Some(r) if r > now + self.cfg.ahead_ms => {
                 if lead.is_some() {
                     if let Err(e) = store.save(&state) {

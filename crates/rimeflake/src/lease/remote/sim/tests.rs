@@ -26,6 +26,7 @@ fn seeded_runs_keep_every_lease_invariant() {
             ("takeovers after expiry", total.takeovers),
             ("leases taken by force", total.steals),
             ("servers that forgot", total.forgets),
+            ("starts killed in their floor wait", total.killed_in_wait),
             ("leases lost at the deadline", total.lost_deadline),
             ("leases the server said were not ours", total.lost_not_ours),
             ("leases taken back", total.backs),
