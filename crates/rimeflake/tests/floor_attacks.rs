@@ -449,6 +449,12 @@ fn a_clock_stepped_back_during_the_floor_wait_keeps_the_start_bounded() {
     std::thread::sleep(Duration::from_millis(400));
     std::fs::write(&file, "-60\n").unwrap();
     next.read_until("RUNNING");
+    if let Some(failed) = next.said.iter().find(|l| l.starts_with("FAILED ")) {
+        // As a rollback past max_wait; the lease given back at once, not left for its TTL.
+        assert!(failed.contains("ClockRollback"), "{failed}");
+        let lease = format!("rimeflake:{{{ns}:{WORKER}}}:lease");
+        assert_eq!(redis.command(&["EXISTS", &lease]), ":0\r\n", "{failed}");
+    }
     let (theirs, said) = next.finish();
     let took = start_took("stepped back", &said);
     let (ours, _) = holder.finish();
