@@ -6,8 +6,8 @@
 //! `RIMEFLAKE_TEST_FLOOR_CHILD` set, on real Redis and PostgreSQL servers; every ID every child
 //! issued is collected, and none may repeat.
 
-mod servers;
-mod support;
+use rimeflake_testkit::servers;
+use rimeflake_testkit::support;
 
 use rimeflake::{Backend, ErrorKind, Generator, Layout};
 use servers::{Postgres, Redis};
