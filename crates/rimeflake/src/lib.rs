@@ -81,7 +81,7 @@ pub use clock::{Clock, CoarseClock, ManualClock, SystemClock};
 pub use encoding::{format, parse, Encoding};
 pub use error::{Error, ErrorKind, Result};
 pub use frontend::Frontend;
-pub use generator::{Builder, Generator, RollbackPolicy, Stats};
+pub use generator::{Builder, Generator, LeaseState, RollbackPolicy, Stats};
 pub use layout::{FieldOrder, Layout, LayoutBuilder, Parts};
 pub use lease::WorkerSource;
 pub use state::{StateStore, WorkerState};

@@ -153,6 +153,42 @@ fn a_failing_store_fails_closed_at_the_reservation_and_recovers_by_itself() {
 }
 
 #[test]
+fn stats_count_every_state_write_and_its_failures() {
+    let store = Arc::new(FlakyStore::default());
+    let clock = ManualClock::new(START);
+    let g = on_store(&store, &clock);
+    let s = g.stats();
+    assert_eq!(
+        (s.reservation_writes, s.reservation_write_failures),
+        (1, 0),
+        "{s:?}"
+    );
+    assert_eq!(s.lease, rimeflake::LeaseState::None);
+    g.next_id().unwrap();
+    clock.advance(Duration::from_secs(1)); // past the 100 ms reservation: one more write
+    g.next_id().unwrap();
+    let s = g.stats();
+    assert_eq!(
+        s.reservation_writes as usize,
+        store.saves.lock().unwrap().len()
+    );
+    assert!(
+        s.reservation_writes >= 2 && s.reservation_write_failures == 0,
+        "{s:?}"
+    );
+    store.failing.store(true, Ordering::SeqCst);
+    clock.advance(Duration::from_secs(1));
+    g.next_id().unwrap_err();
+    let failed = g.stats();
+    assert!(failed.reservation_write_failures >= 1, "{failed:?}");
+    assert_eq!(
+        failed.reservation_writes - failed.reservation_write_failures,
+        s.reservation_writes
+    );
+    assert!(failed.reservation_write_ns > 0);
+}
+
+#[test]
 fn leases_give_processes_distinct_worker_ids_and_fixed_ones_are_exclusive() {
     let tmp = TempDir::new("leases");
     let dir = tmp.0.clone();

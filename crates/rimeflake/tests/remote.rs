@@ -323,6 +323,55 @@ impl Driver {
 }
 
 #[test]
+fn stats_show_the_lease_held_its_renewals_and_the_lease_lost_while_the_server_is_down() {
+    use rimeflake::LeaseState;
+    let mut server = Server::Redis(Redis::start());
+    let g = generator(&server.url(), "stats").build().unwrap();
+    let s = g.stats();
+    assert_eq!(s.lease, LeaseState::Held, "{s:?}");
+    assert!(
+        s.lease_remaining_ms > 0 && s.lease_remaining_ms <= TTL_MS,
+        "{s:?}"
+    );
+    assert!(
+        s.reservation_writes >= 1,
+        "the state is written at start: {s:?}"
+    );
+    // Renewed every third of the TTL or so: a few renewals in two TTLs.
+    for _ in 0..100 {
+        if g.stats().lease_renewals >= 2 {
+            break;
+        }
+        sleep_ms(50);
+    }
+    let s = g.stats();
+    assert!(
+        s.lease_renewals >= 2 && s.lease_renewal_failures == 0,
+        "{s:?}"
+    );
+    server.stop();
+    for _ in 0..200 {
+        if g.stats().lease == LeaseState::Lost {
+            break;
+        }
+        sleep_ms(50);
+    }
+    let lost = g.stats();
+    assert_eq!(lost.lease, LeaseState::Lost, "{lost:?}");
+    assert_eq!(lost.lease_remaining_ms, 0);
+    assert!(lost.lease_renewal_failures >= 1, "{lost:?}");
+    server.restart();
+    for _ in 0..200 {
+        if g.stats().lease == LeaseState::Held {
+            break;
+        }
+        sleep_ms(50);
+    }
+    assert_eq!(g.stats().lease, LeaseState::Held, "{:?}", g.stats());
+    g.close().unwrap();
+}
+
+#[test]
 fn a_stopped_paused_or_write_refusing_server_gives_lease_errors_then_recovers_without_duplicates() {
     for mut server in Server::both() {
         let url = server.url();

@@ -231,7 +231,7 @@ impl<C: Clock> Inner<C> {
         let mut next = d.snapshot();
         next.clock_id = cid;
         next.raise(cid, target.max(self.time_of(fence)));
-        match store.save(&next) {
+        match self.stats.timed_write(|| store.save(&next)) {
             Ok(()) => {
                 let reserved = next.reserved_of(cid).unwrap_or(target);
                 d.stored(next);
@@ -287,7 +287,7 @@ impl<C: Clock> Inner<C> {
         let until = (now + d.ahead_units).min(self.layout.max_time());
         state.raise(next, until);
         if let Some(store) = d.store.as_ref() {
-            if let Err(e) = store.save(&state) {
+            if let Err(e) = self.stats.timed_write(|| store.save(&state)) {
                 d.failed(e.clone());
                 return Err(e);
             }
@@ -308,7 +308,7 @@ impl<C: Clock> Inner<C> {
         if self.clock_id_of(last) == state.clock_id {
             state.closed_at = Some(last);
         }
-        let result = store.save(&state);
+        let result = self.stats.timed_write(|| store.save(&state));
         if result.is_ok() {
             d.stored(state);
         }

@@ -4,6 +4,7 @@
 //! where IDs are issued (`hot.rs`, `slow.rs`), and a lost lease moves the generator to another
 //! worker ID in `restart.rs`.
 
+use super::stats::Counters;
 use super::Inner;
 use crate::clock::Clock;
 use crate::error::Error;
@@ -24,6 +25,13 @@ impl<C: Clock> keeper::LeaseListener for Inner<C> {
         self.hot
             .deadline
             .fetch_max(boottime_ns, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    fn renewed(&self, ok: bool) {
+        Counters::add(&self.stats.renewals, 1);
+        if !ok {
+            Counters::add(&self.stats.renewal_failures, 1);
+        }
     }
 
     fn lease_taken(&self) {

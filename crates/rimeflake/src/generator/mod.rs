@@ -47,7 +47,7 @@ mod stats;
 pub use builder::{
     Builder, RollbackPolicy, DEFAULT_MAX_DRIFT, DEFAULT_MAX_WAIT,
 };
-pub use stats::Stats;
+pub use stats::{LeaseState, Stats};
 
 use crate::clock::{Clock, SystemClock};
 use crate::error::{ErrorKind, Result};
@@ -457,6 +457,7 @@ impl<C: Clock> Inner<C> {
     fn stats(&self) -> Stats {
         let s = &self.stats;
         let unit = self.shape.unit_ms;
+        let (lease, lease_remaining_ms) = self.lease_now();
         Stats {
             ids_issued: s.issued_now(&self.hot.counter),
             rollbacks: Counters::get(&s.rollbacks),
@@ -468,7 +469,27 @@ impl<C: Clock> Inner<C> {
             borrowed_ms: Counters::get(&s.borrowed_units) * unit,
             clock_id: self.clock_id_of(self.hot.counter.load(Acquire)),
             server_skew_ms: self.durable.server_skew_ms,
+            reservation_writes: Counters::get(&s.writes),
+            reservation_write_failures: Counters::get(&s.write_failures),
+            reservation_write_ns: Counters::get(&s.write_ns),
+            lease,
+            lease_remaining_ms,
+            lease_renewals: Counters::get(&s.renewals),
+            lease_renewal_failures: Counters::get(&s.renewal_failures),
         }
+    }
+
+    /// The lease's state, and while held, its remaining validity in ms.
+    fn lease_now(&self) -> (LeaseState, u64) {
+        let deadline = self.hot.deadline.load(Acquire);
+        if deadline == NO_DEADLINE {
+            return (LeaseState::None, 0);
+        }
+        let now = crate::clock::boottime_ns();
+        if self.durable.lease_lost.load(SeqCst) || now >= deadline {
+            return (LeaseState::Lost, 0);
+        }
+        (LeaseState::Held, (deadline - now) / 1_000_000)
     }
 
     pub(crate) fn clock_id_of(&self, counter: u64) -> u64 {

@@ -322,7 +322,7 @@ impl<C: Clock> Inner<C> {
         if let Some(s) = &store {
             state.raise(cid, reserved_until);
             fence_time = state.reserved_of(cid).unwrap_or(reserved_until);
-            s.save(&state)?; // durable before the first ID
+            stats.timed_write(|| s.save(&state))?; // durable before the first ID
         }
         let hot = WipeOnFork::new(Hot {
             counter: CachePadded(AtomicU64::new(counter)),

@@ -31,6 +31,47 @@ pub struct Stats {
     /// On a server backend: the server's clock minus this host's when the lease was taken, in
     /// ms (above 1 s it is also a warning); 0 otherwise.
     pub server_skew_ms: i64,
+    /// Writes of the durable state: reservations moved ahead, clock-id switches, the write at
+    /// start and the final write of `close` (failed ones included); 0 in memory.
+    pub reservation_writes: u64,
+    /// Of those, writes that failed.
+    pub reservation_write_failures: u64,
+    /// Time spent in those writes, in ns (divided by `reservation_writes`: the mean latency).
+    pub reservation_write_ns: u64,
+    /// Whether a server's lease is held now ([`LeaseState::None`] without a server lease).
+    pub lease: LeaseState,
+    /// While the lease is held: how long it stays valid without another renewal, in ms
+    /// (`CLOCK_BOOTTIME`); 0 otherwise.
+    pub lease_remaining_ms: u64,
+    /// Renewals of the server's lease sent and answered (not the tries to take it back while
+    /// lost).
+    pub lease_renewals: u64,
+    /// Of those, renewals that failed: an error, or the server refused.
+    pub lease_renewal_failures: u64,
+}
+
+/// Whether a generator holds a server's lease, in [`Stats::lease`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum LeaseState {
+    /// No server leases the worker ID (fixed, local, or embedded lease).
+    #[default]
+    None,
+    /// The lease is held and valid.
+    Held,
+    /// The lease is lost, or may be (not renewed in time, or the server refused it): no ID is
+    /// issued until it is held again.
+    Lost,
+}
+
+impl LeaseState {
+    /// `"none"`, `"held"` or `"lost"`: the name the bindings and `rimeflake serve` use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LeaseState::None => "none",
+            LeaseState::Held => "held",
+            LeaseState::Lost => "lost",
+        }
+    }
 }
 
 /// Lock-free counters, none of them touched by the hot path on an ordinary call.
@@ -54,6 +95,11 @@ pub(crate) struct Counters {
     pub(crate) waits: AtomicU64,
     pub(crate) waited_ns: AtomicU64,
     pub(crate) borrowed_units: AtomicU64,
+    pub(crate) writes: AtomicU64,
+    pub(crate) write_failures: AtomicU64,
+    pub(crate) write_ns: AtomicU64,
+    pub(crate) renewals: AtomicU64,
+    pub(crate) renewal_failures: AtomicU64,
     /// Odd while a clock-id switch rewrites the three words above `skipped`: readers retry.
     switching: AtomicU64,
 }
@@ -97,5 +143,18 @@ impl Counters {
 
     pub(crate) fn get(counter: &AtomicU64) -> u64 {
         counter.load(Relaxed)
+    }
+
+    /// A write of the durable state (`save`), counted with its latency and outcome. Never on
+    /// the hot path: the I/O thread, the start and the slow path make the writes.
+    pub(crate) fn timed_write<T>(&self, save: impl FnOnce() -> crate::Result<T>) -> crate::Result<T> {
+        let started = crate::clock::monotonic_ns();
+        let result = save();
+        Self::add(&self.write_ns, crate::clock::monotonic_ns().saturating_sub(started));
+        Self::add(&self.writes, 1);
+        if result.is_err() {
+            Self::add(&self.write_failures, 1);
+        }
+        result
     }
 }

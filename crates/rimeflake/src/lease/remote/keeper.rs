@@ -39,6 +39,9 @@ pub(crate) trait LeaseListener: Send + Sync {
     /// checks it where it issues IDs, so that none is issued past it even before the keeper
     /// thread runs again (after a pause, say) to say the lease is lost.
     fn lease_deadline(&self, _boottime_ns: u64) {}
+    /// A renewal (not a try to take the lease back while lost) was answered: `ok` when the
+    /// server renewed it. For [`Stats`](crate::Stats) only.
+    fn renewed(&self, _ok: bool) {}
 }
 
 /// What the keeper shares with its lease and the lease's store.
@@ -285,6 +288,7 @@ impl Keeper {
         let mut conn: Option<Box<dyn Conn>> = None;
         let answer: Answer = Arc::default();
         let mut told_taken = false;
+        let mut renewing = false;
         loop {
             if keeper.shared.stop.load(SeqCst) {
                 return; // released: whatever a call on its way does, the release decides
@@ -293,6 +297,9 @@ impl Keeper {
             let news = if let Some((used, outcome)) = answered {
                 // After an error, reconnect at the next try; the deadline decides.
                 conn = if outcome.is_ok() { used } else { None };
+                if renewing && !keeper.tell(|h| h.renewed(matches!(outcome, Ok(true)))) {
+                    return;
+                }
                 let news = state.answered(&outcome, boottime_ns());
                 // The new deadline first: a generator told it is back must already have it.
                 if matches!(outcome, Ok(true))
@@ -321,6 +328,7 @@ impl Keeper {
                     }
                     Next::Tell(news) => news,
                     Next::Call { acquire } => {
+                        renewing = !acquire;
                         Keeper::start_call(&keeper, conn.take(), acquire, &answer);
                         continue;
                     }
