@@ -96,6 +96,21 @@ fn wait_policy_resumes_when_the_clock_catches_up_within_max_wait() {
 }
 
 #[test]
+fn a_wait_given_up_before_it_slept_is_not_counted_and_its_retry_counts_once() {
+    let (g, clock) = generator(Layout::twitter(), Some(RollbackPolicy::Wait));
+    let a = g.next_id().unwrap();
+    clock.set_back(Duration::from_millis(2030)); // 30 ms beyond max_drift; max_wait is 50 ms
+                                                 // A caller that will not wait (a server's quick try on its own thread) gives up at once...
+    let e = g.next_id_with(&mut || true).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Interrupted);
+    assert_eq!(g.stats().waits, 0, "{:?}", g.stats());
+    // ...and retries with a call that waits: one request, one wait.
+    let b = g.next_id().unwrap();
+    assert!(b > a);
+    assert_eq!(g.stats().waits, 1, "{:?}", g.stats());
+}
+
+#[test]
 fn bump_clock_needs_clock_id_bits() {
     let e = Generator::builder()
         .layout(Layout::twitter())

@@ -39,6 +39,10 @@ struct Waiting {
     io_started_ns: Option<u64>,
     behind: Option<u64>,
     io_seen: u64,
+    /// Counted in `Stats::waits`: at its first slice actually slept, so that a call that gives
+    /// up before sleeping (a caller's hook that says "interrupted" at once, to retry the call
+    /// elsewhere) does not count a wait its retry counts again.
+    counted: bool,
 }
 
 /// A clock-id that can serve a reading of `now`: the lowest one above `current` whose
@@ -376,9 +380,6 @@ impl<C: Clock> Inner<C> {
             None => self.clock.monotonic_ns(),
         };
         let start = now_ns();
-        if waiting.started_ns.is_none() && waiting.io_started_ns.is_none() {
-            Counters::add(&self.stats.waits, 1);
-        }
         let started = *match io {
             Some(_) => &mut waiting.io_started_ns,
             None => &mut waiting.started_ns,
@@ -396,6 +397,9 @@ impl<C: Clock> Inner<C> {
                 ErrorKind::Interrupted,
                 "interrupted while waiting for the clock",
             ));
+        }
+        if !std::mem::replace(&mut waiting.counted, true) {
+            Counters::add(&self.stats.waits, 1);
         }
         let slice = (self.shape.unit_ms.saturating_mul(1_000_000)).min(self.max_wait_ns - elapsed);
         match io {
