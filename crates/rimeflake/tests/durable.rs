@@ -189,6 +189,30 @@ fn stats_count_every_state_write_and_its_failures() {
 }
 
 #[test]
+fn ready_says_whether_an_id_can_be_issued_without_issuing_one() {
+    let store = Arc::new(FlakyStore::default());
+    let clock = ManualClock::new(START);
+    let g = on_store(&store, &clock);
+    for _ in 0..3 {
+        g.ready().unwrap();
+    }
+    assert_eq!(g.stats().ids_issued, 0);
+    g.next_id().unwrap();
+    store.failing.store(true, Ordering::SeqCst);
+    clock.advance(Duration::from_secs(1));
+    g.next_id().unwrap_err();
+    let e = g.ready().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::State);
+    assert!(e.message().contains("disk full"), "{e}");
+    store.failing.store(false, Ordering::SeqCst);
+    g.next_id().unwrap();
+    g.ready().unwrap();
+    assert_eq!(g.stats().ids_issued, 2);
+    g.close().unwrap();
+    assert_eq!(g.ready().unwrap_err().kind(), ErrorKind::Closed);
+}
+
+#[test]
 fn leases_give_processes_distinct_worker_ids_and_fixed_ones_are_exclusive() {
     let tmp = TempDir::new("leases");
     let dir = tmp.0.clone();

@@ -360,6 +360,8 @@ fn stats_show_the_lease_held_its_renewals_and_the_lease_lost_while_the_server_is
     assert_eq!(lost.lease, LeaseState::Lost, "{lost:?}");
     assert_eq!(lost.lease_remaining_ms, 0);
     assert!(lost.lease_renewal_failures >= 1, "{lost:?}");
+    assert_eq!(g.ready().unwrap_err().kind(), ErrorKind::Lease);
+    assert_eq!(lost.ids_issued, 0, "ready() issues no ID");
     server.restart();
     for _ in 0..200 {
         if g.stats().lease == LeaseState::Held {
@@ -368,6 +370,8 @@ fn stats_show_the_lease_held_its_renewals_and_the_lease_lost_while_the_server_is
         sleep_ms(50);
     }
     assert_eq!(g.stats().lease, LeaseState::Held, "{:?}", g.stats());
+    g.ready().unwrap();
+    assert_eq!(g.stats().ids_issued, 0);
     g.close().unwrap();
 }
 

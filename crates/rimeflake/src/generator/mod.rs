@@ -346,6 +346,34 @@ impl<C: Clock> Generator<C> {
         }
     }
 
+    /// Whether the generator can issue an ID now, asked without issuing one (a readiness probe
+    /// that spends no ID): not closed, its server lease (if any) held and short of its
+    /// deadline, and its last state write (if any) stored. An `Ok` is no promise for the next
+    /// call (the clock may step back, a reservation may need a write first); an error is the
+    /// one an ID asked for now would most likely get. Takes no lock but the state's.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Closed`](crate::ErrorKind::Closed) once closed;
+    /// [`ErrorKind::Lease`](crate::ErrorKind::Lease) while the lease is lost or past its
+    /// deadline; [`ErrorKind::State`](crate::ErrorKind::State) while the last write failed.
+    ///
+    /// # Example
+    /// ```
+    /// # let generator = rimeflake::Generator::builder().worker_id(3).in_memory().build()?;
+    /// generator.ready()?;
+    /// assert_eq!(generator.stats().ids_issued, 0);
+    /// # Ok::<(), rimeflake::Error>(())
+    /// ```
+    pub fn ready(&self) -> Result<()> {
+        if self.is_closed() {
+            return Err(crate::Error::new(
+                ErrorKind::Closed,
+                "the generator is closed",
+            ));
+        }
+        self.inner().ready()
+    }
+
     /// The generator's counters.
     pub fn stats(&self) -> Stats {
         self.inner().stats()
@@ -476,6 +504,26 @@ impl<C: Clock> Inner<C> {
             lease_remaining_ms,
             lease_renewals: Counters::get(&s.renewals),
             lease_renewal_failures: Counters::get(&s.renewal_failures),
+        }
+    }
+
+    fn ready(&self) -> Result<()> {
+        if self.hot.fence.load(Acquire) == CLOSED_FENCE {
+            return Err(crate::Error::new(
+                ErrorKind::Closed,
+                "the generator is closed",
+            ));
+        }
+        if let Some(e) = self.durable.lease_error() {
+            return Err(e);
+        }
+        let deadline = self.hot.deadline.load(Acquire);
+        if deadline != NO_DEADLINE && crate::clock::boottime_ns() >= deadline {
+            return Err(self.deadline_error());
+        }
+        match self.durable.failure() {
+            Some(e) => Err(e),
+            None => Ok(()),
         }
     }
 

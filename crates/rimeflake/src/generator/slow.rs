@@ -332,7 +332,7 @@ impl<C: Clock> Inner<C> {
 
     /// The error of a call whose clock reading is in a time unit that ends after the lease
     /// deadline: the lease was not renewed in time (the keeper thread may not have run yet).
-    fn deadline_error(&self) -> Error {
+    pub(super) fn deadline_error(&self) -> Error {
         let deadline = self.hot.deadline.load(Acquire);
         let now = crate::clock::boottime_ns();
         let when = match now.checked_sub(deadline) {
