@@ -369,8 +369,8 @@ fn decode(main: &Generator, id: &str, query: Option<&str>) -> Result<Response, R
     Ok(respond(StatusCode::OK, JSON, body.into_bytes()))
 }
 
-/// `/readyz`: 200 when every generator issues an ID (lease valid, state stored), else 503
-/// naming the first that cannot and why.
+/// `/readyz`: 200 when every generator can issue an ID (lease valid, state stored), asked
+/// without spending one, else 503 naming the first that cannot and why.
 async fn ready(shared: &Shared) -> Result<Response, Refusal> {
     let gens = &shared.generators;
     let mut all = vec![(gens.main_namespace.clone(), gens.main.clone())];
@@ -382,7 +382,8 @@ async fn ready(shared: &Shared) -> Result<Response, Refusal> {
             .map(|(k, g)| (k.clone(), g.clone())),
     );
     for (namespace, g) in all {
-        if let Err(mut refusal) = issue_one(&g).await {
+        if let Err(e) = g.ready() {
+            let mut refusal = Refusal::from(e);
             refusal.reason = format!("not ready: namespace {namespace:?}: {}", refusal.reason);
             return Err(refusal);
         }

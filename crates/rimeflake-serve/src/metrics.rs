@@ -4,7 +4,7 @@
 use crate::text::label_value;
 use crate::{Response, Shared};
 use hyper::StatusCode;
-use rimeflake::Generator;
+use rimeflake::{Generator, LeaseState};
 use std::fmt::Write;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -91,6 +91,42 @@ const FAMILIES: &[Family] = &[
         value: |g| g.stats().server_skew_ms as f64 / 1000.0,
     },
     Family {
+        name: "rimeflake_reservation_writes_total",
+        kind: "counter",
+        help: "Writes of the durable state (reservations, clock-id switches, start and close), failed ones included.",
+        value: |g| g.stats().reservation_writes as f64,
+    },
+    Family {
+        name: "rimeflake_reservation_write_failures_total",
+        kind: "counter",
+        help: "Writes of the durable state that failed.",
+        value: |g| g.stats().reservation_write_failures as f64,
+    },
+    Family {
+        name: "rimeflake_reservation_write_seconds_total",
+        kind: "counter",
+        help: "Time spent in writes of the durable state (over the writes: their mean latency).",
+        value: |g| g.stats().reservation_write_ns as f64 / 1e9,
+    },
+    Family {
+        name: "rimeflake_lease_remaining_seconds",
+        kind: "gauge",
+        help: "While the server's lease is held: how long it stays valid without another renewal; 0 otherwise.",
+        value: |g| g.stats().lease_remaining_ms as f64 / 1000.0,
+    },
+    Family {
+        name: "rimeflake_lease_renewals_total",
+        kind: "counter",
+        help: "Renewals of the server's lease answered, failed ones included.",
+        value: |g| g.stats().lease_renewals as f64,
+    },
+    Family {
+        name: "rimeflake_lease_renewal_failures_total",
+        kind: "counter",
+        help: "Renewals of the server's lease that failed (an error, or the server refused).",
+        value: |g| g.stats().lease_renewal_failures as f64,
+    },
+    Family {
         name: "rimeflake_worker_id",
         kind: "gauge",
         help: "The worker ID the namespace's generator issues with.",
@@ -127,6 +163,23 @@ pub fn render(shared: &Shared) -> Response {
                 f.name,
                 label_value(namespace),
                 (f.value)(g)
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "# HELP rimeflake_lease_state The server lease's state: 1 for the state it is in.\n\
+         # TYPE rimeflake_lease_state gauge"
+    );
+    for (namespace, g) in &all {
+        let now = g.stats().lease;
+        for state in [LeaseState::None, LeaseState::Held, LeaseState::Lost] {
+            let _ = writeln!(
+                out,
+                "rimeflake_lease_state{{namespace=\"{}\",state=\"{}\"}} {}",
+                label_value(namespace),
+                state.as_str(),
+                u8::from(state == now)
             );
         }
     }

@@ -65,6 +65,28 @@ fn a_paused_backend_is_a_503_with_its_kind_until_it_answers_again() {
     let mut server = Server::start(&["--backend", &redis.url()], &env);
     assert_eq!(server.get("/id").0, 200);
     assert_eq!(server.get("/readyz").0, 200);
+    // The lease is renewed a few times a TTL: renewals show, the lease held.
+    wait_until("a renewal in /metrics", Duration::from_secs(60), || {
+        metric(
+            &server,
+            "rimeflake_lease_renewals_total{namespace=\"default\"}",
+        ) >= 1.0
+    });
+    let held = "rimeflake_lease_state{namespace=\"default\",state=\"held\"}";
+    assert_eq!(metric(&server, held), 1.0);
+    assert!(
+        metric(
+            &server,
+            "rimeflake_lease_remaining_seconds{namespace=\"default\"}"
+        ) > 0.0
+    );
+    // Probes spend no ID.
+    let issued = "rimeflake_ids_issued_total{namespace=\"default\"}";
+    assert_eq!(metric(&server, issued), 1.0);
+    for _ in 0..5 {
+        assert_eq!(server.get("/readyz").0, 200);
+    }
+    assert_eq!(metric(&server, issued), 1.0);
 
     redis.pause();
     let mut refused = String::new();
@@ -85,6 +107,22 @@ fn a_paused_backend_is_a_503_with_its_kind_until_it_answers_again() {
     assert_eq!(refused.trim_end().lines().count(), 1, "{refused:?}");
     let (status, body) = server.get("/readyz");
     assert_eq!(status, 503, "{body}");
+    wait_until(
+        "the lease lost in /metrics",
+        Duration::from_secs(60),
+        || {
+            metric(
+                &server,
+                "rimeflake_lease_state{namespace=\"default\",state=\"lost\"}",
+            ) == 1.0
+        },
+    );
+    assert!(
+        metric(
+            &server,
+            "rimeflake_lease_renewal_failures_total{namespace=\"default\"}"
+        ) >= 1.0
+    );
     assert!(
         body.starts_with("not ready: namespace \"default\""),
         "{body}"
@@ -100,4 +138,15 @@ fn a_paused_backend_is_a_503_with_its_kind_until_it_answers_again() {
     assert_eq!(server.get("/readyz").0, 200);
     let status = server.stop();
     assert!(status.success(), "{}", server.stderr.lock().unwrap());
+}
+
+/// The value of the sample `name{labels}` on /metrics.
+fn metric(server: &Server, sample: &str) -> f64 {
+    let (status, page) = server.get("/metrics");
+    assert_eq!(status, 200, "{page}");
+    page.lines()
+        .find_map(|l| l.strip_prefix(sample)?.strip_prefix(' '))
+        .unwrap_or_else(|| panic!("no {sample} in:\n{page}"))
+        .parse()
+        .unwrap()
 }

@@ -141,6 +141,11 @@ fn python_urllib_fetches_unique_ids_and_reads_the_metrics_with_prometheus_client
         "Leaf's answer is the bare ID: {body:?}"
     );
 
+    // Readiness probes spend no ID.
+    for _ in 0..5 {
+        assert_eq!(server.get("/readyz").0, 200);
+    }
+
     let metrics = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/clients/metrics.py");
     let out = output(Command::new(python()).args([metrics, &base]));
     let samples = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -164,6 +169,30 @@ fn python_urllib_fetches_unique_ids_and_reads_the_metrics_with_prometheus_client
     assert_eq!(value("rimeflake_worker_id{namespace=default}"), 9.0);
     line("rimeflake_wait_seconds_total{namespace=default}");
     line("rimeflake_clock_rollbacks_total{namespace=default}");
+    // State writes on a state directory: at least the one at start, none failed.
+    assert!(line("rimeflake_reservation_writes_total{namespace=default}").starts_with("counter "));
+    assert!(value("rimeflake_reservation_writes_total{namespace=default}") >= 1.0);
+    assert_eq!(
+        value("rimeflake_reservation_write_failures_total{namespace=default}"),
+        0.0
+    );
+    assert!(value("rimeflake_reservation_write_seconds_total{namespace=default}") > 0.0);
+    // No server lease here.
+    assert!(line("rimeflake_lease_state{namespace=default,state=none}").starts_with("gauge "));
+    assert_eq!(
+        value("rimeflake_lease_state{namespace=default,state=none}"),
+        1.0
+    );
+    assert_eq!(
+        value("rimeflake_lease_state{namespace=default,state=held}"),
+        0.0
+    );
+    assert_eq!(
+        value("rimeflake_lease_renewals_total{namespace=default}"),
+        0.0
+    );
+    line("rimeflake_lease_renewal_failures_total{namespace=default}");
+    line("rimeflake_lease_remaining_seconds{namespace=default}");
     stop_cleanly(&mut server, &dir);
 }
 
