@@ -159,9 +159,11 @@ impl Generator {
     }
 
     /// Counters: ``ids_issued``, ``rollbacks``, ``largest_rollback_ms``, ``clock_id_bumps``,
-    /// ``clock_id_reuses``, ``waits``, ``waited_ms``, ``borrowed_ms``, ``clock_id``, and
+    /// ``clock_id_reuses``, ``waits``, ``waited_ms``, ``borrowed_ms``, ``clock_id``,
     /// ``server_skew_ms`` (on a server backend, the server's clock minus this host's when the
-    /// lease was taken; 0 otherwise).
+    /// lease was taken; 0 otherwise), ``reservation_writes``, ``reservation_write_failures``,
+    /// ``reservation_write_ns``, ``lease`` (``"none"``, ``"held"`` or ``"lost"``),
+    /// ``lease_remaining_ms``, ``lease_renewals`` and ``lease_renewal_failures``.
     fn stats<'py>(&self, py: Python<'py>) -> Result<Bound<'py, PyDict>> {
         let s = self.inner.stats();
         let d = PyDict::new(py);
@@ -175,10 +177,17 @@ impl Generator {
             ("waited_ms", s.waited_ms),
             ("borrowed_ms", s.borrowed_ms),
             ("clock_id", s.clock_id),
+            ("reservation_writes", s.reservation_writes),
+            ("reservation_write_failures", s.reservation_write_failures),
+            ("reservation_write_ns", s.reservation_write_ns),
+            ("lease_remaining_ms", s.lease_remaining_ms),
+            ("lease_renewals", s.lease_renewals),
+            ("lease_renewal_failures", s.lease_renewal_failures),
         ] {
             d.set_item(k, v)?;
         }
         d.set_item("server_skew_ms", s.server_skew_ms)?;
+        d.set_item("lease", s.lease.as_str())?;
         Ok(d)
     }
 

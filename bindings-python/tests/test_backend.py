@@ -36,6 +36,19 @@ def test_generators_lease_distinct_worker_ids_from_redis() -> None:
         assert again.next_id() > max(ids[:1000])
 
 
+def test_stats_show_the_lease_held_and_its_renewals() -> None:
+    with rimeflake.Generator(backend=redis_url(), namespace="py-stats", lease_ttl_ms=1000) as g:
+        assert g.stats()["lease"] == "held"
+        deadline = time.monotonic() + 30
+        while g.stats()["lease_renewals"] < 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        s = g.stats()
+        assert s["lease_renewals"] >= 1, s
+        assert s["lease_renewal_failures"] == 0, s
+        assert 0 < s["lease_remaining_ms"] <= 1000, s
+        assert s["reservation_writes"] >= 1, s
+
+
 def test_a_held_worker_id_and_a_bad_url_are_typed_errors() -> None:
     url = redis_url()
     with rimeflake.Generator(3, backend=url, namespace="py-held"):

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import array
 import datetime as dt
+import pathlib
 import time
 
 import pytest
@@ -74,8 +75,23 @@ def test_stats_count_what_was_issued(gen: rimeflake.Generator) -> None:
     assert set(s) == {
         "ids_issued", "rollbacks", "largest_rollback_ms", "clock_id_bumps",
         "clock_id_reuses", "waits", "waited_ms", "borrowed_ms", "clock_id", "server_skew_ms",
+        "reservation_writes", "reservation_write_failures", "reservation_write_ns", "lease",
+        "lease_remaining_ms", "lease_renewals", "lease_renewal_failures",
     }
     assert s["server_skew_ms"] == 0  # no server
+    assert s["lease"] == "none" and s["lease_renewals"] == 0
+
+
+def test_stats_count_the_state_writes_of_a_state_dir(tmp_path: pathlib.Path) -> None:
+    with rimeflake.Generator(4, state_dir=str(tmp_path)) as g:
+        g.next_ids(10_000)
+        time.sleep(0.01)  # past a time unit
+        g.next_id()
+        s = g.stats()
+        assert s["reservation_writes"] >= 1, s
+        assert s["reservation_write_failures"] == 0
+        assert s["reservation_write_ns"] > 0
+        assert s["lease"] == "none"
 
 
 def test_close_and_context_manager() -> None:

@@ -38,7 +38,8 @@ def test_ctrl_c_interrupts_a_waiting_batch() -> None:
         signal.signal(signal.SIGALRM, old)
     issued = gen.stats()["ids_issued"]
     assert 0 < issued < want, issued  # stopped part-way, at the signal
-    assert gen.stats()["waits"] > 0
+    # Not `waits > 0`: a wait counts once it has slept, and on a loaded machine (a debug build
+    # issuing fewer than 4,096 IDs a millisecond) the signal can stop the first wait before that.
     gen.next_id()  # and the generator still works
 
 

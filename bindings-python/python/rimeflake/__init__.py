@@ -43,7 +43,7 @@ from ._native import (
     parse,
 )
 from ._parts import Parts
-from ._types import BackendName, BackendURL, LayoutName
+from ._types import BackendName, BackendURL, LayoutName, LeaseState, Stats
 from ._warning import RimeflakeWarning
 
 __all__ = [
@@ -60,12 +60,14 @@ __all__ = [
     "Layout",
     "LayoutName",
     "LeaseError",
+    "LeaseState",
     "NoFreeWorkerError",
     "OverloadedError",
     "Parts",
     "RimeflakeError",
     "RimeflakeWarning",
     "StateError",
+    "Stats",
     "TimeRangeError",
     "__version__",
     "decode",

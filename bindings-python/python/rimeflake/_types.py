@@ -1,6 +1,6 @@
 """Type aliases of the arguments (for annotations: ``rimeflake.LayoutName``)."""
 
-from typing import Literal, NewType
+from typing import Literal, NewType, TypedDict
 
 LayoutName = Literal["default", "twitter", "sonyflake", "sonyflake_v2", "baidu", "js_safe"]
 """A preset name. A ``layout`` argument takes one of these, any layout spec
@@ -19,3 +19,33 @@ BackendURL = NewType("BackendURL", str)
 ``sslcert``, ``sslkey``; the README's "Many hosts" has the table). Wrap a URL in it for type checkers
 (``rimeflake.BackendURL(os.environ["REDIS_URL"])``), which then cannot confuse it with a
 misspelt name (``"memroy"``); at run time it is the string itself, and any string is accepted."""
+
+
+LeaseState = Literal["none", "held", "lost"]
+"""A generator's server lease: ``"none"`` (no server leases its worker ID), ``"held"``, or
+``"lost"`` (not renewed in time, or refused: no ID is issued until it is held again)."""
+
+
+class Stats(TypedDict):
+    """What ``Generator.stats()`` returns: the core's counters, under the same names."""
+
+    ids_issued: int
+    rollbacks: int
+    largest_rollback_ms: int
+    clock_id_bumps: int
+    clock_id_reuses: int
+    waits: int
+    waited_ms: int
+    borrowed_ms: int
+    clock_id: int
+    server_skew_ms: int
+    reservation_writes: int
+    """Writes of the durable state (reservations, clock-id switches, start, close)."""
+    reservation_write_failures: int
+    reservation_write_ns: int
+    """Time spent in those writes, in ns."""
+    lease: LeaseState
+    lease_remaining_ms: int
+    """While the lease is held: how long it stays valid without another renewal; else 0."""
+    lease_renewals: int
+    lease_renewal_failures: int
