@@ -209,6 +209,25 @@ pub fn run(args: &BenchArgs) -> Result<(), Failure> {
         "  generator:   {} waits ({} ms waited), {} ms borrowed ahead of the clock, {} rollbacks, {} clock-id bumps",
         stats.waits, stats.waited_ms, stats.borrowed_ms, stats.rollbacks, stats.clock_id_bumps
     )?;
+    if stats.reservation_writes > 0 {
+        writeln!(
+            out,
+            "  state:       {} writes ({} failed, {:.0} us each on average)",
+            stats.reservation_writes,
+            stats.reservation_write_failures,
+            stats.reservation_write_ns as f64 / 1e3 / stats.reservation_writes as f64
+        )?;
+    }
+    if stats.lease != rimeflake::LeaseState::None {
+        writeln!(
+            out,
+            "  lease:       {} ({} ms left), {} renewals ({} failed)",
+            stats.lease.as_str(),
+            stats.lease_remaining_ms,
+            stats.lease_renewals,
+            stats.lease_renewal_failures
+        )?;
+    }
     out.flush()?;
     Ok(())
 }
