@@ -72,7 +72,10 @@ export declare class Generator {
   nextIds(n: number): BigUint64Array
   /** Fills `array` with increasing IDs, in place; returns how many it wrote. */
   fill(array: BigUint64Array): number
-  /** Counters since the start: IDs issued, rollbacks seen, clock-id switches, waits. */
+  /**
+   * Counters since the start: IDs issued, rollbacks seen, clock-id switches, waits, state
+   * writes, and the server lease's state and renewals.
+   */
   stats(): Stats
   /** The layout of this generator's IDs. */
   get layout(): Layout
@@ -249,6 +252,23 @@ export interface Stats {
    * ms; 0 otherwise.
    */
   serverSkewMs: number
+  /**
+   * Writes of the durable state (reservations, clock-id switches, start, close), failed
+   * ones included.
+   */
+  reservationWrites: number
+  /** Of those, writes that failed. */
+  reservationWriteFailures: number
+  /** Time spent in those writes, in ns. */
+  reservationWriteNs: number
+  /** The server lease: `'none'` (no server leases the worker ID), `'held'` or `'lost'`. */
+  lease: 'none' | 'held' | 'lost'
+  /** While the lease is held: how long it stays valid without another renewal, in ms; else 0. */
+  leaseRemainingMs: number
+  /** Renewals of the server lease answered, failed ones included. */
+  leaseRenewals: number
+  /** Of those, renewals that failed. */
+  leaseRenewalFailures: number
 }
 
 /** The package's version (the workspace's). */

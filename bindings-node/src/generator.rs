@@ -147,7 +147,8 @@ impl Generator {
         }
     }
 
-    /// Counters since the start: IDs issued, rollbacks seen, clock-id switches, waits.
+    /// Counters since the start: IDs issued, rollbacks seen, clock-id switches, waits, state
+    /// writes, and the server lease's state and renewals.
     #[napi]
     pub fn stats(&self) -> Stats {
         let s = self.handle.core.stats();
@@ -162,6 +163,13 @@ impl Generator {
             borrowed_ms: s.borrowed_ms as f64,
             clock_id: s.clock_id as f64,
             server_skew_ms: s.server_skew_ms as f64,
+            reservation_writes: s.reservation_writes as f64,
+            reservation_write_failures: s.reservation_write_failures as f64,
+            reservation_write_ns: s.reservation_write_ns as f64,
+            lease: s.lease.as_str().to_string(),
+            lease_remaining_ms: s.lease_remaining_ms as f64,
+            lease_renewals: s.lease_renewals as f64,
+            lease_renewal_failures: s.lease_renewal_failures as f64,
         }
     }
 
@@ -264,4 +272,20 @@ pub struct Stats {
     /// On a server backend: the server's clock minus this host's when the lease was taken, in
     /// ms; 0 otherwise.
     pub server_skew_ms: f64,
+    /// Writes of the durable state (reservations, clock-id switches, start, close), failed
+    /// ones included.
+    pub reservation_writes: f64,
+    /// Of those, writes that failed.
+    pub reservation_write_failures: f64,
+    /// Time spent in those writes, in ns.
+    pub reservation_write_ns: f64,
+    /// The server lease: `'none'` (no server leases the worker ID), `'held'` or `'lost'`.
+    #[napi(ts_type = "'none' | 'held' | 'lost'")]
+    pub lease: String,
+    /// While the lease is held: how long it stays valid without another renewal, in ms; else 0.
+    pub lease_remaining_ms: f64,
+    /// Renewals of the server lease answered, failed ones included.
+    pub lease_renewals: f64,
+    /// Of those, renewals that failed.
+    pub lease_renewal_failures: f64,
 }

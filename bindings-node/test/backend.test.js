@@ -32,6 +32,21 @@ test('generators lease distinct worker IDs from Redis, and the state stays there
   again.close()
 })
 
+test('stats show the lease held and its renewals', async () => {
+  const gen = new rf.Generator({ backend: redisUrl(), namespace: 'node-stats', leaseTtlMs: 1000 })
+  assert.equal(gen.stats().lease, 'held')
+  const deadline = Date.now() + 30000
+  while (gen.stats().leaseRenewals < 1 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  const s = gen.stats()
+  assert.ok(s.leaseRenewals >= 1, JSON.stringify(s))
+  assert.equal(s.leaseRenewalFailures, 0)
+  assert.ok(s.leaseRemainingMs > 0 && s.leaseRemainingMs <= 1000, JSON.stringify(s))
+  assert.ok(s.reservationWrites >= 1, JSON.stringify(s))
+  gen.close()
+})
+
 test('a held worker ID and a bad URL are typed errors without the password', () => {
   const url = redisUrl()
   const held = new rf.Generator({ backend: url, namespace: 'node-held', workerId: 3 })

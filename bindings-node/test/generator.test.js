@@ -3,7 +3,7 @@
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const path = require('node:path')
-const { rf, root } = require('./support')
+const { rf, root, tempDir } = require('./support')
 
 const memory = (extra = {}) => new rf.Generator({ backend: 'memory', workerId: 5, ...extra })
 
@@ -33,6 +33,21 @@ test('nextId, nextIdString, nextIds and fill interleave in one increasing sequen
   assert.equal(ids.length, 10)
   assert.ok(increasing(ids), ids.join(' '))
   assert.equal(gen.stats().idsIssued, 10)
+  gen.close()
+})
+
+test('stats count the state writes of a state directory; no server lease', async () => {
+  const gen = new rf.Generator({ workerId: 4, stateDir: tempDir() })
+  gen.nextIds(10000)
+  await new Promise((resolve) => setTimeout(resolve, 10)) // past a time unit
+  gen.nextId()
+  const s = gen.stats()
+  assert.ok(s.reservationWrites >= 1, JSON.stringify(s))
+  assert.equal(s.reservationWriteFailures, 0)
+  assert.ok(s.reservationWriteNs > 0)
+  assert.equal(s.lease, 'none')
+  assert.equal(s.leaseRenewals, 0)
+  assert.equal(s.leaseRemainingMs, 0)
   gen.close()
 })
 
