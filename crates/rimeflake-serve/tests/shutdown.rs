@@ -1,0 +1,117 @@
+//! SIGTERM while requests are in flight, on a real Redis: a batch still waiting for the clock
+//! finishes with all its IDs, a request whose headers are half sent gets a clean end (an answer
+//! or a close, never a hang), the process exits 0, and the lease's key is gone from Redis.
+
+#[path = "../../rimeflake/tests/servers/mod.rs"]
+mod servers;
+
+mod common;
+use common::{ids, signal, wait_until, Server};
+
+use rimeflake::Layout;
+use std::collections::HashSet;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+/// Two IDs a millisecond: a batch of 12,000 is 6 s of the clock's IDs, of which `max_drift`
+/// (2 s) may be borrowed ahead, so it waits for the clock about 4 s, in slices.
+const SLOW: &str = "clock_id=0,time=52,worker=10,sequence=1,epoch_ms=1420070400000";
+
+fn lease_keys(redis: &servers::Redis) -> Vec<String> {
+    // The raw reply: an array of bulk strings, one line each after its length line.
+    redis
+        .command(&["KEYS", "rimeflake:*"])
+        .lines()
+        .filter(|l| l.starts_with("rimeflake:") && l.ends_with(":lease"))
+        .map(String::from)
+        .collect()
+}
+
+/// The body of the answer read from `s` to its end: (status, body).
+fn answer(s: &mut TcpStream) -> (Option<u16>, String) {
+    let mut bytes = Vec::new();
+    let _ = s.read_to_end(&mut bytes);
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let status = text.split_whitespace().nth(1).and_then(|c| c.parse().ok());
+    let body = text
+        .split_once("\r\n\r\n")
+        .map_or(String::new(), |(_, b)| b.to_string());
+    (status, body)
+}
+
+#[test]
+fn sigterm_finishes_a_waiting_batch_ends_a_half_sent_request_and_frees_the_lease() {
+    let redis = servers::Redis::start();
+    let env = [("RIMEFLAKE_NO_DURABILITY_WARNING", "1")];
+    let mut server = Server::start(
+        &[
+            "--backend",
+            &redis.url(),
+            "--layout",
+            SLOW,
+            "--max-n",
+            "12000",
+            "--shutdown-timeout",
+            "30",
+        ],
+        &env,
+    );
+    assert_eq!(server.get("/id").0, 200);
+    assert_eq!(lease_keys(&redis).len(), 1, "one lease while serving");
+
+    // A batch that waits for the clock: in flight for seconds.
+    let mut batch = TcpStream::connect(server.addr).unwrap();
+    batch
+        .set_read_timeout(Some(Duration::from_secs(120)))
+        .unwrap();
+    batch
+        .write_all(b"GET /ids?n=12000 HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    // A request whose headers stop half-way.
+    let mut half = TcpStream::connect(server.addr).unwrap();
+    half.set_read_timeout(Some(Duration::from_secs(120)))
+        .unwrap();
+    half.write_all(b"GET /id HTTP/1.1\r\nHost: t\r\nX-Part")
+        .unwrap();
+    // The batch is waiting once the generator has issued past the clock's borrowable reach:
+    // its IDs issued climb while /metrics answers.
+    wait_until("the batch under way", Duration::from_secs(60), || {
+        let (_, page) = server.get("/metrics");
+        page.lines()
+            .filter(|l| l.starts_with("rimeflake_ids_issued_total{"))
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+            .any(|n| n > 2.0)
+    });
+
+    signal(&server.child, libc::SIGTERM);
+
+    let (status, body) = answer(&mut batch);
+    assert_eq!(status, Some(200), "the batch in flight: {body:?}");
+    let got = ids(&body);
+    assert_eq!(got.len(), 12_000, "every ID of the batch in flight");
+    let layout = Layout::from_spec(SLOW).unwrap();
+    let distinct: HashSet<u64> = got.iter().copied().collect();
+    assert_eq!(distinct.len(), got.len());
+    assert!(got.windows(2).all(|w| w[0] < w[1]));
+    assert!(got.iter().all(|&id| layout.decode(id).is_ok()));
+
+    // The half-sent request: an answer (a 4xx, or a 503 as the server stops) or a close.
+    let (status, text) = answer(&mut half);
+    if let Some(code) = status {
+        assert!((400..600).contains(&code), "{code}: {text:?}");
+    }
+
+    let exit = server.wait(Duration::from_secs(60));
+    assert!(
+        exit.success(),
+        "{exit:?}: {}",
+        server.stderr.lock().unwrap()
+    );
+    assert_eq!(
+        lease_keys(&redis),
+        Vec::<String>::new(),
+        "the lease was not released: {}",
+        server.stderr.lock().unwrap()
+    );
+}
