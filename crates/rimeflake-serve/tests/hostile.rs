@@ -10,6 +10,8 @@ use common::{wait_until, Server};
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
+use std::sync::Arc;
 use std::time::Duration;
 
 const TOKEN: &str = "s3cret-token";
@@ -241,6 +243,194 @@ fn bad_requests_get_a_4xx_with_a_reason_and_the_server_serves_on() {
     for f in floods {
         f.join().unwrap();
     }
+    honest_id(&server);
+    let grown = rss_kib(&server).saturating_sub(rss_before);
+    assert!(grown < 64 * 1024, "the server grew by {grown} KiB");
+}
+
+/// An HTTP/2 frame: its 9-byte header (length, type, flags, stream) and payload.
+fn h2_frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+    let len = payload.len() as u32;
+    let mut f = vec![(len >> 16) as u8, (len >> 8) as u8, len as u8, kind, flags];
+    f.extend_from_slice(&(stream & 0x7fff_ffff).to_be_bytes());
+    f.extend_from_slice(payload);
+    f
+}
+
+const H2_HEADERS: u8 = 0x1;
+const H2_RST_STREAM: u8 = 0x3;
+const H2_SETTINGS: u8 = 0x4;
+const H2_CONTINUATION: u8 = 0x9;
+const END_STREAM: u8 = 0x1;
+const END_HEADERS: u8 = 0x4;
+
+/// A header block (HPACK, no Huffman, nothing indexed by the server) for `GET path` with the
+/// token, and `extra` literal headers of `size` bytes each.
+fn h2_request(path: &str, extra: usize, size: usize) -> Vec<u8> {
+    // :method GET, :scheme http (indexed, static table 2 and 6).
+    let mut block = vec![0x82, 0x86];
+    h2_literal(&mut block, b":path", path.as_bytes());
+    h2_literal(&mut block, b":authority", b"t");
+    h2_literal(
+        &mut block,
+        b"authorization",
+        format!("Bearer {TOKEN}").as_bytes(),
+    );
+    block.extend(h2_headers(extra, size));
+    block
+}
+
+/// `n` literal headers of `size` bytes each, HPACK-encoded.
+fn h2_headers(n: usize, size: usize) -> Vec<u8> {
+    let mut block = Vec::new();
+    let value = vec![b'v'; size];
+    for i in 0..n {
+        h2_literal(&mut block, format!("x-flood-{i}").as_bytes(), &value);
+    }
+    block
+}
+
+/// A literal header field never indexed, with a new name: 0x10, then the name and the value,
+/// each with its length (a 7-bit prefix integer).
+fn h2_literal(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
+    out.push(0x10);
+    for s in [name, value] {
+        let mut n = s.len();
+        if n < 127 {
+            out.push(n as u8);
+        } else {
+            out.push(127);
+            n -= 127;
+            while n >= 128 {
+                out.push((n % 128 + 128) as u8);
+                n /= 128;
+            }
+            out.push(n as u8);
+        }
+        out.extend_from_slice(s);
+    }
+}
+
+/// Opens an h2c connection (preface and empty settings), with a thread that reads and drops
+/// whatever the server sends, so that its writes never wait on us. Returns the stream and
+/// whether the server has closed it yet.
+fn h2_open(server: &Server) -> (TcpStream, Read2) {
+    let mut s = TcpStream::connect(server.addr).unwrap();
+    s.set_write_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n").unwrap();
+    s.write_all(&h2_frame(H2_SETTINGS, 0, 0, &[])).unwrap();
+    let ended = Read2::default();
+    let mut reader = s.try_clone().unwrap();
+    let seen = ended.clone();
+    std::thread::spawn(move || {
+        let mut buf = vec![0u8; 64 * 1024];
+        while let Ok(n @ 1..) = reader.read(&mut buf) {
+            seen.1.fetch_add(n as u64, SeqCst);
+        }
+        seen.0.store(true, SeqCst);
+    });
+    (s, ended)
+}
+
+/// What the reader of an h2c connection saw: whether the server closed it, and the bytes it
+/// sent.
+#[derive(Clone, Default)]
+struct Read2(Arc<AtomicBool>, Arc<AtomicU64>);
+
+#[test]
+fn an_h2c_flood_of_headers_streams_and_resets_stays_bounded_and_others_are_served() {
+    let dir = TempDir::new("serve-h2flood");
+    let server = Server::start(
+        &["--worker", "2", "--state-dir", dir.path()],
+        &[("RIMEFLAKE_SERVE_TOKEN", TOKEN)],
+    );
+    honest_id(&server);
+    let rss_before = rss_kib(&server);
+    let mut floods = Vec::new();
+
+    // 1. A header block that never ends: HEADERS without END_HEADERS, then CONTINUATION
+    //    frames of 16 KiB each, 128 MiB in all, never marked the last.
+    let (mut s, ended) = h2_open(&server);
+    floods.push(std::thread::spawn(move || {
+        let _ = s.write_all(&h2_frame(
+            H2_HEADERS,
+            END_STREAM,
+            1,
+            &h2_request("/id", 0, 0),
+        ));
+        let chunk = h2_headers(1, 16 * 1024 - 64);
+        let frame = h2_frame(H2_CONTINUATION, 0, 1, &chunk);
+        for _ in 0..8192 {
+            if s.write_all(&frame).is_err() {
+                break;
+            }
+        }
+        ended
+    }));
+
+    // 2. One request whose headers are huge (1 MiB of header lines in one block, sent in
+    //    frames of 16 KiB).
+    let (mut s, ended) = h2_open(&server);
+    floods.push(std::thread::spawn(move || {
+        let block = h2_request("/id", 64, 16 * 1024);
+        let parts: Vec<&[u8]> = block.chunks(16 * 1024).collect();
+        for (i, part) in parts.iter().enumerate() {
+            let last = i + 1 == parts.len();
+            let (kind, flags) = match (i, last) {
+                (0, true) => (H2_HEADERS, END_STREAM | END_HEADERS),
+                (0, false) => (H2_HEADERS, END_STREAM),
+                (_, true) => (H2_CONTINUATION, END_HEADERS),
+                (_, false) => (H2_CONTINUATION, 0),
+            };
+            if s.write_all(&h2_frame(kind, flags, 1, part)).is_err() {
+                break;
+            }
+        }
+        ended
+    }));
+
+    // 3. Many streams at once, far past the limit of concurrent streams: 20,000 requests for
+    //    a batch of IDs each, never read (the reader drops the answers).
+    let (mut s, ended) = h2_open(&server);
+    floods.push(std::thread::spawn(move || {
+        let block = h2_request("/ids?n=1000", 0, 0);
+        for i in 0..20_000u32 {
+            let frame = h2_frame(H2_HEADERS, END_STREAM | END_HEADERS, 2 * i + 1, &block);
+            if s.write_all(&frame).is_err() {
+                break;
+            }
+        }
+        ended
+    }));
+
+    // 4. Rapid resets: each stream opened and reset at once, 20,000 times.
+    let (mut s, ended) = h2_open(&server);
+    floods.push(std::thread::spawn(move || {
+        let block = h2_request("/ids?n=1000", 0, 0);
+        for i in 0..20_000u32 {
+            let mut frames = h2_frame(H2_HEADERS, END_STREAM | END_HEADERS, 2 * i + 1, &block);
+            frames.extend(h2_frame(H2_RST_STREAM, 0, 2 * i + 1, &8u32.to_be_bytes()));
+            if s.write_all(&frames).is_err() {
+                break;
+            }
+        }
+        ended
+    }));
+
+    // Others are served while the floods run.
+    for _ in 0..20 {
+        honest_id(&server);
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let ended: Vec<_> = floods.into_iter().map(|f| f.join().unwrap()).collect();
+    honest_id(&server);
+    // The endless and the huge header blocks are refused: their connections end.
+    wait_until("the header floods cut off", Duration::from_secs(60), || {
+        ended[..2].iter().all(|e| e.0.load(SeqCst))
+    });
+    // The many streams were answered in part (up to the limit of concurrent streams, the
+    // rest refused), not ignored.
+    assert!(ended[2].1.load(SeqCst) > 0);
     honest_id(&server);
     let grown = rss_kib(&server).saturating_sub(rss_before);
     assert!(grown < 64 * 1024, "the server grew by {grown} KiB");
