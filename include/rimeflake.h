@@ -29,6 +29,15 @@
 #define RIMEFLAKE_VERSION_NUMBER 1000
 #define RIMEFLAKE_VERSION_STRING "0.1.0"
 
+// rimeflake_generator_stats.lease_state without a server lease.
+#define RIMEFLAKE_LEASE_NONE 0
+
+// rimeflake_generator_stats.lease_state while the server lease is held.
+#define RIMEFLAKE_LEASE_HELD 1
+
+// rimeflake_generator_stats.lease_state while the server lease is lost (no ID is issued).
+#define RIMEFLAKE_LEASE_LOST 2
+
 // A buffer of this many bytes holds any layout's description (rimeflake_layout_describe).
 #define RIMEFLAKE_LAYOUT_DESCRIBE_MAX 256
 
@@ -170,6 +179,23 @@ typedef struct rimeflake_generator_stats {
   // On a server backend: the server's clock minus this host's when the lease was taken, in
   // ms; 0 otherwise.
   int64_t server_skew_ms;
+  // Writes of the durable state (reservations, clock-id switches, start, close), failed
+  // ones included; 0 in memory.
+  uint64_t reservation_writes;
+  // Of those, writes that failed.
+  uint64_t reservation_write_failures;
+  // Time spent in those writes, in ns.
+  uint64_t reservation_write_ns;
+  // While the server lease is held: how long it stays valid without another renewal, in
+  // ms; 0 otherwise.
+  uint64_t lease_remaining_ms;
+  // Renewals of the server lease answered, failed ones included.
+  uint64_t lease_renewals;
+  // Of those, renewals that failed.
+  uint64_t lease_renewal_failures;
+  // The server lease: RIMEFLAKE_LEASE_NONE (no server leases the worker ID),
+  // RIMEFLAKE_LEASE_HELD or RIMEFLAKE_LEASE_LOST.
+  uint32_t lease_state;
 } rimeflake_generator_stats;
 
 // The parts of an ID.

@@ -4,7 +4,7 @@ use crate::boundary::{arg, ffi_boundary, out, out_ptr, Failure};
 use crate::config::rimeflake_config;
 use crate::layout::rimeflake_layout;
 use crate::status::rimeflake_status;
-use core_rimeflake::Generator;
+use core_rimeflake::{Generator, LeaseState};
 
 /// A generator of IDs (opaque). Thread-safe: any number of threads may call rimeflake_next_id,
 /// rimeflake_fill, rimeflake_stats and rimeflake_generator_close on one generator at once; only
@@ -44,7 +44,31 @@ pub struct rimeflake_generator_stats {
     /// On a server backend: the server's clock minus this host's when the lease was taken, in
     /// ms; 0 otherwise.
     pub server_skew_ms: i64,
+    /// Writes of the durable state (reservations, clock-id switches, start, close), failed
+    /// ones included; 0 in memory.
+    pub reservation_writes: u64,
+    /// Of those, writes that failed.
+    pub reservation_write_failures: u64,
+    /// Time spent in those writes, in ns.
+    pub reservation_write_ns: u64,
+    /// While the server lease is held: how long it stays valid without another renewal, in
+    /// ms; 0 otherwise.
+    pub lease_remaining_ms: u64,
+    /// Renewals of the server lease answered, failed ones included.
+    pub lease_renewals: u64,
+    /// Of those, renewals that failed.
+    pub lease_renewal_failures: u64,
+    /// The server lease: RIMEFLAKE_LEASE_NONE (no server leases the worker ID),
+    /// RIMEFLAKE_LEASE_HELD or RIMEFLAKE_LEASE_LOST.
+    pub lease_state: u32,
 }
+
+/// rimeflake_generator_stats.lease_state without a server lease.
+pub const RIMEFLAKE_LEASE_NONE: u32 = 0;
+/// rimeflake_generator_stats.lease_state while the server lease is held.
+pub const RIMEFLAKE_LEASE_HELD: u32 = 1;
+/// rimeflake_generator_stats.lease_state while the server lease is lost (no ID is issued).
+pub const RIMEFLAKE_LEASE_LOST: u32 = 2;
 
 /// Makes a generator as `config` says (NULL: every default, as rimeflake_config_init gives)
 /// and stores it in `*generator`. Free it with rimeflake_generator_free.
@@ -182,9 +206,12 @@ pub unsafe extern "C" fn rimeflake_stats_sized(
         // contract), and a generator is Sync: any thread may share it.
         let generator = unsafe { arg(generator, "generator") }?;
         let ours = size_of::<rimeflake_generator_stats>();
-        if size < ours {
+        // The first header's struct ended at `server_skew_ms`: a program built with it reads
+        // that much, and no more is written.
+        let first = std::mem::offset_of!(rimeflake_generator_stats, reservation_writes);
+        if size < first {
             return Err(Failure::invalid(format!(
-                "size is {size}, less than this library's rimeflake_generator_stats ({ours} bytes)"
+                "size is {size}, less than any header's rimeflake_generator_stats ({first} bytes)"
             )));
         }
         let stats = out_ptr(stats, "stats")?;
@@ -200,14 +227,35 @@ pub unsafe extern "C" fn rimeflake_stats_sized(
             borrowed_ms: s.borrowed_ms,
             clock_id: s.clock_id,
             server_skew_ms: s.server_skew_ms,
+            reservation_writes: s.reservation_writes,
+            reservation_write_failures: s.reservation_write_failures,
+            reservation_write_ns: s.reservation_write_ns,
+            lease_remaining_ms: s.lease_remaining_ms,
+            lease_renewals: s.lease_renewals,
+            lease_renewal_failures: s.lease_renewal_failures,
+            lease_state: match s.lease {
+                LeaseState::Held => RIMEFLAKE_LEASE_HELD,
+                LeaseState::Lost => RIMEFLAKE_LEASE_LOST,
+                LeaseState::None => RIMEFLAKE_LEASE_NONE,
+            },
         };
-        // Fields of a newer header read as zero.
+        // Fields of a newer header read as zero; an older header's struct gets its own fields.
         // SAFETY: `stats` is non-NULL and aligned (out_ptr), and the caller vouches for `size`
-        // writable bytes there, `size` >= ours (checked above), so both writes stay inside;
-        // both go through the caller's pointer, whose provenance covers all `size` bytes.
+        // writable bytes there, so every write stays inside: the whole struct when `size` >=
+        // ours, else its first `size` bytes (a prefix of fields, shorter than the struct, so
+        // without its trailing padding). All go through the caller's pointer, whose
+        // provenance covers all `size` bytes.
         unsafe {
             std::ptr::write_bytes(stats.cast::<u8>(), 0, size);
-            std::ptr::write(stats, value);
+            if size >= ours {
+                std::ptr::write(stats, value);
+            } else {
+                std::ptr::copy_nonoverlapping(
+                    (&raw const value).cast::<u8>(),
+                    stats.cast::<u8>(),
+                    size,
+                );
+            }
         }
         Ok(())
     })

@@ -2,6 +2,7 @@
  * out-parameter on failure. */
 #define _POSIX_C_SOURCE 200809L
 
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -68,6 +69,16 @@ void test_arguments(void) {
   CHECK_STATUS(rimeflake_fill(gen, ids, SIZE_MAX / 8 + 1), BAD);
   CHECK_STATUS(rimeflake_stats(gen, NULL), BAD);
   CHECK_STATUS(rimeflake_stats_sized(gen, &stats, 8), BAD);
+  /* A program built with the first header (its struct ended at server_skew_ms) gets that much,
+   * and nothing is written past it. */
+  {
+    size_t first = offsetof(rimeflake_generator_stats, reservation_writes);
+    memset(&stats, 0xAB, sizeof stats);
+    CHECK_OK(rimeflake_stats_sized(gen, &stats, first));
+    CHECK(stats.server_skew_ms == 0);
+    CHECK(stats.reservation_writes == 0xABABABABABABABABull);
+    CHECK(stats.lease_state == 0xABABABABu);
+  }
   CHECK_STATUS(rimeflake_generator_worker_id(gen, NULL), BAD);
   CHECK_STATUS(rimeflake_generator_layout(gen, NULL), BAD);
   CHECK_OK(rimeflake_generator_layout(gen, &layout));

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -230,6 +231,10 @@ static void test_defaults(void) {
   CHECK(worker == 0);
   CHECK_OK(rimeflake_stats(gen, &stats));
   CHECK(stats.ids_issued == 2);
+  /* A state directory: written at start at least; no server lease. */
+  CHECK(stats.reservation_writes >= 1 && stats.reservation_write_failures == 0);
+  CHECK(stats.reservation_write_ns > 0);
+  CHECK(stats.lease_state == RIMEFLAKE_LEASE_NONE && stats.lease_renewals == 0);
   rimeflake_generator_free(gen);
   gen = NULL;
   CHECK_OK(rimeflake_generator_new(NULL, &gen));
@@ -339,6 +344,25 @@ static void test_backend(void) {
   rimeflake_generator_stats stats;
   CHECK_OK(rimeflake_stats(a, &stats));
   CHECK(stats.server_skew_ms > -1000 && stats.server_skew_ms < 1000); /* a server on this host */
+  CHECK(stats.lease_state == RIMEFLAKE_LEASE_HELD && stats.lease_remaining_ms > 0);
+  /* A short TTL: renewals come a few times a second. */
+  {
+    rimeflake_config quick = config;
+    quick.namespace_name = "c-renew";
+    quick.lease_ttl_ms = 1000;
+    rimeflake_generator *r = NULL;
+    CHECK_OK(rimeflake_generator_new(&quick, &r));
+    rimeflake_generator_stats rs;
+    memset(&rs, 0, sizeof rs);
+    for (int i = 0; i < 600 && rs.lease_renewals < 1; i++) {
+      CHECK_OK(rimeflake_stats(r, &rs));
+      struct timespec pause = {0, 50 * 1000 * 1000};
+      nanosleep(&pause, NULL);
+    }
+    CHECK(rs.lease_renewals >= 1 && rs.lease_renewal_failures == 0);
+    CHECK(rs.lease_state == RIMEFLAKE_LEASE_HELD && rs.lease_remaining_ms <= 1000);
+    rimeflake_generator_free(r);
+  }
   CHECK_OK(rimeflake_next_id(a, &x));
   CHECK_OK(rimeflake_next_id(b, &y));
   CHECK(x != y);
