@@ -19,7 +19,8 @@ pub struct Stats {
     /// Of those, switches to a lower clock-id whose old IDs all lie in the past: IDs stay unique
     /// but do not increase across such a switch (forbidden by `strict_monotonic`).
     pub clock_id_reuses: u64,
-    /// Calls that had to wait (for the clock to catch up, or for a reservation).
+    /// Calls that had to wait (for the clock to catch up, or for a reservation), counted once
+    /// the wait has slept: a call whose interrupt hook stops it before then counts none.
     pub waits: u64,
     /// Time spent in those waits, in ms.
     pub waited_ms: u64,
