@@ -2,8 +2,7 @@
 //! finishes with all its IDs, a request whose headers are half sent gets a clean end (an answer
 //! or a close, never a hang), the process exits 0, and the lease's key is gone from Redis.
 
-#[path = "../../rimeflake/tests/servers/mod.rs"]
-mod servers;
+use rimeflake_testkit::servers;
 
 mod common;
 use common::{ids, signal, wait_until, Server};
