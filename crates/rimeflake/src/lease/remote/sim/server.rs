@@ -1,0 +1,621 @@
+//! The simulated server: leases, versioned states and the namespace's marks in memory, on the
+//! server's own clock, with the faults a seed schedules; [`SimConn`] is its [`Conn`].
+
+use super::*;
+
+
+/// How the simulated server treats a lease that expired and that nobody took since.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Flavor {
+    /// As Redis: the key is gone, so its holder can neither renew it nor save.
+    Redis,
+    /// As PostgreSQL: the row still names its owner, who may renew it and save.
+    Postgres,
+}
+
+/// A time when the server cannot be used.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Outage {
+    /// The server is stopped (SIGSTOP): connections are accepted, nothing is answered, and what
+    /// was sent meanwhile runs when it resumes.
+    Pause,
+    /// Connections are refused at once, and what was on its way is lost.
+    Refuse,
+    /// Nothing reaches the server: every call times out, and nothing lands.
+    Blackhole,
+}
+
+/// A fault a test sets for the next call of one connection.
+pub(crate) enum Scripted {
+    /// The call goes through as usual (to script a later one).
+    Pass,
+    /// The call is lost on its way: nothing lands.
+    Fail,
+    /// The call lands `after` ns from now (0: at once), but its answer is lost.
+    LostAnswer { after: u64 },
+    /// Runs first (another client's doing, say); then the call goes on as usual.
+    Before(Box<dyn FnOnce(&mut Server) + Send>),
+}
+
+pub(super) struct Lease {
+    pub(super) owner: String,
+    /// By the server's clock, in ns.
+    pub(super) expires: u64,
+}
+
+#[derive(Default)]
+pub(super) struct Worker {
+    pub(super) lease: Option<Lease>,
+    pub(super) state: Option<Versioned>,
+    /// Every token that took the lease, each time it went to another token.
+    pub(super) owners: Vec<String>,
+    /// How many writes the state had.
+    pub(super) writes: u64,
+    /// Each time the writer changed: the write's number and its writer.
+    pub(super) writers: Vec<(u64, String)>,
+}
+
+/// A call on its way to the server.
+pub(super) struct Late {
+    pub(super) at: u64,
+    pub(super) seq: u64,
+    /// Its client stopped waiting for it (its answer is lost).
+    pub(super) orphan: bool,
+    pub(super) op: Box<dyn FnOnce(&mut Server) + Send>,
+}
+
+/// The simulated server's data and clock; tests reach it through [`SimServer::lock`].
+pub(crate) struct Server {
+    /// The client's clock (`CLOCK_BOOTTIME`, ns): the simulation's time.
+    pub(super) now: u64,
+    pub(super) flavor: Flavor,
+    /// How far the server's clock is ahead of the client's, and how much faster it runs.
+    pub(super) skew_ns: i64,
+    pub(super) rate_ppm: i64,
+    pub(super) layouts: BTreeMap<String, String>,
+    pub(super) workers: BTreeMap<(String, u64), Worker>,
+    /// Each namespace's marks: when they were made (server ns), and each worker ID's reach.
+    pub(super) marks: BTreeMap<String, (u64, BTreeMap<u64, u64>)>,
+    /// `(from, until, what)`: from included, until excluded.
+    pub(super) outages: Vec<(u64, u64, Outage)>,
+    /// `(token prefix, from, until)`: nothing of these clients reaches the server then.
+    pub(super) partitions: Vec<(String, u64, u64)>,
+    pub(super) late: Vec<Late>,
+    pub(super) seq: u64,
+    pub(super) rng: Rng,
+    /// Faults of every call of a faulty connection, per mille; lost answers land at most
+    /// `late_max` ns later.
+    pub(super) fail_pm: u64,
+    pub(super) lost_pm: u64,
+    pub(super) late_max: u64,
+    pub(super) scripted: Vec<(String, Scripted)>,
+    /// Saves refused as moved over a version the caller wrote itself (a lost answer).
+    pub(super) own_moved: u64,
+    /// Calls that landed although their client saw no answer.
+    pub(super) landed_late: u64,
+}
+
+/// An in-memory lease server on a manual clock; clones share it.
+#[derive(Clone)]
+pub(crate) struct SimServer(pub(super) Arc<Mutex<Server>>);
+
+impl SimServer {
+    pub(crate) fn new(flavor: Flavor, seed: u64) -> SimServer {
+        SimServer(Arc::new(Mutex::new(Server {
+            now: T0,
+            flavor,
+            skew_ns: 0,
+            rate_ppm: 0,
+            layouts: BTreeMap::new(),
+            workers: BTreeMap::new(),
+            marks: BTreeMap::new(),
+            outages: Vec::new(),
+            partitions: Vec::new(),
+            late: Vec::new(),
+            seq: 0,
+            rng: Rng::new(seed ^ 0x05e4_e7e4),
+            fail_pm: 0,
+            lost_pm: 0,
+            late_max: 0,
+            scripted: Vec::new(),
+            own_moved: 0,
+            landed_late: 0,
+        })))
+    }
+
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Server> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A connection; `faulty` ones get the server's random faults.
+    pub(crate) fn conn(&self, name: &str, faulty: bool) -> SimConn {
+        SimConn {
+            server: self.clone(),
+            name: name.to_string(),
+            faulty,
+        }
+    }
+}
+
+impl Server {
+    /// Moves the clock to `t`, landing first, in order, the calls due by then.
+    pub(crate) fn set_time(&mut self, t: u64) {
+        while let Some(i) = (0..self.late.len())
+            .filter(|&i| self.late[i].at <= t)
+            .min_by_key(|&i| (self.late[i].at, self.late[i].seq))
+        {
+            let late = self.late.swap_remove(i);
+            self.now = self.now.max(late.at);
+            match self.outage_at(late.at) {
+                Some((until, Outage::Pause)) => self.late.push(Late { at: until, ..late }),
+                Some(_) => {} // lost with the server
+                None => {
+                    self.landed_late += u64::from(late.orphan);
+                    (late.op)(self);
+                }
+            }
+        }
+        self.now = self.now.max(t);
+    }
+
+    /// Runs `op`, a call already sent, at `at` (at once if that is now); `orphan` when its
+    /// client will not see the answer.
+    pub(super) fn land_at(&mut self, at: u64, orphan: bool, op: impl FnOnce(&mut Server) + Send + 'static) {
+        if at <= self.now && self.outage_at(at).is_none() {
+            self.landed_late += u64::from(orphan);
+            op(self);
+            return;
+        }
+        self.seq += 1;
+        let seq = self.seq;
+        self.late.push(Late {
+            at,
+            seq,
+            orphan,
+            op: Box::new(op),
+        });
+    }
+
+    /// When a call arriving at `at` runs: later if the server is paused then; never if it is
+    /// down.
+    pub(super) fn lands(&self, at: u64) -> Option<u64> {
+        match self.outage_at(at) {
+            None => Some(at),
+            Some((until, Outage::Pause)) => self.lands(until),
+            Some(_) => None,
+        }
+    }
+
+    pub(crate) fn add_outage(&mut self, from: u64, until: u64, what: Outage) {
+        self.outages.push((from, until, what));
+    }
+
+    pub(super) fn outage_at(&self, t: u64) -> Option<(u64, Outage)> {
+        self.outages
+            .iter()
+            .find(|(from, until, _)| (*from..*until).contains(&t))
+            .map(|&(_, until, what)| (until, what))
+    }
+
+    /// Cuts the clients whose name begins with `prefix` off the server from `from` to `until`.
+    pub(crate) fn add_partition(&mut self, prefix: &str, from: u64, until: u64) {
+        self.partitions.push((prefix.to_string(), from, until));
+    }
+
+    /// The outage client `name` meets at `t`: the server's, or its own partition.
+    pub(super) fn outage_for(&self, name: &str, t: u64) -> Option<(u64, Outage)> {
+        let cut = self.partitions.iter().find(|(prefix, from, until)| {
+            name.starts_with(prefix.as_str()) && (*from..*until).contains(&t)
+        });
+        match cut {
+            Some(&(_, _, until)) => Some((until, Outage::Blackhole)),
+            None => self.outage_at(t),
+        }
+    }
+
+    /// The server's clock, in Unix ns.
+    pub(super) fn server_ns(&self) -> u64 {
+        let d = (self.now - T0) as i128;
+        (SERVER_T0 as i128 + self.skew_ns as i128 + d + d * self.rate_ppm as i128 / 1_000_000)
+            as u64
+    }
+
+    /// [`Conn::mark_used`], on the server.
+    pub(super) fn mark_used(&mut self, namespace: &str, worker_id: u64, reach_ms: u64) -> super::super::Usage {
+        let now = self.server_ns();
+        let (created, used) = self
+            .marks
+            .entry(namespace.to_string())
+            .or_insert_with(|| (now, BTreeMap::new()));
+        let before = used.get(&worker_id).copied().unwrap_or(0);
+        used.insert(worker_id, before.max(reach_ms));
+        super::super::Usage {
+            age_ms: now.saturating_sub(*created) / MS,
+            used_before: before > 0,
+            reach_ms: before.max(reach_ms),
+        }
+    }
+
+    /// The server forgets everything (`FLUSHALL`, or a restart without persistence). The
+    /// checker's history of each worker ID stays.
+    pub(crate) fn forget_all(&mut self) {
+        self.layouts.clear();
+        self.marks.clear();
+        for w in self.workers.values_mut() {
+            w.lease = None;
+            w.state = None;
+        }
+    }
+
+    /// The server forgets one worker ID's lease and state (its row deleted); the namespace's
+    /// marks stay.
+    pub(crate) fn forget_worker(&mut self, namespace: &str, worker_id: u64) {
+        let w = self.worker(namespace, worker_id);
+        w.lease = None;
+        w.state = None;
+    }
+
+    pub(super) fn worker(&mut self, namespace: &str, worker_id: u64) -> &mut Worker {
+        self.workers
+            .entry((namespace.to_string(), worker_id))
+            .or_default()
+    }
+
+    /// Whether `token` holds the lease, as the flavour sees an expired one.
+    pub(super) fn holds(&self, w: &Worker, token: &str) -> bool {
+        w.lease.as_ref().is_some_and(|l| {
+            l.owner == token && (self.flavor == Flavor::Postgres || self.server_ns() < l.expires)
+        })
+    }
+
+    /// The lease's owner, and whether it is live by the server's clock.
+    pub(crate) fn lease(&self, worker_id: u64) -> Option<(String, bool)> {
+        let w = self.workers.get(&(NS.to_string(), worker_id))?;
+        w.lease
+            .as_ref()
+            .map(|l| (l.owner.clone(), self.server_ns() < l.expires))
+    }
+
+    /// The writer of the stored state.
+    pub(crate) fn writer(&self, worker_id: u64) -> Option<String> {
+        let w = self.workers.get(&(NS.to_string(), worker_id))?;
+        let text = &w.state.as_ref()?.text;
+        text.rsplit_once(WRITER).map(|(_, t)| t.to_string())
+    }
+
+    /// How many writes the state of `worker_id` had.
+    pub(super) fn writes(&self, worker_id: u64) -> u64 {
+        self.workers
+            .get(&(NS.to_string(), worker_id))
+            .map_or(0, |w| w.writes)
+    }
+
+    /// Whether a token other than `token` wrote the state after write number `since`.
+    pub(super) fn written_by_another(&self, worker_id: u64, since: u64, token: &str) -> bool {
+        self.workers
+            .get(&(NS.to_string(), worker_id))
+            .is_some_and(|w| w.writers.iter().any(|(n, t)| *n > since && t != token))
+    }
+
+    /// The token that last took the lease from another.
+    pub(super) fn last_owner(&self, worker_id: u64) -> Option<String> {
+        let w = self.workers.get(&(NS.to_string(), worker_id))?;
+        w.owners.last().cloned()
+    }
+
+    /// Another process takes the lease whoever holds it (an operator, or a bug elsewhere).
+    pub(crate) fn steal(&mut self, worker_id: u64, token: &str, ttl_ms: u64) {
+        let expires = self.server_ns() + ttl_ms * MS;
+        let w = self.worker(NS, worker_id);
+        w.lease = Some(Lease {
+            owner: token.to_string(),
+            expires,
+        });
+        w.owners.push(token.to_string());
+    }
+
+    pub(super) fn acquire(&mut self, namespace: &str, worker_id: u64, token: &str, ttl_ms: u64) -> bool {
+        let now = self.server_ns();
+        let w = self.worker(namespace, worker_id);
+        let free = w
+            .lease
+            .as_ref()
+            .is_none_or(|l| l.owner == token || now >= l.expires);
+        if !free {
+            return false;
+        }
+        if w.owners.last().is_none_or(|o| o != token) {
+            w.owners.push(token.to_string());
+        }
+        w.lease = Some(Lease {
+            owner: token.to_string(),
+            expires: now + ttl_ms * MS,
+        });
+        true
+    }
+
+    pub(super) fn renew(&mut self, namespace: &str, worker_id: u64, token: &str, ttl_ms: u64) -> bool {
+        let expires = self.server_ns() + ttl_ms * MS;
+        let key = (namespace.to_string(), worker_id);
+        let holds = self.workers.get(&key).is_some_and(|w| self.holds(w, token));
+        if holds {
+            if let Some(l) = self.worker(namespace, worker_id).lease.as_mut() {
+                l.expires = expires;
+            }
+        }
+        holds
+    }
+
+    pub(super) fn release(&mut self, namespace: &str, worker_id: u64, token: &str) {
+        let key = (namespace.to_string(), worker_id);
+        if self.workers.get(&key).is_some_and(|w| self.holds(w, token)) {
+            self.worker(namespace, worker_id).lease = None;
+        }
+    }
+
+    pub(super) fn save(
+        &mut self,
+        namespace: &str,
+        worker_id: u64,
+        token: &str,
+        expected: u64,
+        next: &Versioned,
+    ) -> Saved {
+        let key = (namespace.to_string(), worker_id);
+        if !self.workers.get(&key).is_some_and(|w| self.holds(w, token)) {
+            return Saved::NotHolder;
+        }
+        let w = self.worker(namespace, worker_id);
+        let stored = w.state.as_ref().map_or(0, |v| v.version);
+        if stored != expected {
+            let ours = w
+                .state
+                .as_ref()
+                .is_some_and(|v| v.text.rsplit_once(WRITER).is_some_and(|(_, t)| t == token));
+            self.own_moved += u64::from(ours);
+            return Saved::Moved;
+        }
+        w.state = Some(next.clone());
+        w.writes += 1;
+        if w.writers.last().is_none_or(|(_, t)| t != token) {
+            let n = w.writes;
+            w.writers.push((n, token.to_string()));
+        }
+        Saved::Yes
+    }
+
+    pub(super) fn reset(&mut self, namespace: &str, worker_id: u64, expected: u64, next: &Versioned) -> Saved {
+        let now = self.server_ns();
+        let w = self.worker(namespace, worker_id);
+        if w.lease.as_ref().is_some_and(|l| now < l.expires) {
+            return Saved::NotHolder;
+        }
+        if w.state.as_ref().map_or(0, |v| v.version) != expected {
+            return Saved::Moved;
+        }
+        w.state = Some(next.clone());
+        w.writes += 1;
+        Saved::Yes
+    }
+
+    /// A random fault for a call of a faulty connection.
+    pub(super) fn draw_fault(&mut self) -> Option<Scripted> {
+        if self.rng.chance(self.fail_pm) {
+            return Some(Scripted::Fail);
+        }
+        if self.rng.chance(self.lost_pm) {
+            let after = if self.rng.chance(500) {
+                0
+            } else {
+                self.rng.range(1, self.late_max)
+            };
+            return Some(Scripted::LostAnswer { after });
+        }
+        None
+    }
+}
+
+pub(super) fn sim_error(doing: &str, why: &str) -> Error {
+    Error::new(
+        ErrorKind::Lease,
+        format!("simulated server: {doing}: {why}"),
+    )
+}
+
+/// A connection to a [`SimServer`]. A call happens at the server's current time.
+pub(crate) struct SimConn {
+    pub(super) server: SimServer,
+    pub(super) name: String,
+    pub(super) faulty: bool,
+}
+
+impl SimConn {
+    pub(super) fn call<T: 'static>(
+        &mut self,
+        doing: &str,
+        op: impl FnOnce(&mut Server) -> T + Send + 'static,
+    ) -> Result<T> {
+        let mut s = self.server.lock();
+        let scripted = s
+            .scripted
+            .iter()
+            .position(|(n, _)| *n == self.name)
+            .map(|i| s.scripted.remove(i).1);
+        let scripted = match scripted {
+            Some(Scripted::Before(f)) => {
+                f(&mut s);
+                None
+            }
+            other => other,
+        };
+        let now = s.now;
+        match s.outage_for(&self.name, now) {
+            Some((until, Outage::Pause)) => {
+                if s.rng.chance(500) {
+                    s.land_at(until, true, move |s| drop(op(s)));
+                }
+                return Err(sim_error(doing, "no answer in time (the server is paused)"));
+            }
+            Some((_, Outage::Refuse)) => return Err(sim_error(doing, "connection refused")),
+            Some((_, Outage::Blackhole)) => {
+                return Err(sim_error(doing, "no answer in time (nothing gets through)"))
+            }
+            None => {}
+        }
+        let fault = match scripted {
+            Some(f) => Some(f),
+            None if self.faulty => s.draw_fault(),
+            None => None,
+        };
+        match fault {
+            Some(Scripted::Fail) => Err(sim_error(doing, "the connection was reset")),
+            Some(Scripted::LostAnswer { after }) => {
+                s.land_at(now + after, true, move |s| drop(op(s)));
+                Err(sim_error(
+                    doing,
+                    "no answer in time (the call may still land)",
+                ))
+            }
+            _ => Ok(op(&mut s)),
+        }
+    }
+}
+
+impl Conn for SimConn {
+    fn settle_layout(&mut self, namespace: &str, record: &str) -> Result<String> {
+        let (ns, record) = (namespace.to_string(), record.to_string());
+        self.call("settle the layout", move |s| {
+            s.layouts.entry(ns).or_insert(record).clone()
+        })
+    }
+
+    fn layout(&mut self, namespace: &str) -> Result<Option<String>> {
+        let ns = namespace.to_string();
+        self.call("read the layout", move |s| s.layouts.get(&ns).cloned())
+    }
+
+    fn acquire(
+        &mut self,
+        namespace: &str,
+        worker_id: u64,
+        token: &str,
+        ttl_ms: u64,
+    ) -> Result<bool> {
+        let (ns, token) = (namespace.to_string(), token.to_string());
+        self.call("acquire", move |s| {
+            s.acquire(&ns, worker_id, &token, ttl_ms)
+        })
+    }
+
+    fn renew(&mut self, namespace: &str, worker_id: u64, token: &str, ttl_ms: u64) -> Result<bool> {
+        let (ns, token) = (namespace.to_string(), token.to_string());
+        self.call("renew", move |s| s.renew(&ns, worker_id, &token, ttl_ms))
+    }
+
+    fn release(&mut self, namespace: &str, worker_id: u64, token: &str) -> Result<()> {
+        let (ns, token) = (namespace.to_string(), token.to_string());
+        self.call("release", move |s| s.release(&ns, worker_id, &token))
+    }
+
+    fn load(&mut self, namespace: &str, worker_id: u64) -> Result<Option<Versioned>> {
+        let ns = namespace.to_string();
+        self.call("load", move |s| s.worker(&ns, worker_id).state.clone())
+    }
+
+    fn save(
+        &mut self,
+        namespace: &str,
+        worker_id: u64,
+        token: &str,
+        expected: u64,
+        next: &Versioned,
+    ) -> Result<Saved> {
+        let (ns, token, next) = (namespace.to_string(), token.to_string(), next.clone());
+        self.call("save", move |s| {
+            s.save(&ns, worker_id, &token, expected, &next)
+        })
+    }
+
+    fn reset(
+        &mut self,
+        namespace: &str,
+        worker_id: u64,
+        expected: u64,
+        next: &Versioned,
+    ) -> Result<Saved> {
+        let (ns, next) = (namespace.to_string(), next.clone());
+        self.call("reset", move |s| s.reset(&ns, worker_id, expected, &next))
+    }
+
+    fn server_time_ms(&mut self) -> Result<u64> {
+        self.call("read the clock", |s| s.server_ns() / MS)
+    }
+
+    fn mark_used(
+        &mut self,
+        namespace: &str,
+        worker_id: u64,
+        reach_ms: u64,
+    ) -> Result<super::super::Usage> {
+        let ns = namespace.to_string();
+        self.call("mark the worker ID used", move |s| {
+            s.mark_used(&ns, worker_id, reach_ms)
+        })
+    }
+
+    fn workers(&mut self, namespace: &str) -> Result<Vec<RemoteWorker>> {
+        let ns = namespace.to_string();
+        self.call("list the workers", move |s| {
+            let now = s.server_ns();
+            s.workers
+                .iter()
+                .filter(|((n, _), _)| *n == ns)
+                .map(|((_, id), w)| {
+                    let live = w.lease.as_ref().filter(|l| now < l.expires);
+                    RemoteWorker {
+                        worker_id: *id,
+                        holder: live.map(|l| l.owner.clone()),
+                        expires_in_ms: live.map(|l| ((l.expires - now) / MS) as i64),
+                        state: w.state.as_ref().and_then(|v| super::super::decode_state(&v.text)),
+                        version: w.state.as_ref().map_or(0, |v| v.version),
+                    }
+                })
+                .collect()
+        })
+    }
+
+    fn check_settings(&mut self) -> Result<Vec<String>> {
+        self.call("check the settings", |_| Vec::new())
+    }
+
+    fn namespaces(&mut self, limit: usize) -> Result<super::super::Listed> {
+        self.call("list the namespaces", move |s| {
+            let all: std::collections::BTreeSet<String> = s
+                .layouts
+                .keys()
+                .chain(s.workers.keys().map(|(ns, _)| ns))
+                .cloned()
+                .collect();
+            super::super::Listed {
+                complete: all.len() <= limit,
+                names: all.into_iter().take(limit).collect(),
+            }
+        })
+    }
+}
+
+/// A store of `worker_id`'s state for the lease `token` holds, over `conn`.
+pub(super) fn store(conn: SimConn, worker_id: u64, token: &str) -> RemoteStore {
+    RemoteStore {
+        conn: Mutex::new(Box::new(conn)),
+        namespace: NS.to_string(),
+        worker_id,
+        token: token.to_string(),
+        backend: Backend::Redis("redis://sim".to_string()),
+        version: Mutex::new(0),
+        pid: crate::fork::pid(),
+        // No generator behind it: the world tallies what one would do.
+        keeper: Default::default(),
+        moved: Default::default(),
+    }
+}
