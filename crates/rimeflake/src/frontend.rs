@@ -95,17 +95,21 @@ impl Frontend {
     }
 }
 
+/// Every front end, for the tests that check each one's words (here and in the builder).
+#[cfg(test)]
+pub(crate) const ALL_FRONTENDS: [Frontend; 5] = [
+    Frontend::Rust,
+    Frontend::Cli,
+    Frontend::Python,
+    Frontend::Node,
+    Frontend::C,
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    const ALL: [Frontend; 5] = [
-        Frontend::Rust,
-        Frontend::Cli,
-        Frontend::Python,
-        Frontend::Node,
-        Frontend::C,
-    ];
+    const ALL: [Frontend; 5] = ALL_FRONTENDS;
 
     #[test]
     fn worker_id_as_each_front_end_spells_it() {

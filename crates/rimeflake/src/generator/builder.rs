@@ -476,13 +476,7 @@ impl Frontend {
 mod tests {
     use super::*;
 
-    const ALL: [Frontend; 5] = [
-        Frontend::Rust,
-        Frontend::Cli,
-        Frontend::Python,
-        Frontend::Node,
-        Frontend::C,
-    ];
+    const ALL: [Frontend; 5] = crate::frontend::ALL_FRONTENDS;
 
     #[test]
     fn policies_in_each_front_ends_words() {
