@@ -15,9 +15,11 @@ pub(super) const NS: &str = "test-ns";
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Expired {
     /// Redis: the lease's key expires with it, so its holder is fenced at once.
+    #[cfg_attr(not(feature = "redis"), allow(dead_code))]
     Gone,
     /// PostgreSQL: the row keeps its owner until another token takes it, and the holder may
     /// still write (nobody else can have written meanwhile).
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     KeepsOwner,
 }
 

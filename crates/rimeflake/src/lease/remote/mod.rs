@@ -29,7 +29,7 @@ pub(crate) mod postgres;
 pub(crate) mod redis;
 /// The real servers the integration tests start (Redis, PostgreSQL), for the tests of the
 /// connections here.
-#[cfg(test)]
+#[cfg(all(test, any(feature = "redis", feature = "postgres")))]
 pub(crate) use rimeflake_testkit::servers;
 /// A simulated server, and deterministic tests of the lease protocol on it.
 #[cfg(test)]
