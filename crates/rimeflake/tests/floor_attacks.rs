@@ -6,15 +6,17 @@
 //! `RIMEFLAKE_TEST_FLOOR_CHILD` set, on real Redis and PostgreSQL servers; every ID every child
 //! issued is collected, and none may repeat.
 
+mod issuers;
+use issuers::{repeated, scratch, Issuer};
 use rimeflake_testkit::servers;
 use rimeflake_testkit::support;
 
 use rimeflake::{Backend, ErrorKind, Generator, Layout};
 use servers::{Postgres, Redis};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdout, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -146,24 +148,6 @@ fn child_issues_and_writes_its_ids() {
     }
 }
 
-/// A child: its process, its output lines, and where its IDs go.
-struct Issuer {
-    child: Child,
-    lines: std::io::Lines<BufReader<ChildStdout>>,
-    out: PathBuf,
-    said: Vec<String>,
-    what: String,
-}
-
-impl Drop for Issuer {
-    fn drop(&mut self) {
-        if self.child.try_wait().ok().flatten().is_none() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
-
 impl Issuer {
     /// Starts a child on `url` in `namespace` that issues `count` IDs (0: until told to stop);
     /// returns once it began to build its generator.
@@ -215,47 +199,6 @@ impl Issuer {
         issuer.read_until("RUNNING");
         issuer
     }
-
-    fn read_until(&mut self, marker: &str) {
-        for line in self.lines.by_ref() {
-            let line = line.unwrap();
-            let found = line.starts_with(marker);
-            self.said.push(line);
-            if found {
-                return;
-            }
-        }
-        panic!("{}: no {marker} in {:?}", self.what, self.said);
-    }
-
-    /// Tells it to stop (if it issues until told), waits for it and reads its IDs; with what
-    /// it printed.
-    fn finish(mut self) -> (Vec<u64>, Vec<String>) {
-        self.read_until_done_or_stop();
-        for line in self.lines.by_ref() {
-            self.said.push(line.unwrap());
-        }
-        assert!(
-            self.child.wait().unwrap().success(),
-            "{} failed: {:?}",
-            self.what,
-            self.said
-        );
-        let bytes = std::fs::read(&self.out).unwrap();
-        let ids = bytes
-            .chunks_exact(8)
-            .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
-            .collect();
-        (ids, std::mem::take(&mut self.said))
-    }
-
-    fn read_until_done_or_stop(&mut self) {
-        if let Some(stdin) = self.child.stdin.as_mut() {
-            let _ = writeln!(stdin, "STOP");
-            let _ = stdin.flush();
-        }
-        self.read_until("DONE");
-    }
 }
 
 /// The value of `name=` on the line of `said` that starts with `prefix`.
@@ -274,23 +217,6 @@ fn start_took(what: &str, said: &[String]) -> Duration {
     let took = Duration::from_millis(ms);
     assert!(took < BOUND, "{what}: its start took {took:?}: {said:?}");
     took
-}
-
-/// How many of `theirs` are in `ours`.
-fn repeated(ours: &[u64], theirs: &[u64]) -> usize {
-    let ours: HashSet<u64> = ours.iter().copied().collect();
-    theirs.iter().filter(|id| ours.contains(id)).count()
-}
-
-/// A fresh directory for the children's ID files.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "rimeflake-floor-attacks-{name}-{}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 /// A holder issuing at full speed in `namespace`, long enough to run `max_drift` ahead of its

@@ -7,14 +7,15 @@
 //! Each holder and successor is this test binary run again with `RIMEFLAKE_TEST_FORGET_CHILD`
 //! set: it writes every ID it issued to a file, and prints its warnings.
 
+mod issuers;
+use issuers::{repeated, scratch, Issuer};
 use rimeflake_testkit::servers;
 
 use rimeflake::{Backend, ErrorKind, Generator, Layout};
 use servers::{Postgres, Redis};
-use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdout, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -96,25 +97,6 @@ fn child_issues_and_writes_its_ids() {
     let _ = g.close();
 }
 
-/// A child that issues: its process, its output lines, and where its IDs go.
-struct Issuer {
-    child: Child,
-    lines: std::io::Lines<BufReader<ChildStdout>>,
-    out: PathBuf,
-    /// Its lines up to `RUNNING`, and after.
-    said: Vec<String>,
-    what: String,
-}
-
-impl Drop for Issuer {
-    fn drop(&mut self) {
-        if self.child.try_wait().ok().flatten().is_none() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
-
 impl Issuer {
     /// Starts a child on `url` that issues `count` IDs (0: until told to stop), and waits until
     /// it issued its first.
@@ -144,43 +126,6 @@ impl Issuer {
         issuer.read_until("RUNNING");
         issuer
     }
-
-    fn read_until(&mut self, marker: &str) {
-        for line in self.lines.by_ref() {
-            let line = line.unwrap();
-            let found = line.starts_with(marker);
-            self.said.push(line);
-            if found {
-                return;
-            }
-        }
-        panic!("{}: no {marker} in {:?}", self.what, self.said);
-    }
-
-    /// Tells it to stop (if it issues until told), waits for it and reads its IDs; with what
-    /// it printed.
-    fn finish(mut self) -> (Vec<u64>, Vec<String>) {
-        if let Some(stdin) = self.child.stdin.as_mut() {
-            let _ = writeln!(stdin, "STOP");
-            let _ = stdin.flush();
-        }
-        self.read_until("DONE");
-        for line in self.lines.by_ref() {
-            self.said.push(line.unwrap());
-        }
-        assert!(
-            self.child.wait().unwrap().success(),
-            "{} failed: {:?}",
-            self.what,
-            self.said
-        );
-        let bytes = std::fs::read(&self.out).unwrap();
-        let ids = bytes
-            .chunks_exact(8)
-            .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
-            .collect();
-        (ids, std::mem::take(&mut self.said))
-    }
 }
 
 /// The `WARNING` lines of what a child printed.
@@ -205,23 +150,6 @@ fn first(said: &[String]) -> (u64, u64) {
         };
         (field("id_ms"), field("clock_ms"))
     }
-}
-
-/// How many of `theirs` are in `ours`.
-fn repeated(ours: &[u64], theirs: &[u64]) -> usize {
-    let ours: HashSet<u64> = ours.iter().copied().collect();
-    theirs.iter().filter(|id| ours.contains(id)).count()
-}
-
-/// A fresh directory for the children's ID files.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "rimeflake-forgetting-{name}-{}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 /// A holder issues at full speed, `forget` makes the server lose its state, a successor takes
