@@ -10,6 +10,7 @@ mod fail;
 mod gen;
 mod serve;
 mod show;
+mod signals;
 mod state;
 mod warn;
 
