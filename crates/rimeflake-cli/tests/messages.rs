@@ -34,6 +34,20 @@ fn stdout_ok(out: &Output) -> String {
 }
 
 #[test]
+fn a_missing_subcommand_is_one_of_the_command_given() {
+    assert_eq!(
+        error_line(&run(&[], &[]), 2),
+        "rimeflake: error: a subcommand is needed: gen, decode, bench, serve or state (see \
+         rimeflake --help)"
+    );
+    // Not the top level's list.
+    assert_eq!(
+        error_line(&run(&["state"], &[]), 2),
+        "rimeflake: error: a subcommand is needed: show or reset (see rimeflake state --help)"
+    );
+}
+
+#[test]
 fn a_worker_id_is_named_by_its_flag() {
     assert_eq!(
         error_line(&run(&["gen", "--worker", "99999", "--in-memory"], &[]), 2),
