@@ -89,4 +89,3 @@ fn missing_subcommand(args: impl Iterator<Item = String>) -> String {
         path.join(" ")
     )
 }
-
