@@ -127,8 +127,8 @@ $(DEPS_STAMP):
 # `make test` runs all 200.
 CHECK_SIM_SEEDS := 100
 CHECK_CORE_TESTS := --lib --test durable --test file_store --test fill_atomic --test fork \
-  --test fork_registry --test hung_store --test lease --test peers --test proptest \
-  --test rollback --test simulation --test start_interrupt --test vectors
+  --test fork_registry --test hung_store --test lease --test message_text --test peers \
+  --test proptest --test rollback --test simulation --test start_interrupt --test vectors
 CHECK_CLI_TESTS := --bins --test cli --test messages --test resolver --test settings
 
 .PHONY: check
