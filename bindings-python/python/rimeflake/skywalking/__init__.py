@@ -15,9 +15,6 @@ True
 ``install_skywalking()`` makes the SkyWalking Python agent (``apache-skywalking``) use
 ``global_id()`` for every segment and trace ID it creates; ``python -m rimeflake.skywalking``
 does the same for a program run under ``sw-python run`` without changing its code.
-
-This module was first named ``rimeflake.tracing``; that name stays one release as a deprecated
-alias of the same objects.
 """
 
 from __future__ import annotations
