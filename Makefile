@@ -299,7 +299,7 @@ PY_TOOLS_STAMP := $(VENV)/.tools-installed
 .PHONY: python-env test-python example-python lint-python bench-python
 python-env: rust $(PY_TOOLS_STAMP) ## Python: .venv with maturin, pytest, mypy, numpy and the extension built in it (debug)
 	$(call say,python: building the extension into .venv (maturin develop: cargo's progress follows))
-	cd bindings-python && VIRTUAL_ENV="$(CURDIR)/$(VENV)" "$(CURDIR)/$(VENV)/bin/maturin" develop
+	cd bindings-python && VIRTUAL_ENV="$(CURDIR)/$(VENV)" "$(CURDIR)/$(VENV)/bin/maturin" develop --features internals
 
 $(PY_BUILD_STAMP):
 	$(call say,python: creating .venv and installing maturin (pip: about 10 s))
