@@ -41,12 +41,11 @@ from ._native import (
     parse,
 )
 from ._parts import Parts
-from ._types import BackendName, BackendURL, LayoutName, LeaseState, Stats
+from ._types import BackendName, LayoutName, LeaseState, Stats
 from ._warning import RimeflakeWarning
 
 __all__ = [
     "BackendName",
-    "BackendURL",
     "EPOCH_2024",
     "PRESETS",
     "ClockRollbackError",

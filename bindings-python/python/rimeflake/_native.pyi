@@ -6,7 +6,7 @@ from typing import Final, Literal, SupportsIndex, final, overload
 from typing_extensions import Buffer, Self
 
 from ._parts import Parts
-from ._types import BackendName, BackendURL, LayoutName, Stats
+from ._types import BackendName, LayoutName, Stats
 
 __all__ = [
     "__version__",
@@ -21,8 +21,6 @@ __all__ = [
     "process_id",
     "_after_fork_in_child",
     "_at_exit",
-    "_error_kinds",
-    "_raise_kind",
     "RimeflakeError",
     "ConfigError",
     "ClockRollbackError",
@@ -137,7 +135,7 @@ class Generator:
         layout: LayoutName | str | Layout | None = None,
         namespace: str | None = None,
         state_dir: str | os.PathLike[str] | None = None,
-        backend: BackendName | BackendURL | None = None,
+        backend: BackendName | str | None = None,
         max_drift_ms: SupportsIndex = 2000,
         on_rollback: _Policy | None = None,
         max_wait_ms: SupportsIndex = 5000,
@@ -168,8 +166,6 @@ def global_id() -> str: ...
 def process_id() -> str: ...
 def _after_fork_in_child() -> None: ...
 def _at_exit() -> None: ...
-def _error_kinds() -> list[tuple[str, int, str]]: ...
-def _raise_kind(name: str, message: str) -> None: ...
 
 class RimeflakeError(Exception):
     # The kind's stable code, as Node's err.code: "ERR_RIMEFLAKE_CONFIG", ...
