@@ -72,8 +72,9 @@ fn literals(src: &str) -> Vec<Literal> {
         } else if b[i] == b'\'' {
             // A char literal ('"', '\'', '\u{..}'), else a lifetime.
             let rest = &src[i + 1..];
-            let len = if rest.starts_with('\\') {
-                rest[1..].find('\'').map(|n| n + 3)
+            // An escape: the backslash, the escaped character (`'` in `'\''`), up to the quote.
+            let len = if let Some(escape) = rest.strip_prefix('\\') {
+                escape.get(1..).and_then(|e| e.find('\'')).map(|n| n + 4)
             } else {
                 rest.chars()
                     .next()
@@ -203,8 +204,14 @@ fn the_check_catches_each_fault() {
             .flat_map(|l| faults(l, output))
             .collect()
     };
-    let clean = "// a \"quoted\" comment\nlet c = '\"'; let l: &'a str = \"one \\\n    line\";\n";
+    let clean = "// a \"quoted\" comment\nlet c = '\"'; let q = '\\''; let l: &'a str = \"one \\\n    line\";\n";
     assert_eq!(said(clean, false), Vec::<&str>::new());
+    let found: Vec<String> = literals(clean).into_iter().map(|l| l.text).collect();
+    assert_eq!(
+        found,
+        ["one line"],
+        "char literals and comments are not strings"
+    );
     assert_eq!(
         said("r\"a  b\n c\"; br#\"x  y\"#", false),
         Vec::<&str>::new()
