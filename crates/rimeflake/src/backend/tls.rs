@@ -51,7 +51,7 @@ pub(crate) struct Tls {
 
 impl Tls {
     /// Whether the server's certificate is checked against trusted CAs.
-    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    #[cfg_attr(not(any(feature = "postgres", feature = "mysql")), allow(dead_code))]
     pub(crate) fn verifies_chain(&self) -> bool {
         match self.mode {
             SslMode::Disable => false,

@@ -14,12 +14,13 @@ pub(super) const NS: &str = "test-ns";
 /// differ here on purpose.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Expired {
-    /// Redis: the lease's key expires with it, so its holder is fenced at once.
-    #[cfg_attr(not(feature = "redis"), allow(dead_code))]
+    /// Redis: the lease's key expires with it, so its holder is fenced at once. ZooKeeper: the
+    /// session's ephemeral node goes with the session.
+    #[cfg_attr(not(any(feature = "redis", feature = "zookeeper")), allow(dead_code))]
     Gone,
-    /// PostgreSQL: the row keeps its owner until another token takes it, and the holder may
-    /// still write (nobody else can have written meanwhile).
-    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    /// PostgreSQL and MySQL: the row keeps its owner until another token takes it, and the
+    /// holder may still write (nobody else can have written meanwhile).
+    #[cfg_attr(not(any(feature = "postgres", feature = "mysql")), allow(dead_code))]
     KeepsOwner,
 }
 

@@ -1,6 +1,6 @@
 //! TLS for the remote backends, on rustls with the ring provider: the certificate files a URL
 //! names ([`crate::backend::tls`]), the checks each `sslmode` makes, and the words for a failed
-//! handshake, shared by Redis and PostgreSQL.
+//! handshake, shared by Redis, PostgreSQL and MySQL.
 
 use crate::backend::tls::{Roots, SslMode, Tls};
 use crate::error::{Error, Result};
@@ -63,7 +63,7 @@ pub(crate) fn key(pem: &[u8], path: &Path) -> Result<PrivateKeyDer<'static>> {
 }
 
 /// The CA certificates `tls` trusts: its `sslrootcert` file, or the system's store.
-#[cfg(feature = "postgres")]
+#[cfg(any(feature = "postgres", feature = "mysql"))]
 fn root_store(tls: &Tls) -> Result<rustls::RootCertStore> {
     let mut store = rustls::RootCertStore::empty();
     match &tls.roots {
@@ -108,7 +108,7 @@ pub(crate) fn ensure_provider() {
 /// certificate for `prefer` and `require` without `sslrootcert`; the chain only for
 /// `verify-ca` (and `prefer`/`require` with `sslrootcert`); the chain and the host name for
 /// `verify-full`.
-#[cfg(feature = "postgres")]
+#[cfg(any(feature = "postgres", feature = "mysql"))]
 pub(crate) fn client_config(tls: &Tls) -> Result<rustls::ClientConfig> {
     use std::sync::Arc;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
@@ -149,7 +149,7 @@ pub(crate) fn client_config(tls: &Tls) -> Result<rustls::ClientConfig> {
     }
 }
 
-#[cfg(feature = "postgres")]
+#[cfg(any(feature = "postgres", feature = "mysql"))]
 mod verify {
     use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
     use rustls::client::WebPkiServerVerifier;
