@@ -66,10 +66,14 @@ impl Server for ZooKeeper {
         let alone = self.peers.is_empty();
         self.process
             .wait_ready(child, 60, Duration::from_millis(50), || {
-                // On its own, a server serves once it answers; in an ensemble, the first start
-                // waits only for it to answer (the others start beside it).
-                four_letters(port, "ruok").is_some_and(|r| r == "imok")
-                    && (alone || four_letters(port, "srvr").is_some())
+                // On its own, a server is ready once it serves (`srvr` names its mode, where
+                // `ruok` answers as soon as it listens); in an ensemble, once it answers (the
+                // others start beside it, and the ensemble waits for its leader).
+                if alone {
+                    four_letters(port, "srvr").is_some_and(|r| r.contains("Mode:"))
+                } else {
+                    four_letters(port, "ruok").is_some_and(|r| r == "imok")
+                }
             })
     }
 }

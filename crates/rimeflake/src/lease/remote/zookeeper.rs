@@ -48,6 +48,8 @@ pub(crate) struct ZkConn {
     default_ttl_ms: u64,
     /// By the session timeout they asked for (ms).
     sessions: BTreeMap<u64, Session>,
+    /// The session used last.
+    last: Option<u64>,
 }
 
 impl std::fmt::Debug for ZkConn {
@@ -89,6 +91,7 @@ impl ZkConn {
             op_timeout: op_timeout.max(Duration::from_millis(1)),
             default_ttl_ms: ttl.as_millis() as u64,
             sessions: BTreeMap::new(),
+            last: None,
         };
         // Connect now, so a wrong address or credentials show at once; the top nodes too.
         let tops = [
@@ -113,7 +116,10 @@ impl ZkConn {
         mut f: impl FnMut(&mut Session, &mut Ensemble, Deadline) -> wire::Done<T>,
     ) -> Result<T> {
         let deadline = Deadline::after(self.op_timeout);
-        let key = ttl_ms.unwrap_or(self.default_ttl_ms);
+        // A call that holds no lease of its own goes on the session used last (one per
+        // connection, but in tests that ask for several TTLs on one).
+        let key = ttl_ms.or(self.last).unwrap_or(self.default_ttl_ms);
+        self.last = Some(key);
         for attempt in 0..2 {
             if !self.sessions.contains_key(&key) {
                 let ms = i32::try_from(key).unwrap_or(i32::MAX);
@@ -504,7 +510,7 @@ impl Conn for ZkConn {
     }
 
     /// Tries the first candidate; then looks at the leases of the next candidates, many per
-    /// round trip, and tries only those that were free.
+    /// round trip, and tries only those that were free (or this token's own).
     fn acquire_first(
         &mut self,
         namespace: &str,
@@ -523,13 +529,19 @@ impl Conn for ZkConn {
                     .map(|&id| format!("{}/lease", self.worker_path(namespace, id)))
                     .collect();
                 let replies = self.with(Some(ttl_ms), "acquire", |s, ens, d| {
-                    let ops: Vec<Op<'_>> = paths.iter().map(|p| Op::Exists(p)).collect();
+                    let ops: Vec<Op<'_>> = paths.iter().map(|p| Op::GetData(p)).collect();
                     s.call(ens, &ops, d)
                 })?;
+                // Free, or this token's own (taken again, as by `acquire`).
+                let open = |r: &Reply| match r {
+                    Reply::Failed { code: NO_NODE, .. } => true,
+                    Reply::Data(data, _) => data.split(|b| *b == b'\n').next() == Some(token.as_bytes()),
+                    _ => false,
+                };
                 batch
                     .iter()
                     .zip(replies)
-                    .filter(|(_, r)| matches!(r, Reply::Failed { code: NO_NODE, .. }))
+                    .filter(|(_, r)| open(r))
                     .map(|(id, _)| *id)
                     .collect()
             };

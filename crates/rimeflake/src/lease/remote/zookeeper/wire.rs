@@ -32,7 +32,6 @@ pub(crate) const NO_NODE: i32 = -101;
 pub(crate) const NO_AUTH: i32 = -102;
 pub(crate) const BAD_VERSION: i32 = -103;
 pub(crate) const NODE_EXISTS: i32 = -110;
-pub(crate) const NOT_EMPTY: i32 = -111;
 const SESSION_EXPIRED: i32 = -112;
 const AUTH_FAILED: i32 = -115;
 const SESSION_MOVED: i32 = -118;
