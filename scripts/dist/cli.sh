@@ -3,8 +3,8 @@
 #   rimeflake-cli-<version>-<triple>/rimeflake   the release build of crates/rimeflake-cli,
 #                                                stripped (the release profile strips it)
 #   rimeflake-cli-<version>-<triple>/LICENSE, README.md
-# The CLI always has the Redis and PostgreSQL backends (its dependency on rimeflake turns them
-# on; it has no features of its own), so this one build is the one to ship.
+# The CLI always has the Redis, PostgreSQL, MySQL and ZooKeeper backends (its dependency on
+# rimeflake turns them on; it has no features of its own), so this one build is the one to ship.
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
@@ -28,8 +28,9 @@ cat >"$stage/$top/README.md" <<README
 
 \`rimeflake\` generates and decodes 64-bit, time-ordered, unique IDs that survive clock
 rollbacks, restarts and forks. Put it on your PATH and run \`rimeflake gen\`, \`rimeflake decode\`,
-\`rimeflake state show\` or \`rimeflake --help\`. It needs glibc and nothing else; the Redis and
-PostgreSQL backends (\`--backend redis://...\`, \`postgresql://...\`, TLS included) are built in.
+\`rimeflake state show\` or \`rimeflake --help\`. It needs glibc and nothing else; the Redis,
+PostgreSQL, MySQL and ZooKeeper backends (\`--backend redis://...\`, \`postgresql://...\`,
+\`mysql://...\`, \`zookeeper://...\`, TLS included) are built in.
 License: MIT (LICENSE).
 README
 

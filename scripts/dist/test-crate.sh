@@ -44,8 +44,8 @@ package() {
   done
   # The CLI's manifest names rimeflake by version (crates.io), with the backends it ships.
   tar -xzf "$pkg/rimeflake-cli-$version.crate" -O "rimeflake-cli-$version/Cargo.toml" |
-    tr -d '\n' | matches -E '\[dependencies\.rimeflake\]version = "'"$version"'"features = \[ *"redis", *"postgres",? *\]' ||
-    die "rimeflake-cli's packaged manifest does not depend on rimeflake $version with redis and postgres"
+    tr -d '\n' | matches -E '\[dependencies\.rimeflake\]version = "'"$version"'"features = \[ *"redis", *"postgres", *"mysql", *"zookeeper",? *\]' ||
+    die "rimeflake-cli's packaged manifest does not depend on rimeflake $version with redis, postgres, mysql and zookeeper"
 }
 
 # A user's crate: rimeflake from the unpacked package, IDs from the embedded default (a leased

@@ -149,20 +149,26 @@ impl ZooKeeper {
         &self.process.dir
     }
 
-    /// Runs a command of ZooKeeper's own shell (`deleteall /rimeflake/...`, `get /x`) against
-    /// this server and returns what it printed; panics when it fails.
-    pub fn cli(&self, args: &[&str]) -> String {
-        let out = java("org.apache.zookeeper.ZooKeeperMain")
+    /// Runs commands of ZooKeeper's own shell against this server, one a line (`deleteall
+    /// /rimeflake/...`, `get /x`), in one JVM, and returns what it printed.
+    pub fn cli(&self, script: &str) -> String {
+        let mut child = java("org.apache.zookeeper.ZooKeeperMain")
             .args(["-server", &format!("127.0.0.1:{}", self.process.port)])
-            .args(args)
-            .output()
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
             .unwrap_or_else(|e| panic!("cannot run java (for ZooKeeper's shell): {e}"));
+        let mut stdin = child.stdin.take().expect("piped");
+        writeln!(stdin, "{script}\nquit").expect("write to ZooKeeper's shell");
+        drop(stdin);
+        let out = child.wait_with_output().expect("ZooKeeper's shell ran");
         let text = format!(
             "{}{}",
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
-        assert!(out.status.success(), "zkCli {args:?} failed:\n{text}");
+        assert!(out.status.success(), "zkCli {script:?} failed:\n{text}");
         text
     }
 

@@ -4,15 +4,15 @@
 //! Nodes, under the URL's chroot (`/rimeflake` by default; a namespace's name is
 //! percent-encoded into one path component):
 //!
-//! - `<root>/namespaces/<ns>`: the namespace's record: a first line `used` followed by the
-//!   worker IDs ever leased with the largest reach their holders declared (`used 3=2000,9=700`),
-//!   then the layout record. Its creation time (`ctime`, by the leader's clock) is the record's
-//!   age; marks are conditional writes over its version.
+//! - `<root>/namespaces/<ns>`: the namespace's record: the layout record, and as its children
+//!   the worker IDs ever leased, each holding the largest reach (ms) its holders declared (a
+//!   child is made only while the record is there, and goes with it). When the record was made
+//!   (`ctime`, by the leader's clock) tells its age.
 //! - `<root>/workers/<ns>/<id>`: the token of the holder that last took the worker ID; every
 //!   take writes it, so its version tells one lease from the next.
 //! - `<root>/workers/<ns>/<id>/lease`: ephemeral, tied to the holder's session: the lease. Its
 //!   data is the holder's token and its session's timeout.
-//! - `<root>/workers/<ns>/<id>/state`: the state, `version\ntext`, written only in a
+//! - `<root>/workers/<ns>/<id>/state`: the state, `version text`, written only in a
 //!   transaction that checks the lease node is there and the worker's node still at the
 //!   version of the take (the fence), over the state's node version read with it.
 //! - `<root>/clock`: written to read the ensemble's clock.
@@ -93,16 +93,9 @@ impl ZkConn {
             sessions: BTreeMap::new(),
             last: None,
         };
-        // Connect now, so a wrong address or credentials show at once; the top nodes too.
-        let tops = [
-            conn.root.clone(),
-            format!("{}/namespaces", conn.root),
-            format!("{}/workers", conn.root),
-        ];
-        conn.with(None, "connect", |s, ens, d| {
-            make_all(s, ens, &tops, d)?;
-            Ok(())
-        })?;
+        // Connect now, so a wrong address or credentials show at once. The nodes are made when
+        // first written.
+        conn.with(None, "connect", |_, _, _| Ok(()))?;
         Ok(conn)
     }
 
@@ -207,6 +200,17 @@ impl ZkConn {
         }
     }
 
+    /// `path` and every node above it, from the top: what [`make_all`] makes before it.
+    fn parents_of(&self, path: &str) -> Vec<String> {
+        let mut out: Vec<String> = path
+            .match_indices('/')
+            .skip(1)
+            .map(|(i, _)| path[..i].to_string())
+            .collect();
+        out.push(path.to_string());
+        out
+    }
+
     fn ns_path(&self, namespace: &str) -> String {
         format!("{}/namespaces/{}", self.root, encode_name(namespace))
     }
@@ -242,11 +246,7 @@ impl ZkConn {
         self.with(Some(ttl_ms), "connect", |_, _, _| Ok(()))?;
         self.check_timeout(ttl_ms)?;
         let worker = self.worker_path(namespace, worker_id);
-        let parents = [
-            format!("{}/workers", self.root),
-            self.workers_path(namespace),
-            worker.clone(),
-        ];
+        let parents = self.parents_of(&worker);
         self.with(Some(ttl_ms), "acquire", |s, ens, d| {
             let lease = format!("{worker}/lease");
             let data = format!("{token}\n{}", s.timeout_ms);
@@ -403,35 +403,14 @@ fn rehome(
     }
 }
 
-/// A state node's data: its version, a newline, the state's text.
+/// A state node's data: its version, a space, the state's text.
 fn parse_state(data: &[u8]) -> Option<Versioned> {
     let text = std::str::from_utf8(data).ok()?;
-    let (version, text) = text.split_once('\n')?;
+    let (version, text) = text.split_once(' ')?;
     Some(Versioned {
         version: version.parse().ok()?,
         text: text.to_string(),
     })
-}
-
-/// A namespace record's data: its marks (worker ID to reach) and its layout record.
-fn parse_record(data: &[u8]) -> (BTreeMap<u64, u64>, String) {
-    let text = String::from_utf8_lossy(data);
-    let (first, layout) = text.split_once('\n').unwrap_or((&text, ""));
-    let marks = first
-        .strip_prefix("used")
-        .unwrap_or("")
-        .split([',', ' '])
-        .filter_map(|m| {
-            let (id, reach) = m.split_once('=')?;
-            Some((id.parse().ok()?, reach.parse().ok()?))
-        })
-        .collect();
-    (marks, layout.to_string())
-}
-
-fn record_text(marks: &BTreeMap<u64, u64>, layout: &str) -> String {
-    let marks: Vec<String> = marks.iter().map(|(id, r)| format!("{id}={r}")).collect();
-    format!("used {}\n{layout}", marks.join(","))
 }
 
 /// A namespace as one path component: bytes other than letters, digits, `-`, `_` and `.`
@@ -467,8 +446,8 @@ fn decode_name(text: &str) -> Option<String> {
 impl Conn for ZkConn {
     fn settle_layout(&mut self, namespace: &str, record: &str) -> Result<String> {
         let path = self.ns_path(namespace);
-        let parents = [self.root.clone(), format!("{}/namespaces", self.root)];
-        let data = record_text(&BTreeMap::new(), record);
+        let parents = self.parents_of(&format!("{}/namespaces", self.root));
+        let data = record.as_bytes();
         self.with(None, "store the layout", |s, ens, d| {
             for _ in 0..2 {
                 let replies = s.call(
@@ -476,7 +455,7 @@ impl Conn for ZkConn {
                     &[
                         Op::Create {
                             path: &path,
-                            data: data.as_bytes(),
+                            data,
                             ephemeral: false,
                         },
                         Op::GetData(&path),
@@ -485,7 +464,9 @@ impl Conn for ZkConn {
                 )?;
                 match &replies[..] {
                     [Reply::Failed { code: NO_NODE, .. }, _] => make_all(s, ens, &parents, d)?,
-                    [_, Reply::Data(found, _)] => return Ok(parse_record(found).1),
+                    [_, Reply::Data(found, _)] => {
+                        return Ok(String::from_utf8_lossy(found).into_owned())
+                    }
                     [_, other] => return Err(unexpected(other.clone())),
                     _ => return Err(ZkFail::Protocol("no answer".into())),
                 }
@@ -498,7 +479,7 @@ impl Conn for ZkConn {
         let path = self.ns_path(namespace);
         self.with(None, "read the layout", |s, ens, d| {
             match one(s.call(ens, &[Op::GetData(&path)], d)?)? {
-                Reply::Data(found, _) => Ok(Some(parse_record(&found).1)),
+                Reply::Data(found, _) => Ok(Some(String::from_utf8_lossy(&found).into_owned())),
                 Reply::Failed { code: NO_NODE, .. } => Ok(None),
                 other => Err(unexpected(other)),
             }
@@ -628,7 +609,7 @@ impl Conn for ZkConn {
     ) -> Result<Saved> {
         let worker = self.worker_path(namespace, worker_id);
         let (lease, state) = (format!("{worker}/lease"), format!("{worker}/state"));
-        let data = format!("{}\n{}", next.version, next.text);
+        let data = format!("{} {}", next.version, next.text);
         self.with(None, "save", |s, ens, d| {
             let held = Held::read(s, ens, &worker, d)?;
             let Some(taken) = held.holds(token) else {
@@ -681,12 +662,8 @@ impl Conn for ZkConn {
     ) -> Result<Saved> {
         let worker = self.worker_path(namespace, worker_id);
         let (lease, state) = (format!("{worker}/lease"), format!("{worker}/state"));
-        let parents = [
-            format!("{}/workers", self.root),
-            self.workers_path(namespace),
-            worker.clone(),
-        ];
-        let data = format!("{}\n{}", next.version, next.text);
+        let parents = self.parents_of(&worker);
+        let data = format!("{} {}", next.version, next.text);
         self.with(None, "reset", |s, ens, d| {
             make_all(s, ens, &parents, d)?;
             let replies = s.call(ens, &[Op::Sync(&worker), Op::GetData(&state)], d)?;
@@ -745,7 +722,7 @@ impl Conn for ZkConn {
 
     fn server_time_ms(&mut self) -> Result<u64> {
         let clock = format!("{}/clock", self.root);
-        let parents = [self.root.clone()];
+        let parents = self.parents_of(&clock);
         let ms = self.with(None, "read the clock", |s, ens, d| {
             for _ in 0..2 {
                 let write = Op::SetData {
@@ -755,9 +732,7 @@ impl Conn for ZkConn {
                 };
                 match one(s.call(ens, &[write], d)?)? {
                     Reply::Stat(stat) => return Ok(stat.mtime),
-                    Reply::Failed { code: NO_NODE, .. } => {
-                        make_all(s, ens, &[parents[0].clone(), clock.clone()], d)?
-                    }
+                    Reply::Failed { code: NO_NODE, .. } => make_all(s, ens, &parents, d)?,
                     other => return Err(unexpected(other)),
                 }
             }
@@ -767,44 +742,63 @@ impl Conn for ZkConn {
     }
 
     fn mark_used(&mut self, namespace: &str, worker_id: u64, reach_ms: u64) -> Result<super::Usage> {
-        let path = self.ns_path(namespace);
+        let record = self.ns_path(namespace);
+        let mark = format!("{record}/{worker_id}");
         let usage = self.with(None, "mark the worker ID used", |s, ens, d| {
-            // A conditional write over the version read: a mark made by another in between
-            // makes it fail, and it reads again.
+            // Each step is conditional (a mark made over the version read, or made only where
+            // none is): one that another holder's mark beat reads again.
             for _ in 0..16 {
-                let replies = s.call(ens, &[Op::Sync(&path), Op::GetData(&path)], d)?;
-                let (found, stat) = match &replies[1] {
-                    Reply::Data(found, stat) => (found, *stat),
+                let ops = [Op::Sync(&record), Op::Exists(&record), Op::GetData(&mark)];
+                let replies = s.call(ens, &ops, d)?;
+                let made = match &replies[1] {
+                    Reply::Stat(stat) => stat.ctime,
                     Reply::Failed { code: NO_NODE, .. } => return Ok(None),
                     other => return Err(unexpected(other.clone())),
                 };
-                let (mut marks, layout) = parse_record(found);
-                let before = marks.get(&worker_id).copied();
-                let reach = before.unwrap_or(0).max(reach_ms);
-                marks.insert(worker_id, reach);
-                let data = record_text(&marks, &layout);
-                let write = Op::SetData {
-                    path: &path,
-                    data: data.as_bytes(),
-                    version: stat.version,
+                let (write, before) = match &replies[2] {
+                    Reply::Data(found, stat) => {
+                        let before = std::str::from_utf8(found)
+                            .ok()
+                            .and_then(|t| t.parse::<u64>().ok())
+                            .unwrap_or(0);
+                        (Some(stat.version), Some(before))
+                    }
+                    Reply::Failed { code: NO_NODE, .. } => (None, None),
+                    other => return Err(unexpected(other.clone())),
                 };
-                match one(s.call(ens, &[write], d)?)? {
+                let reach = before.unwrap_or(0).max(reach_ms);
+                let data = reach.to_string();
+                // Both answer with the node's Stat: its time is the ensemble's clock now.
+                let op = match write {
+                    Some(version) => Op::SetData {
+                        path: &mark,
+                        data: data.as_bytes(),
+                        version,
+                    },
+                    None => Op::Create2 {
+                        path: &mark,
+                        data: data.as_bytes(),
+                    },
+                };
+                match one(s.call(ens, &[op], d)?)? {
                     Reply::Stat(now) => {
                         return Ok(Some(super::Usage {
-                            age_ms: (now.mtime - now.ctime).max(0) as u64,
+                            age_ms: (now.mtime - made).max(0) as u64,
                             used_before: before.is_some(),
                             reach_ms: reach,
                         }))
                     }
                     Reply::Failed {
-                        code: BAD_VERSION, ..
+                        code: BAD_VERSION | NODE_EXISTS,
+                        ..
                     } => continue,
+                    // The record went (with its marks) in between.
                     Reply::Failed { code: NO_NODE, .. } => return Ok(None),
                     other => return Err(unexpected(other)),
                 }
             }
             Err(ZkFail::Protocol(
-                "the namespace's record kept changing while it was marked".into(),
+                "the worker ID's mark kept changing while it was marked".into(),
             ))
         })?;
         usage.ok_or_else(|| {

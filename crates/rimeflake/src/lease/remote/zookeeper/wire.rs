@@ -24,6 +24,7 @@ const GET_CHILDREN: i32 = 8;
 const SYNC: i32 = 9;
 const CHECK: i32 = 13;
 const MULTI: i32 = 14;
+const CREATE2: i32 = 15;
 const AUTH: i32 = 100;
 
 // Error codes.
@@ -88,6 +89,8 @@ pub(crate) enum Op<'a> {
         data: &'a [u8],
         ephemeral: bool,
     },
+    /// Makes a persistent node and answers with its `Stat` (so with the time it was made).
+    Create2 { path: &'a str, data: &'a [u8] },
     /// Deletes `path` if its data's version is `version` (-1: any).
     Delete { path: &'a str, version: i32 },
     Exists(&'a str),
@@ -323,6 +326,7 @@ impl Session {
 fn code(op: &Op<'_>) -> i32 {
     match op {
         Op::Create { .. } => CREATE,
+        Op::Create2 { .. } => CREATE2,
         Op::Delete { .. } => DELETE,
         Op::Exists(_) => EXISTS,
         Op::GetData(_) => GET_DATA,
@@ -349,6 +353,15 @@ fn encode(b: &mut Vec<u8>, op: &Op<'_>, (scheme, id): (&str, &str)) {
             put_string(b, id);
             put_i32(b, i32::from(*ephemeral));
         }
+        Op::Create2 { path, data } => encode(
+            b,
+            &Op::Create {
+                path,
+                data,
+                ephemeral: false,
+            },
+            (scheme, id),
+        ),
         Op::Delete { path, version } | Op::Check { path, version } => {
             put_string(b, path);
             put_i32(b, *version);
@@ -421,6 +434,10 @@ fn decode(op: &Op<'_>, err: i32, r: &mut Reader<'_>) -> Done<Reply> {
     }
     Ok(match op {
         Op::Exists(_) | Op::SetData { .. } => Reply::Stat(r.stat()?),
+        Op::Create2 { .. } => {
+            r.string()?;
+            Reply::Stat(r.stat()?)
+        }
         Op::GetData(_) => {
             let data = r.buffer()?;
             Reply::Data(data, r.stat()?)
