@@ -53,6 +53,9 @@ impl Drop for MyConn {
     }
 }
 
+/// The least time the creation of the tables may take.
+const DDL_TIME: Duration = Duration::from_secs(2);
+
 impl MyConn {
     /// Connects to the server `url` names (`mysql://user:password@host:port/database`, or
     /// `mariadb://`) and creates the tables of [`SCHEMA`] if they are missing. Every later
@@ -140,8 +143,11 @@ impl MyConn {
             wire.query(sql::SESSION, deadline)?;
             let found = wire.query(sql::TABLES_EXIST, deadline)?;
             if cell(&found, 0, 0).as_deref() != Some("3") {
+                // Once per database: InnoDB syncs each new table's files, which may take longer
+                // than one call (a tenth of the TTL) on a busy server.
+                let ddl_deadline = Deadline::after(self.op_timeout.max(DDL_TIME));
                 for ddl in SCHEMA {
-                    wire.query(ddl, deadline)?;
+                    wire.query(ddl, ddl_deadline)?;
                 }
             }
             Ok(())
