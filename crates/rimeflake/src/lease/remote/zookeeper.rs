@@ -590,8 +590,12 @@ impl Conn for ZkConn {
                         ErrorKind::State,
                         format!(
                             "the state node of worker ID {worker_id} of namespace {namespace} on \
-                             {} is not rimeflake's (no version line)",
-                            self.shown
+                             {} is corrupt: it is not rimeflake's (no version before its state). \
+                             Nothing is reset silently: once no generator uses this worker ID, \
+                             delete the node ({}/{worker_id}/state) with ZooKeeper's shell, and \
+                             the next start begins a reach ahead of the clock",
+                            self.shown,
+                            self.workers_path(namespace)
                         ),
                     )
                 })
