@@ -128,7 +128,7 @@ $(DEPS_STAMP):
 CHECK_SIM_SEEDS := 100
 CHECK_CORE_TESTS := --lib --test durable --test file_store --test fill_atomic --test fork \
   --test fork_registry --test hung_store --test lease --test peers --test proptest \
-  --test rollback --test simulation --test start_interrupt --test vectors
+  --test rollback --test simulation --test start_above --test start_interrupt --test vectors
 CHECK_CLI_TESTS := --bins --test cli --test messages --test resolver --test settings
 
 .PHONY: check
