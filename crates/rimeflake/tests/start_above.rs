@@ -92,7 +92,10 @@ fn an_id_on_a_higher_clock_id_moves_the_state_there_for_good() {
     clock.set_back(Duration::from_secs(86_400));
     let g = start(None);
     let id = g.next_id().unwrap();
-    assert!(id > above, "{id} after a restart a day back is below {above}");
+    assert!(
+        id > above,
+        "{id} after a restart a day back is below {above}"
+    );
     assert!(layout.decode(id).unwrap().clock_id > 2);
 }
 
@@ -119,7 +122,10 @@ fn an_id_no_id_of_the_layout_is_above_is_refused() {
         .build()
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Config, "{e}");
-    assert!(e.message().contains("no ID of layout twitter lies above"), "{e}");
+    assert!(
+        e.message().contains("no ID of layout twitter lies above"),
+        "{e}"
+    );
     // Not an ID at all: the sign bit.
     let e = builder(Layout::twitter(), &clock)
         .start_above(1 << 63)
