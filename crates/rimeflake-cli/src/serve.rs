@@ -75,36 +75,36 @@ pub fn run(args: &ServeArgs) -> Result<(), Failure> {
         namespace: Some(leaf_namespace.clone()),
         ..args.generator.clone()
     };
+    if let (Some(id), false) = (args.above, main_is_leaf) {
+        // Refused now rather than at the path's first request: the core's own check.
+        Generator::builder()
+            .layout(leaf_layout.clone())
+            .worker_id(0)
+            .in_memory()
+            .start_above(id)
+            .build()
+            .map_err(above_failed)?
+            .close()?;
+    }
+    let above = args.above;
+    let factory: rimeflake_serve::Factory = Arc::new(move |namespace: &str| {
+        let args = GeneratorArgs {
+            namespace: Some(namespace.to_string()),
+            ..leaf_args.clone()
+        };
+        args.build_with(warnings(), above)
+    });
     let leaf = match args.leaf_keys {
         LeafKeys::Shared if main_is_leaf => LeafPath::Main,
-        LeafKeys::Shared => LeafPath::Shared(
-            leaf_namespace.clone(),
-            leaf_args
-                .build_with(warnings(), args.above)
-                .map_err(above_failed)?,
-        ),
-        LeafKeys::Separate => {
-            if let Some(id) = args.above {
-                // Refused now rather than at a key's first request: the core's own check.
-                Generator::builder()
-                    .layout(leaf_layout.clone())
-                    .worker_id(0)
-                    .in_memory()
-                    .start_above(id)
-                    .build()
-                    .map_err(above_failed)?
-                    .close()?;
-            }
-            let above = args.above;
-            let factory: rimeflake_serve::Factory = Arc::new(move |key: &str| {
-                let keyed = GeneratorArgs {
-                    namespace: Some(key.to_string()),
-                    ..leaf_args.clone()
-                };
-                keyed.build_with(warnings(), above)
-            });
-            LeafPath::Separate(factory, leaf_layout.clone())
-        }
+        LeafKeys::Shared => LeafPath::Shared {
+            factory,
+            layout: leaf_layout.clone(),
+            namespace: leaf_namespace.clone(),
+        },
+        LeafKeys::Separate => LeafPath::Separate {
+            factory,
+            layout: leaf_layout.clone(),
+        },
     };
 
     let about = About {
@@ -114,14 +114,15 @@ pub fn run(args: &ServeArgs) -> Result<(), Failure> {
             main.worker_id()
         ),
         leaf: match &leaf {
-            LeafPath::Main => "the main generator's".to_string(),
-            LeafPath::Shared(ns, g) => format!(
-                "namespace {ns} (layout {}), worker {}, every key one ID space",
-                g.layout().name(),
-                g.worker_id()
+            LeafPath::Main => "the main generator, every key one ID space".to_string(),
+            LeafPath::Shared { .. } => format!(
+                "namespace {leaf_namespace} (layout {}, its generator made on the first \
+                 request), every key one ID space",
+                leaf_layout.name(),
             ),
-            LeafPath::Separate(..) => format!(
-                "a namespace per key (layout {}), at most {} keys",
+            _ => format!(
+                "a namespace per key (layout {}, each made on its first request), at most {} \
+                 keys",
                 leaf_layout.name(),
                 args.max_keys
             ),

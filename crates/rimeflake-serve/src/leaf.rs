@@ -21,50 +21,71 @@ pub type Factory = Arc<dyn Fn(&str) -> rimeflake::Result<Generator> + Send + Syn
 pub enum LeafPath {
     /// The main generator (its layout and namespace are the Leaf path's).
     Main,
-    /// One generator for every key, as Leaf's snowflake mode: its namespace and itself.
-    Shared(String, Generator),
-    /// A namespace per key, made by the factory on first use, in `layout` (a key named as the
-    /// main generator's namespace gets the main generator when `layout` is the main one's).
-    Separate(Factory, Layout),
+    /// One generator for every key, as Leaf's snowflake mode: made by the factory, called with
+    /// `namespace`, on the first request of the path (so that a Leaf path nobody uses, or whose
+    /// generator cannot start, never keeps the main one from serving), in `layout`.
+    Shared {
+        factory: Factory,
+        layout: Layout,
+        namespace: String,
+    },
+    /// A namespace per key, made by the factory (called with the key) on first use, in
+    /// `layout` (a key named as the main generator's namespace gets the main generator when
+    /// `layout` is the main one's).
+    Separate { factory: Factory, layout: Layout },
 }
 
 /// The Leaf path's generators, as the service holds them.
 pub(crate) enum Leaf {
     Main,
-    Shared(Arc<Issuer>),
-    Separate {
+    Made {
         factory: Factory,
         layout: Layout,
+        /// The one namespace every key shares; `None`: each key is its own.
+        shared: Option<String>,
         keyed: RwLock<HashMap<String, Arc<Issuer>>>,
-        /// Held while a key's generator is made, so that two first requests make one.
+        /// Held while a generator is made, so that two first requests make one.
         making: tokio::sync::Mutex<()>,
     },
 }
 
 impl Leaf {
     pub(crate) fn new(path: LeafPath) -> Leaf {
+        let made = |factory, layout, shared| Leaf::Made {
+            factory,
+            layout,
+            shared,
+            keyed: RwLock::new(HashMap::new()),
+            making: tokio::sync::Mutex::new(()),
+        };
         match path {
             LeafPath::Main => Leaf::Main,
-            LeafPath::Shared(ns, g) => Leaf::Shared(Issuer::new(g, ns)),
-            LeafPath::Separate(factory, layout) => Leaf::Separate {
+            LeafPath::Shared {
                 factory,
                 layout,
-                keyed: RwLock::new(HashMap::new()),
-                making: tokio::sync::Mutex::new(()),
-            },
+                namespace,
+            } => made(factory, layout, Some(namespace)),
+            LeafPath::Separate { factory, layout } => made(factory, layout, None),
         }
     }
 
-    /// Its generators other than the main one, now.
+    /// Its generators other than the main one, made so far.
     pub(crate) fn issuers(&self) -> Vec<Arc<Issuer>> {
         match self {
             Leaf::Main => Vec::new(),
-            Leaf::Shared(i) => vec![i.clone()],
-            Leaf::Separate { keyed, .. } => {
+            Leaf::Made { keyed, .. } => {
                 let mut all: Vec<_> = read(keyed).values().cloned().collect();
                 all.sort_by(|a, b| a.namespace.cmp(&b.namespace));
                 all
             }
+        }
+    }
+
+    /// The layout of its IDs.
+    fn layout<'a>(&'a self, main: &'a Issuer) -> &'a Layout {
+        match self {
+            Leaf::Main => main.generator.layout(),
+            Leaf::Made { layout, .. } => layout,
         }
     }
 }
@@ -102,8 +123,7 @@ pub(crate) async fn get<B>(
     }
     let issuer = match &shared.leaf {
         Leaf::Main => shared.main.clone(),
-        Leaf::Shared(i) => i.clone(),
-        Leaf::Separate { .. } => keyed(shared, &key).await?,
+        Leaf::Made { .. } => made(shared, &key).await?,
     };
     if a.head {
         return Ok(crate::api::respond(StatusCode::OK, TEXT, Vec::new()));
@@ -112,48 +132,50 @@ pub(crate) async fn get<B>(
     Ok(crate::api::text(StatusCode::OK, id.to_string()))
 }
 
-/// The generator of `key` in separate mode: the main one for its own namespace (when its
-/// layout is the Leaf path's), else the key's, made on first use (on the blocking pool: it
-/// takes a lease) up to `max_keys`.
-async fn keyed(shared: &Shared, key: &str) -> Result<Arc<Issuer>, Refusal> {
-    let Leaf::Separate {
+/// The generator that answers `key`: the shared one, or in separate mode the key's (the main
+/// one for its own namespace when its layout is the Leaf path's), made on first use (on the
+/// blocking pool: it takes a lease), in separate mode up to `max_keys`.
+async fn made(shared: &Shared, key: &str) -> Result<Arc<Issuer>, Refusal> {
+    let Leaf::Made {
         factory,
         layout,
+        shared: one,
         keyed,
         making,
     } = &shared.leaf
     else {
-        unreachable!("keyed is called in separate mode only")
+        unreachable!("made is called for a Leaf path of its own only")
     };
-    if key == shared.main.namespace && layout == shared.main.generator.layout() {
+    let namespace = one.as_deref().unwrap_or(key);
+    if one.is_none() && key == shared.main.namespace && layout == shared.main.generator.layout() {
         return Ok(shared.main.clone());
     }
-    if let Some(i) = read(keyed).get(key) {
+    if let Some(i) = read(keyed).get(namespace) {
         return Ok(i.clone());
     }
     let _making = making.lock().await;
-    if let Some(i) = read(keyed).get(key) {
+    if let Some(i) = read(keyed).get(namespace) {
         return Ok(i.clone());
     }
     let max = shared.config.max_keys;
-    if read(keyed).len() >= max {
+    if one.is_none() && read(keyed).len() >= max {
         return Err(Refusal::new(
             StatusCode::FORBIDDEN,
             format!("key {key:?} is new and the service already has its {max} keys (--max-keys)"),
         ));
     }
     let factory = factory.clone();
-    let name = key.to_string();
+    let name = namespace.to_string();
     match issue::blocking(move || factory(&name)).await {
         Ok(g) => {
-            let issuer = Issuer::new(g, key.to_string());
+            let issuer = Issuer::new(g, namespace.to_string());
             keyed
                 .write()
                 .unwrap_or_else(|p| p.into_inner())
-                .insert(key.to_string(), issuer.clone());
+                .insert(namespace.to_string(), issuer.clone());
             Ok(issuer)
         }
-        Err(e) if e.kind() == ErrorKind::Config => Err(Refusal::bad(format!(
+        Err(e) if e.kind() == ErrorKind::Config && one.is_none() => Err(Refusal::bad(format!(
             "key {key:?}: {}",
             one_line(e.message())
         ))),
@@ -176,11 +198,7 @@ pub(crate) fn decode(shared: &Shared, query: Option<&str>) -> Result<Response, R
             shorten(&text)
         ))
     })?;
-    let layout = match &shared.leaf {
-        Leaf::Main => shared.main.generator.layout().clone(),
-        Leaf::Shared(i) => i.generator.layout().clone(),
-        Leaf::Separate { layout, .. } => layout.clone(),
-    };
+    let layout = shared.leaf.layout(&shared.main);
     let parts = layout
         .decode(id)
         .map_err(|e| Refusal::bad(one_line(e.message())))?;

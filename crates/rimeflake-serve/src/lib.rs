@@ -124,8 +124,9 @@ impl Shared {
 /// each, and with a namespace per key, a few for each key's generator.
 fn files_needed(config: &Config, leaf: &LeafPath) -> u64 {
     let keys = match leaf {
-        LeafPath::Separate(..) => config.max_keys as u64 * 4,
-        _ => 0,
+        LeafPath::Main => 0,
+        LeafPath::Shared { .. } => 4,
+        LeafPath::Separate { .. } => config.max_keys as u64 * 4,
     };
     files::open_now() + config.max_connections as u64 + keys + files::MARGIN
 }

@@ -130,8 +130,8 @@ fn bad_requests_get_a_4xx_with_a_reason_and_the_server_serves_on() {
             "1",
             "--state-dir",
             dir.path(),
-            "--max-keys",
-            "2",
+            "--keys",
+            "a,b",
             "--max-n",
             "1000",
         ],
@@ -178,7 +178,7 @@ fn bad_requests_get_a_4xx_with_a_reason_and_the_server_serves_on() {
         ("/nope/../../etc/passwd", &[AUTH], 404, "no such path"),
         ("/api/snowflake/get/a", &[AUTH], 200, ""),
         ("/api/snowflake/get/b", &[AUTH], 200, ""),
-        ("/api/snowflake/get/c", &[AUTH], 403, "--max-keys"),
+        ("/api/snowflake/get/c", &[AUTH], 403, "--keys"),
         ("/api/snowflake/get/a", &[AUTH], 200, ""),
     ];
     for (path, headers, want, says) in cases {

@@ -53,6 +53,9 @@ fn sigterm_finishes_a_waiting_batch_ends_a_half_sent_request_and_frees_the_lease
             "12000",
             "--shutdown-timeout",
             "30",
+            // The batch waits for the clock for seconds, past the default wait deadline.
+            "--wait-deadline",
+            "30",
         ],
         &env,
     );
