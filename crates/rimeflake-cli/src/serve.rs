@@ -39,8 +39,12 @@ pub fn run(args: &ServeArgs) -> Result<(), Failure> {
     let warnings = move || Warnings::to(Arc::new(move |m: &str| log.warn("core_warning", m, &[])));
     let above_failed = |e: rimeflake::Error| -> Failure {
         match args.above {
+            // An ID that is not one of the layout is a bad argument (exit 2), as a bad layout.
             Some(id) => Failure::from(rimeflake::Error::new(
-                e.kind(),
+                match e.kind() {
+                    rimeflake::ErrorKind::InvalidId => rimeflake::ErrorKind::Config,
+                    kind => kind,
+                },
                 format!("--above {id}: {}", e.message()),
             )),
             None => e.into(),
