@@ -26,6 +26,24 @@ pub struct Watch {
     pub last_read_ns: Arc<AtomicU64>,
     /// Whether a request has reached the service.
     pub asked: Arc<AtomicBool>,
+    /// Requests of this connection being answered now.
+    pub busy: Arc<AtomicU64>,
+}
+
+/// A request of a connection being answered, counted in [`Watch::busy`] until dropped.
+pub struct Busy(Arc<AtomicU64>);
+
+impl Busy {
+    pub fn new(busy: &Arc<AtomicU64>) -> Busy {
+        busy.fetch_add(1, Relaxed);
+        Busy(busy.clone())
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Relaxed);
+    }
 }
 
 /// A socket that records what [`Watch`] and the flow need.
@@ -42,6 +60,7 @@ impl Watched {
         let watch = Watch {
             last_read_ns: Arc::new(AtomicU64::new(monotonic_ns())),
             asked: Arc::new(AtomicBool::new(false)),
+            busy: Arc::new(AtomicU64::new(0)),
         };
         (
             Watched {
@@ -186,6 +205,20 @@ pub async fn no_request_within(asked: Arc<AtomicBool>, timeout: Duration) {
     tokio::time::sleep(timeout).await;
     if asked.load(Relaxed) {
         std::future::pending::<()>().await;
+    }
+}
+
+/// Resolves once the service is stopping and this connection has no request being answered:
+/// an idle connection, or one whose request's head is not all sent yet, is not waited for.
+pub async fn quiet_once_stopping(
+    mut stopping: tokio::sync::watch::Receiver<bool>,
+    busy: Arc<AtomicU64>,
+) {
+    if stopping.wait_for(|s| *s).await.is_err() {
+        return std::future::pending().await;
+    }
+    while busy.load(Relaxed) > 0 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 

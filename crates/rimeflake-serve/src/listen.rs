@@ -65,6 +65,9 @@ pub(crate) async fn serve(
     let slots = Arc::new(Semaphore::new(config.max_connections));
     let refusing = Arc::new(Semaphore::new(REFUSING));
     let graceful = GracefulShutdown::new();
+    // Told when the service stops: a connection with no request being answered then (idle, or
+    // its request's head not all sent) is closed at once rather than waited for.
+    let (stopping, stop_seen) = tokio::sync::watch::channel(false);
 
     let signal = loop {
         let accepted = tokio::select! {
@@ -99,12 +102,17 @@ pub(crate) async fn serve(
         let flow = Flow::new(shared.limits.clone());
         let (io, watch) = conn::Watched::new(stream, flow.clone());
         let shared_c = shared.clone();
-        let asked = watch.asked.clone();
+        let (asked, busy) = (watch.asked.clone(), watch.busy.clone());
         let service = service_fn(move |req: hyper::Request<Incoming>| {
             asked.store(true, Relaxed);
             let shared = shared_c.clone();
             let flow = flow.clone();
-            async move { Ok::<_, std::convert::Infallible>(api::handle(&shared, &flow, req).await) }
+            let busy = conn::Busy::new(&busy);
+            async move {
+                let answer = api::handle(&shared, &flow, req).await;
+                drop(busy);
+                Ok::<_, std::convert::Infallible>(answer)
+            }
         });
         let connection = builder
             .serve_connection(TokioIo::new(io), service)
@@ -112,12 +120,14 @@ pub(crate) async fn serve(
         let connection = graceful.watch(connection);
         let (idle, header) = (config.idle_timeout, config.header_timeout);
         let shared_c = shared.clone();
+        let stop_seen = stop_seen.clone();
         tokio::spawn(async move {
             shared_c.connections_open.fetch_add(1, Relaxed);
             tokio::select! {
                 _ = connection => {}
                 () = conn::idle(watch.last_read_ns, idle) => {}
                 () = conn::no_request_within(watch.asked, header) => {}
+                () = conn::quiet_once_stopping(stop_seen, watch.busy) => {}
             }
             shared_c.connections_open.fetch_sub(1, Relaxed);
             drop(slot);
@@ -136,6 +146,7 @@ pub(crate) async fn serve(
         &[("signal", (signal as u64).into())],
     );
     drop(listener); // stop accepting: new connections are refused from here
+    let _ = stopping.send(true);
     let again = tokio::select! {
         () = graceful.shutdown() => None,
         () = tokio::time::sleep(config.shutdown_timeout) => None,

@@ -1,6 +1,6 @@
 //! The log of what happens to the generators while the service runs: a server lease lost and
 //! regained, a switch to another clock-id after the clock went back, a move to another worker
-//! ID. Read from each generator's stats a few times a second (they are atomics): the service
+//! ID. Read from each generator's stats ten times a second (they are atomics): the service
 //! logs what the core decided, it decides nothing.
 
 use crate::log::Log;
@@ -10,8 +10,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// How often the generators are looked at.
-const EVERY: Duration = Duration::from_millis(250);
+/// How often the generators are looked at: a lease stays lost at least until the next renewal
+/// (a quarter of the TTL), far longer than this.
+const EVERY: Duration = Duration::from_millis(100);
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 struct Seen {
