@@ -32,6 +32,8 @@ pub(crate) fn ensure(needed: u64, why: &str) -> Result<Limit> {
                 raised_from: None,
             });
         }
+        // rlim_t is u64 where this is built, but not on every platform libc knows.
+        #[allow(clippy::unnecessary_cast)]
         let (soft, hard) = (lim.rlim_cur as u64, lim.rlim_max as u64);
         if soft >= needed {
             return Ok(Limit {

@@ -110,7 +110,7 @@ pub(crate) async fn get<B>(
         return Err(Refusal::bad("the key is longer than 128 bytes"));
     }
     if let Some(keys) = &shared.config.keys {
-        if !keys.iter().any(|k| *k == key) {
+        if !keys.contains(&key) {
             return Err(Refusal::new(
                 StatusCode::FORBIDDEN,
                 format!(
