@@ -264,8 +264,9 @@ bench-hotpath: rust servers ## Rust: next_id of the core at BEFORE=<commit> besi
 	@test -n "$(BEFORE)" || { echo "make bench-hotpath BEFORE=<commit> [WRITE=1]"; exit 2; }
 	CARGO_TARGET_DIR=$(CARGO_TARGET) bench/hotpath/run.sh $(BEFORE) $(if $(WRITE),--write)
 
-bench-serve: rust ## rimeflake serve beside a minimal hyper server (the floor) under a hyper load client (bench/serve), release build, appends to bench/RESULTS.md
+bench-serve: rust serve-tools ## rimeflake serve beside a minimal hyper server (the floor) and Go's net/http on bwmarrin/snowflake (bench/serve/go) under a hyper load client (bench/serve), release build, appends to bench/RESULTS.md
 	$(CARGO) build --release -p rimeflake-cli -p rimeflake-bench-serve
+	cd bench/serve/go && go build -o $(abspath $(CARGO_TARGET))/release/go-snowflake .
 	$(CARGO_TARGET)/release/rimeflake-bench-serve --write
 bench-startup: rust servers ## Rust: start-up latency on Redis/PostgreSQL (ordinary start, new namespace, after FLUSHALL or a deleted state), release build; prints a table for bench/RESULTS.md
 	$(CARGO) run --release -p rimeflake-bench-rust --bin rimeflake-bench-startup
