@@ -12,6 +12,9 @@ use std::time::Duration;
 /// longest decimal ID (JSON adds quotes and a comma; base62 and base32 are shorter).
 pub(crate) const BYTES_PER_ID: u64 = 20;
 
+/// Answers smaller than this are not counted in the bytes in flight (see [`Flow`]).
+pub(crate) const SMALL: u64 = 1024;
+
 /// The most requests that wait for a generator at once, on the blocking pool (each holds a
 /// thread); past it, a 503.
 pub(crate) const MAX_WAITING: u64 = 64;
@@ -60,10 +63,11 @@ impl Limits {
         self.waiting.load(Relaxed)
     }
 
-    /// A request starts: `None` past `max_requests`.
-    pub(crate) fn enter(self: &Arc<Self>) -> Option<InFlight> {
+    /// A request starts: `None` past `max_requests`. (A borrow, not an `Arc`: every request
+    /// takes one, and a shared count costs what it moves between cores.)
+    pub(crate) fn enter(&self) -> Option<InFlight<'_>> {
         let before = self.requests.fetch_add(1, Relaxed);
-        let guard = InFlight(self.clone());
+        let guard = InFlight(self);
         (before < self.max_requests).then_some(guard)
     }
 
@@ -76,9 +80,9 @@ impl Limits {
 }
 
 /// A request being answered, counted until dropped.
-pub(crate) struct InFlight(Arc<Limits>);
+pub(crate) struct InFlight<'a>(&'a Limits);
 
-impl Drop for InFlight {
+impl Drop for InFlight<'_> {
     fn drop(&mut self) {
         self.0.requests.fetch_sub(1, Relaxed);
     }
@@ -96,6 +100,8 @@ impl Drop for Waiting {
 /// One connection's answer bytes produced and not yet written to its socket. Bytes written
 /// are counted off as the socket takes them (response heads too, which makes the count a
 /// little lenient, never stuck); what is left when the connection ends is counted off then.
+/// Answers below [`SMALL`] are not counted: a connection holds few of them at once (HTTP/2's
+/// streams are bounded), and counting each would cost every `/id` a few shared atomics.
 pub(crate) struct Flow {
     unsent: AtomicU64,
     limits: Arc<Limits>,
@@ -119,6 +125,9 @@ impl Flow {
 
     /// Takes on an answer of about `bytes`, or says which bound it would pass.
     pub(crate) fn reserve(&self, bytes: u64) -> Result<(), Full> {
+        if bytes < SMALL {
+            return Ok(());
+        }
         let l = &self.limits;
         if self.unsent.load(Relaxed) + bytes > l.max_unsent_conn {
             return Err(Full::Connection);
@@ -133,7 +142,11 @@ impl Flow {
 
     /// The answer reserved as `reserved` bytes is `actual` bytes (0 when none came).
     pub(crate) fn settle(&self, reserved: u64, actual: u64) {
-        if actual >= reserved {
+        let (reserved, actual) = (counted(reserved), counted(actual));
+        if actual == reserved {
+            return;
+        }
+        if actual > reserved {
             self.unsent.fetch_add(actual - reserved, Relaxed);
             self.limits.unsent.fetch_add(actual - reserved, Relaxed);
         } else {
@@ -147,11 +160,23 @@ impl Flow {
     }
 
     fn count_off(&self, n: u64) {
+        if n == 0 || self.unsent.load(Relaxed) == 0 {
+            return; // the common case: small answers, never counted
+        }
         let before = self
             .unsent
             .fetch_update(Relaxed, Relaxed, |u| Some(u.saturating_sub(n)))
             .unwrap_or(0);
         self.limits.unsent.fetch_sub(before.min(n), Relaxed);
+    }
+}
+
+/// The bytes of an answer of `bytes` that count: none below [`SMALL`].
+fn counted(bytes: u64) -> u64 {
+    if bytes < SMALL {
+        0
+    } else {
+        bytes
     }
 }
 
@@ -174,7 +199,9 @@ mod tests {
         let conn_max = limits.max_unsent_conn;
         let a = Flow::new(limits.clone());
         assert!(a.reserve(conn_max).is_ok());
-        assert!(matches!(a.reserve(1), Err(Full::Connection)));
+        assert!(matches!(a.reserve(SMALL), Err(Full::Connection)));
+        // A small answer is not counted, even then.
+        assert!(a.reserve(1).is_ok());
         a.wrote(conn_max / 2);
         assert!(a.reserve(conn_max / 2).is_ok());
         // Heads written beyond the bodies never make the count negative.
@@ -184,10 +211,10 @@ mod tests {
         for f in &flows {
             let _ = f.reserve(conn_max);
         }
-        assert!(matches!(a.reserve(1), Err(Full::Service)));
+        assert!(matches!(a.reserve(SMALL), Err(Full::Service)));
         drop(flows);
         assert_eq!(limits.unsent.load(Relaxed), 0);
-        assert!(a.reserve(1).is_ok());
+        assert!(a.reserve(SMALL).is_ok());
     }
 
     #[test]

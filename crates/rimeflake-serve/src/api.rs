@@ -438,8 +438,7 @@ pub fn text(status: StatusCode, body: impl Into<String>) -> Response {
 /// The answer to a HEAD: GET's headers (its length among them, when it has a body), no body.
 fn without_body(response: Response) -> Response {
     let (mut parts, body) = response.into_parts();
-    let len = http_body_util::BodyExt::boxed(body);
-    let size = hyper::body::Body::size_hint(&len).exact().unwrap_or(0);
+    let size = hyper::body::Body::size_hint(&body).exact().unwrap_or(0);
     if size > 0 {
         parts
             .headers

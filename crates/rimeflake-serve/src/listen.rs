@@ -104,7 +104,9 @@ pub(crate) async fn serve(
         let shared_c = shared.clone();
         let (asked, busy) = (watch.asked.clone(), watch.busy.clone());
         let service = service_fn(move |req: hyper::Request<Incoming>| {
-            asked.store(true, Relaxed);
+            if !asked.load(Relaxed) {
+                asked.store(true, Relaxed);
+            }
             let shared = shared_c.clone();
             let flow = flow.clone();
             let busy = conn::Busy::new(&busy);

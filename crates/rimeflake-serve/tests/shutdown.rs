@@ -30,6 +30,19 @@ fn lease_keys(redis: &servers::Redis) -> Vec<String> {
         .collect()
 }
 
+/// A request for 12,000 IDs, which on [`SLOW`] waits for the clock for seconds; its answer is
+/// read from the stream returned.
+fn ask_for_a_batch(server: &Server) -> TcpStream {
+    let mut batch = TcpStream::connect(server.addr).unwrap();
+    batch
+        .set_read_timeout(Some(Duration::from_secs(120)))
+        .unwrap();
+    batch
+        .write_all(b"GET /ids?n=12000 HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    batch
+}
+
 /// The body of the answer read from `s` to its end: (status, body).
 fn answer(s: &mut TcpStream) -> (Option<u16>, String) {
     let mut bytes = Vec::new();
@@ -66,13 +79,7 @@ fn sigterm_finishes_a_waiting_batch_ends_a_half_sent_request_and_frees_the_lease
     assert_eq!(lease_keys(&redis).len(), 1, "one lease while serving");
 
     // A batch that waits for the clock: in flight for seconds.
-    let mut batch = TcpStream::connect(server.addr).unwrap();
-    batch
-        .set_read_timeout(Some(Duration::from_secs(120)))
-        .unwrap();
-    batch
-        .write_all(b"GET /ids?n=12000 HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
-        .unwrap();
+    let mut batch = ask_for_a_batch(&server);
     // A request whose headers stop half-way.
     let mut half = TcpStream::connect(server.addr).unwrap();
     half.set_read_timeout(Some(Duration::from_secs(120)))
@@ -207,13 +214,7 @@ fn a_second_signal_ends_at_once_with_the_signals_status() {
         &[],
     );
     assert_eq!(server.get("/id").0, 200);
-    let mut batch = TcpStream::connect(server.addr).unwrap();
-    batch
-        .set_read_timeout(Some(Duration::from_secs(120)))
-        .unwrap();
-    batch
-        .write_all(b"GET /ids?n=12000 HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
-        .unwrap();
+    let mut batch = ask_for_a_batch(&server);
     wait_until("the batch waiting", Duration::from_secs(60), || {
         let (_, page) = server.get("/metrics");
         page.lines()

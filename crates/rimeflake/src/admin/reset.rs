@@ -20,7 +20,7 @@ use crate::lease::{LeaseRequest, LocalLease};
 use crate::state::disk::{Disk, RealDisk};
 use crate::state::file::{decode_file, encode, MAX_FILE_BYTES, SLOT_SIZE};
 use crate::state::hw;
-use crate::state::{reserve_above_id, WorkerState};
+use crate::state::{reserve_above_id, time_or_end, WorkerState};
 use std::path::{Path, PathBuf};
 
 /// Evidence the operator gives when the high-water record cannot bound the lost state (or to
@@ -340,13 +340,7 @@ pub(crate) fn bounded_state(
 ) -> Result<Option<(WorkerState, String)>> {
     let clock_ids = layout.max_clock_id() as usize + 1;
     let max_time = layout.max_time();
-    let time_at = |ms: u64| -> Result<u64> {
-        if ms >= layout.expires_at_ms() {
-            Ok(max_time)
-        } else {
-            layout.time_of(ms)
-        }
-    };
+    let time_at = |ms: u64| time_or_end(layout, ms);
     let now = time_at(now_ms)?;
     let mut reserved: Vec<Option<u64>> = vec![None; clock_ids];
     let raise = |r: &mut Option<u64>, t: u64| *r = Some(r.map_or(t, |x| x.max(t)));

@@ -78,6 +78,19 @@ impl WorkerState {
     }
 }
 
+/// The time unit of `layout` that Unix ms `ms` falls in, or the last one once the layout's time
+/// field has run out (a bound that nothing can pass).
+///
+/// # Errors
+/// [`ErrorKind::TimeRange`] before the layout's epoch.
+pub(crate) fn time_or_end(layout: &Layout, ms: u64) -> Result<u64> {
+    if ms >= layout.expires_at_ms() {
+        Ok(layout.max_time())
+    } else {
+        layout.time_of(ms)
+    }
+}
+
 /// Raises `reserved` (one reservation per clock-id of `layout`) so that no ID above `id` can
 /// have been issued under them, by the evidence that none was: `id`'s clock-id is reserved to
 /// its time (or `now_ms`, whichever is later), lower clock-ids to the end of the time field
@@ -96,14 +109,7 @@ pub(crate) fn reserve_above_id(
 ) -> Result<Parts> {
     let parts = layout.decode(id)?;
     let max_time = layout.max_time();
-    let time_at = |ms: u64| -> Result<u64> {
-        if ms >= layout.expires_at_ms() {
-            Ok(max_time)
-        } else {
-            layout.time_of(ms)
-        }
-    };
-    let t = time_at(parts.timestamp_ms.max(now_ms))?;
+    let t = time_or_end(layout, parts.timestamp_ms.max(now_ms))?;
     if t == max_time && parts.clock_id == layout.max_clock_id() {
         return Err(Error::new(
             ErrorKind::Config,
