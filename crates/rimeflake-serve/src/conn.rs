@@ -185,10 +185,26 @@ fn with_body(head: &[u8]) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// Resolves when the connection should end: no byte from its client for `idle`, no request
+/// within `header` of its start, or the service stopping while it has no request being
+/// answered.
+pub async fn watchdog(
+    watch: Watch,
+    idle: Duration,
+    header: Duration,
+    stopping: tokio::sync::watch::Receiver<bool>,
+) {
+    tokio::select! {
+        () = self::idle(watch.last_read_ns, idle) => {}
+        () = no_request_within(watch.asked, header) => {}
+        () = quiet_once_stopping(stopping, watch.busy) => {}
+    }
+}
+
 /// Resolves once `timeout` has passed since the last byte read: the connection is then dropped.
 /// A request being answered reads nothing meanwhile, but every answer comes within the
 /// generator's bounded wait, far below any sensible idle timeout.
-pub async fn idle(last_read_ns: Arc<AtomicU64>, timeout: Duration) {
+async fn idle(last_read_ns: Arc<AtomicU64>, timeout: Duration) {
     let timeout_ns = timeout.as_nanos().min(u64::MAX as u128) as u64;
     loop {
         let since = monotonic_ns().saturating_sub(last_read_ns.load(Relaxed));
@@ -201,7 +217,7 @@ pub async fn idle(last_read_ns: Arc<AtomicU64>, timeout: Duration) {
 
 /// Resolves when no request has reached the service within `timeout` of the connection's start
 /// (a slow HTTP/2 preface, or HTTP/1.1 headers dribbled a byte at a time); never once one has.
-pub async fn no_request_within(asked: Arc<AtomicBool>, timeout: Duration) {
+async fn no_request_within(asked: Arc<AtomicBool>, timeout: Duration) {
     tokio::time::sleep(timeout).await;
     if asked.load(Relaxed) {
         std::future::pending::<()>().await;
@@ -210,7 +226,7 @@ pub async fn no_request_within(asked: Arc<AtomicBool>, timeout: Duration) {
 
 /// Resolves once the service is stopping and this connection has no request being answered:
 /// an idle connection, or one whose request's head is not all sent yet, is not waited for.
-pub async fn quiet_once_stopping(
+async fn quiet_once_stopping(
     mut stopping: tokio::sync::watch::Receiver<bool>,
     busy: Arc<AtomicU64>,
 ) {

@@ -123,13 +123,18 @@ pub(crate) async fn serve(
         let (idle, header) = (config.idle_timeout, config.header_timeout);
         let shared_c = shared.clone();
         let stop_seen = stop_seen.clone();
+        // The connection runs as a task of its own, and its watchdog beside it ends it (the
+        // socket closed) when the client idles, sends no request in time, or the service stops
+        // while it has none: so that a request's wake-ups poll the connection alone.
+        let serving = tokio::spawn(async move {
+            let _ = connection.await;
+        });
         tokio::spawn(async move {
             shared_c.connections_open.fetch_add(1, Relaxed);
+            let stop = serving.abort_handle();
             tokio::select! {
-                _ = connection => {}
-                () = conn::idle(watch.last_read_ns, idle) => {}
-                () = conn::no_request_within(watch.asked, header) => {}
-                () = conn::quiet_once_stopping(stop_seen, watch.busy) => {}
+                _ = serving => {}
+                () = conn::watchdog(watch, idle, header, stop_seen) => stop.abort(),
             }
             shared_c.connections_open.fetch_sub(1, Relaxed);
             drop(slot);
