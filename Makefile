@@ -128,7 +128,8 @@ $(DEPS_STAMP):
 CHECK_SIM_SEEDS := 100
 CHECK_CORE_TESTS := --lib --test durable --test file_store --test fill_atomic --test fork \
   --test fork_registry --test hung_store --test lease --test message_text --test peers \
-  --test proptest --test rollback --test simulation --test start_interrupt --test vectors
+  --test proptest --test rollback --test simulation --test start_above --test start_interrupt \
+  --test vectors
 CHECK_CLI_TESTS := --bins --test cli --test messages --test resolver --test settings
 
 .PHONY: check
@@ -162,9 +163,11 @@ example-rust: rust ## run the Rust example (examples/rust)
 
 # `rimeflake serve` against real clients (curl, Python's urllib with prometheus_client's parser,
 # Go's net/http, Java's HttpClient), a restart with the clock set back, two servers on one Redis
-# and one PostgreSQL, and hostile clients. The tests run the CLI's binary, built first; the
-# Python they use is .venv's, with prometheus-client installed once (a stamp file).
-SERVE_PY_STAMP := $(VENV)/.serve-tools-installed
+# and one PostgreSQL, hostile and overloading clients, the Leaf path, and the deployment files
+# (systemd-analyze, the Kubernetes manifest and the OpenAPI description, read with PyYAML). The
+# tests run the CLI's binary, built first; the Python they use is .venv's, with
+# prometheus-client and PyYAML installed once (a stamp file).
+SERVE_PY_STAMP := $(VENV)/.serve-tools-installed-2
 
 .PHONY: test-serve
 test-serve: rust faketime servers serve-tools $(SERVE_PY_STAMP) ## rimeflake serve: real HTTP clients, restart under faketime, two servers on one backend, hostile clients
@@ -173,18 +176,20 @@ test-serve: rust faketime servers serve-tools $(SERVE_PY_STAMP) ## rimeflake ser
 	RIMEFLAKE_TEST_PYTHON="$(CURDIR)/$(VENV_PY)" $(CARGO) test -p rimeflake-serve
 
 $(SERVE_PY_STAMP):
-	$(call say,serve: .venv with prometheus-client (pip))
+	$(call say,serve: .venv with prometheus-client and PyYAML (pip))
 	@test -x $(VENV_PY) || $(PYTHON) -m venv $(VENV)
-	$(VENV_PY) -m pip install --disable-pip-version-check -q prometheus-client
+	$(VENV_PY) -m pip install --disable-pip-version-check -q prometheus-client pyyaml
 	@touch $@
 
 # The clients the serve tests drive: curl and a JDK (Debian's packages), and Go 1.24 or later
-# (its net/http speaks HTTP/2 cleartext from 1.24; Debian's golang-go is older: go.dev/dl).
+# (its net/http speaks HTTP/2 cleartext from 1.24; Debian's golang-go is older: go.dev/dl); and
+# systemd-analyze, which checks the systemd unit.
 .PHONY: serve-tools
 serve-tools:
 	@pkgs=""; \
 	command -v curl >/dev/null || pkgs="$$pkgs curl"; \
 	command -v java >/dev/null || pkgs="$$pkgs default-jdk-headless"; \
+	command -v systemd-analyze >/dev/null || pkgs="$$pkgs systemd"; \
 	[ -z "$$pkgs" ] || { \
 	  sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
 	  $$sudo apt-get update && $$sudo apt-get install -y $$pkgs; }
@@ -264,8 +269,9 @@ bench-hotpath: rust servers ## Rust: next_id of the core at BEFORE=<commit> besi
 	@test -n "$(BEFORE)" || { echo "make bench-hotpath BEFORE=<commit> [WRITE=1]"; exit 2; }
 	CARGO_TARGET_DIR=$(CARGO_TARGET) bench/hotpath/run.sh $(BEFORE) $(if $(WRITE),--write)
 
-bench-serve: rust ## rimeflake serve beside a minimal hyper server (the floor) under a hyper load client (bench/serve), release build, appends to bench/RESULTS.md
+bench-serve: rust serve-tools ## rimeflake serve beside a minimal hyper server (the floor) and Go's net/http on bwmarrin/snowflake (bench/serve/go) under a hyper load client (bench/serve), release build, appends to bench/RESULTS.md
 	$(CARGO) build --release -p rimeflake-cli -p rimeflake-bench-serve
+	cd bench/serve/go && go build -o $(abspath $(CARGO_TARGET))/release/go-snowflake .
 	$(CARGO_TARGET)/release/rimeflake-bench-serve --write
 bench-startup: rust servers ## Rust: start-up latency on Redis/PostgreSQL (ordinary start, new namespace, after FLUSHALL or a deleted state), release build; prints a table for bench/RESULTS.md
 	$(CARGO) run --release -p rimeflake-bench-rust --bin rimeflake-bench-startup

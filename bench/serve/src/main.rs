@@ -1,25 +1,39 @@
-//! `rimeflake serve` against the floor of its stack: a hyper server (the same auto HTTP/1.1 +
-//! h2c connection builder, on the same multi-threaded tokio runtime) that answers every request
-//! with a constant ID. A hyper load client on keep-alive HTTP/1.1 connections asks each in turn,
-//! in alternating rounds, so both see the same machine.
+//! `rimeflake serve` against the floor of its stack and a peer, in one run. The floor: a hyper
+//! server (the same auto HTTP/1.1 + h2c connection builder, on the same multi-threaded tokio
+//! runtime) that answers every request with a constant. The peer: Go's net/http on
+//! bwmarrin/snowflake (bench/serve/go), the kind of ID service rimeflake serve replaces. A hyper
+//! load client asks each in turn, in alternating rounds, so all see the same machine; each
+//! server's CPU time per request is read from /proc meanwhile.
 //!
 //! `rimeflake-bench-serve [--write] [--seconds S] [--rounds R]`: builds nothing itself (make
-//! bench-serve builds the release binaries first); `--write` appends the table to
-//! bench/RESULTS.md. `rimeflake-bench-serve --floor PORT` is the floor server alone;
+//! bench-serve builds the release binaries and the Go server first); `--write` appends the
+//! table to bench/RESULTS.md. `rimeflake-bench-serve --floor PORT` is the floor server alone;
 //! `--load ADDR:PORT [--path P] [--concurrency C] [--seconds S]` one load run alone.
 
+mod load;
+
 use bytes::Bytes;
-use http_body_util::{BodyExt, Empty, Full};
+use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
-use rimeflake::clock::monotonic_ns;
+use load::{cpu_ns, median, Measured, Proto};
 use std::io::{BufRead, BufReader, Write};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
+
+/// What is measured: a path, the concurrency, the protocol, and whether the path is the batch
+/// (then `rimeflake serve` runs on a layout with room, [`WIDE`]).
+const CASES: [(&str, usize, Proto, bool); 5] = [
+    ("/id", 1, Proto::H1, false),
+    ("/id", 64, Proto::H1, false),
+    ("/id", 256, Proto::H1, false),
+    ("/id", 64, Proto::H2c(4), false),
+    ("/ids?n=1000", 64, Proto::H1, true),
+];
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -42,7 +56,7 @@ fn main() {
             .enable_all()
             .build()
             .unwrap();
-        let m = runtime.block_on(load(addr, path, conc, secs));
+        let m = runtime.block_on(load::load(addr, path, conc, Proto::H1, secs));
         println!(
             "{:.0} req/s p99 {:.0} us requests {:.0}",
             m.rate,
@@ -59,29 +73,26 @@ fn main() {
     let dir = exe.parent().unwrap().to_path_buf();
     let state = dir.join("bench-serve-state");
     let _ = std::fs::remove_dir_all(&state);
-    let mut serve = Server::spawn(Command::new(dir.join("rimeflake")).args([
-        "serve",
-        "--listen",
-        "127.0.0.1:0",
-        "--worker",
-        "1",
-        "--state-dir",
-        state.to_str().unwrap(),
-    ]));
-    // The default layout caps a worker at 512 IDs per ms (9 sequence bits): batches are also
+    let serve_on = |layout: &str| {
+        Server::spawn(Command::new(dir.join("rimeflake")).args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--layout",
+            layout,
+            "--worker",
+            "1",
+            "--state-dir",
+            state.to_str().unwrap(),
+        ]))
+    };
+    let mut serve = serve_on("default");
+    // The default layout caps a worker at 512 IDs per ms (9 sequence bits): batches are
     // measured on a layout with 18, so that the service, not the layout, sets the pace.
-    let mut wide = Server::spawn(Command::new(dir.join("rimeflake")).args([
-        "serve",
-        "--listen",
-        "127.0.0.1:0",
-        "--layout",
-        WIDE,
-        "--worker",
-        "1",
-        "--state-dir",
-        state.to_str().unwrap(),
-    ]));
+    let mut wide = serve_on(WIDE);
     let mut floor = Server::spawn(Command::new(&exe).args(["--floor", "0"]));
+    let go = dir.join("go-snowflake");
+    let mut peer = Server::spawn(Command::new(&go).args(["-listen", "127.0.0.1:0"]));
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -90,62 +101,74 @@ fn main() {
     // One load run, with the CPU time the server process spent per request meanwhile (user and
     // system, all its threads): unlike requests a second, it does not move with what else the
     // shared machine runs.
-    let run = |server: &Server, path: &'static str, conc: usize| {
+    let run = |server: &Server, path: &'static str, conc: usize, proto: Proto| {
         let before = cpu_ns(server.child.id());
-        let mut m = runtime.block_on(load(server.addr, path, conc, seconds));
+        let mut m = runtime.block_on(load::load(server.addr, path, conc, proto, seconds));
         m.cpu_us = (cpu_ns(server.child.id()) - before) as f64 / 1000.0 / m.requests;
         m
     };
-    // Warm both up (connections, the generator's first reservation).
-    run(&serve, "/id", 4);
-    run(&floor, "/id", 4);
+    // Warm each up (connections, the generators' first reservations, Go's runtime).
+    for s in [&serve, &wide, &floor, &peer] {
+        run(s, "/id", 4, Proto::H1);
+    }
 
     let mut rows = Vec::new();
-    for conc in [1usize, 64] {
-        let (mut s, mut f) = (Vec::new(), Vec::new());
+    let mut verdicts = Vec::new();
+    for (path, conc, proto, batch) in CASES {
+        let ours = if batch { &wide } else { &serve };
+        let (mut s, mut f, mut g) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..rounds {
-            f.push(run(&floor, "/id", conc));
-            s.push(run(&serve, "/id", conc));
+            f.push(run(&floor, path, conc, proto));
+            s.push(run(ours, path, conc, proto));
+            g.push(run(&peer, path, conc, proto));
         }
-        let (s, f) = (median(s), median(f));
+        let (s, f, g) = (median(s), median(f), median(g));
+        let how = match proto {
+            Proto::H1 => "HTTP/1.1 keep-alive".to_string(),
+            Proto::H2c(n) => format!("h2c, {n} connections"),
+        };
+        let what = format!("`GET {path}`, {how}, concurrency {conc}");
+        let cell = |m: &Measured| {
+            format!(
+                "{:.0} req/s, p99 {:.0} µs, {:.1} µs CPU/req",
+                m.rate, m.p99_us, m.cpu_us
+            )
+        };
         println!(
-            "GET /id c={conc}: serve {:.0} req/s p99 {:.0} us cpu {:.1} us/req; floor {:.0} req/s p99 {:.0} us cpu {:.1} us/req",
-            s.rate, s.p99_us, s.cpu_us, f.rate, f.p99_us, f.cpu_us
+            "{what}: serve {}; floor {}; go {}",
+            cell(&s),
+            cell(&f),
+            cell(&g)
         );
+        let cpu_ratio = s.cpu_us / f.cpu_us;
         rows.push(format!(
-            "| `GET /id`, keep-alive, concurrency {conc} | {:.0} req/s, p99 {:.0} µs, {:.1} µs CPU/req | {:.0} req/s, p99 {:.0} µs, {:.1} µs CPU/req | throughput {:.2}× (target ≥ 0.8×), p99 {:.2}× (target ≤ 1.3×), server CPU per request {:.2}× |",
-            s.rate, s.p99_us, s.cpu_us, f.rate, f.p99_us, f.cpu_us, s.rate / f.rate, s.p99_us / f.p99_us, s.cpu_us / f.cpu_us
+            "| {what}{} | {} | {} | {} | {cpu_ratio:.2}× | {:.2}× | {:.2}× |",
+            if batch {
+                format!(" (rimeflake on `{WIDE}`)")
+            } else {
+                String::new()
+            },
+            cell(&s),
+            cell(&f),
+            cell(&g),
+            s.rate / f.rate,
+            g.cpu_us / s.cpu_us
+        ));
+        verdicts.push(format!(
+            "- {what}: server CPU per request {cpu_ratio:.2}× the floor's: {}",
+            if cpu_ratio <= 1.1 { "met" } else { "missed" }
         ));
     }
-    for (server, name) in [(&serve, "default"), (&wide, WIDE)] {
-        let mut batches = Vec::new();
-        for _ in 0..rounds {
-            batches.push(run(server, "/ids?n=1000", 64));
-        }
-        let b = median(batches);
-        let ids_per_s = b.rate * 1000.0;
-        println!(
-            "GET /ids?n=1000 c=64 layout {name}: {:.0} req/s = {:.2} million IDs/s, p99 {:.0} us",
-            b.rate,
-            ids_per_s / 1e6,
-            b.p99_us
-        );
-        rows.push(format!(
-            "| `GET /ids?n=1000`, keep-alive, concurrency 64, layout `{name}` | {:.0} req/s = {:.2} million IDs/s, p99 {:.0} µs | | target ≥ 50 million IDs/s: {} |",
-            b.rate,
-            ids_per_s / 1e6,
-            b.p99_us,
-            if ids_per_s >= 50e6 { "met" } else { "missed" }
-        ));
+    for s in [&mut serve, &mut wide, &mut floor, &mut peer] {
+        s.stop();
     }
-    serve.stop();
-    wide.stop();
-    floor.stop();
     let _ = std::fs::remove_dir_all(&state);
 
     let table = format!(
-        "| request | rimeflake serve | floor (hyper, constant) | ratio |\n|---|---:|---:|---|\n{}\n",
-        rows.join("\n")
+        "| request | rimeflake serve | floor (hyper, constant) | Go net/http + bwmarrin/snowflake | serve CPU/req ÷ floor | serve req/s ÷ floor | Go CPU/req ÷ serve |\n\
+         |---|---:|---:|---:|---:|---:|---:|\n{}\n\nGoal: at most 1.1× the floor's CPU per request.\n{}\n",
+        rows.join("\n"),
+        verdicts.join("\n")
     );
     println!("\n{table}");
     if write {
@@ -155,13 +178,19 @@ fn main() {
             .open(&results)
             .expect("bench/RESULTS.md");
         let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
+        let go_version = Command::new("go")
+            .arg("version")
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .unwrap_or_default();
         write!(
             f,
             "\n## rimeflake serve (`make bench-serve`, {} UTC)\n\n\
-             Release build; the load client, `rimeflake serve` and the floor share this machine's {cpus} \
-             cores; medians of {rounds} alternating rounds of {seconds} s.\n\n{table}\n\
-             Leaf (Meituan's ID service) publishes about 50,000 requests per second on a 4-core \
-             VM for its snowflake mode (its README); not measured here.\n",
+             Release build; the load client (hyper), `rimeflake serve`, the floor and the Go \
+             server ({go_version}, bwmarrin/snowflake v0.3.0, bench/serve/go) share this \
+             machine's {cpus} cores; medians of {rounds} rounds of {seconds} s, the three taking \
+             turns. CPU/req is each server process's CPU time (user and system, all threads, \
+             from /proc) per request answered.\n\n{table}",
             rimeflake::frontend::iso8601(rimeflake::clock::system_now_ms())
                 .get(..16)
                 .unwrap_or("")
@@ -229,12 +258,14 @@ impl Server {
 }
 
 /// The floor: the same connection builder and runtime shape as `rimeflake serve`, a constant
-/// answer.
+/// answer: one ID a line for `/id`, a thousand for `/ids` (the batch measured).
 fn floor(port: u16) {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .unwrap();
+    let one = Bytes::from_static(b"48046053506678784\n");
+    let batch = Bytes::from("48046053506678784\n".repeat(1000));
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
             .await
@@ -248,15 +279,21 @@ fn floor(port: u16) {
             let (stream, _) = listener.accept().await.unwrap();
             let _ = stream.set_nodelay(true);
             let builder = builder.clone();
+            let (one, batch) = (one.clone(), batch.clone());
             tokio::spawn(async move {
-                let service = service_fn(|_req: hyper::Request<Incoming>| async {
-                    let mut r =
-                        hyper::Response::new(Full::new(Bytes::from_static(b"48046053506678784\n")));
-                    r.headers_mut().insert(
-                        hyper::header::CONTENT_TYPE,
-                        hyper::header::HeaderValue::from_static("text/plain; charset=utf-8"),
-                    );
-                    Ok::<_, std::convert::Infallible>(r)
+                let service = service_fn(move |req: hyper::Request<Incoming>| {
+                    let body = match req.uri().path() {
+                        "/ids" => batch.clone(),
+                        _ => one.clone(),
+                    };
+                    async move {
+                        let mut r = hyper::Response::new(Full::new(body));
+                        r.headers_mut().insert(
+                            hyper::header::CONTENT_TYPE,
+                            hyper::header::HeaderValue::from_static("text/plain; charset=utf-8"),
+                        );
+                        Ok::<_, std::convert::Infallible>(r)
+                    }
                 });
                 let _ = builder
                     .serve_connection(TokioIo::new(stream), service)
@@ -264,94 +301,4 @@ fn floor(port: u16) {
             });
         }
     });
-}
-
-/// One measurement: requests a second, the 99th percentile latency, the requests answered
-/// and the server's CPU time per request (µs, filled in by the caller).
-#[derive(Clone, Copy)]
-struct Measured {
-    rate: f64,
-    p99_us: f64,
-    requests: f64,
-    cpu_us: f64,
-}
-
-/// The CPU time (user and system, every thread) process `pid` has used, in ns, from
-/// /proc/<pid>/stat (clock ticks: 10 ms each, far below a run's seconds of CPU).
-fn cpu_ns(pid: u32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    // The fields after the command's closing parenthesis; utime and stime are the 14th and
-    // 15th of the whole line, so the 12th and 13th after it.
-    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
-    let ticks: u64 = rest
-        .split_whitespace()
-        .skip(11)
-        .take(2)
-        .filter_map(|f| f.parse::<u64>().ok())
-        .sum();
-    // SAFETY: sysconf only reads a system constant.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
-    ticks * 1_000_000_000 / hz
-}
-
-fn median(mut runs: Vec<Measured>) -> Measured {
-    runs.sort_by(|a, b| a.rate.total_cmp(&b.rate));
-    let mid = runs[runs.len() / 2];
-    let mut p99s: Vec<f64> = runs.iter().map(|r| r.p99_us).collect();
-    p99s.sort_by(f64::total_cmp);
-    let mut cpus: Vec<f64> = runs.iter().map(|r| r.cpu_us).collect();
-    cpus.sort_by(f64::total_cmp);
-    Measured {
-        p99_us: p99s[p99s.len() / 2],
-        cpu_us: cpus[cpus.len() / 2],
-        ..mid
-    }
-}
-
-/// `conc` keep-alive HTTP/1.1 connections asking `path` back to back for `seconds`.
-async fn load(addr: SocketAddr, path: &'static str, conc: usize, seconds: f64) -> Measured {
-    let end = monotonic_ns() + (seconds * 1e9) as u64;
-    let tasks: Vec<_> = (0..conc)
-        .map(|_| {
-            tokio::spawn(async move {
-                let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-                stream.set_nodelay(true).unwrap();
-                let (mut send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-                    .await
-                    .unwrap();
-                tokio::spawn(conn);
-                let mut latencies = Vec::with_capacity(100_000);
-                loop {
-                    let start = monotonic_ns();
-                    if start >= end {
-                        break;
-                    }
-                    let req = hyper::Request::get(path)
-                        .header(hyper::header::HOST, "127.0.0.1")
-                        .body(Empty::<Bytes>::new())
-                        .unwrap();
-                    let res = send.send_request(req).await.expect("an answer");
-                    assert_eq!(res.status(), 200);
-                    let body = res.into_body().collect().await.unwrap().to_bytes();
-                    assert!(!body.is_empty());
-                    latencies.push(monotonic_ns() - start);
-                }
-                latencies
-            })
-        })
-        .collect();
-    let started = monotonic_ns();
-    let mut all = Vec::new();
-    for t in tasks {
-        all.extend(t.await.unwrap());
-    }
-    let elapsed = (monotonic_ns() - started) as f64 / 1e9;
-    all.sort_unstable();
-    let p99 = all[(all.len() * 99 / 100).min(all.len() - 1)];
-    Measured {
-        rate: all.len() as f64 / elapsed,
-        p99_us: p99 as f64 / 1000.0,
-        requests: all.len() as f64,
-        cpu_us: 0.0,
-    }
 }

@@ -34,7 +34,7 @@ pub enum Command {
     Decode(DecodeArgs),
     /// Measure how many IDs a second threads sharing one generator get.
     Bench(BenchArgs),
-    /// Serve IDs over HTTP (HTTP/1.1 and HTTP/2 cleartext) until SIGTERM or SIGINT.
+    /// Serve IDs over HTTP (HTTP/1.1 and HTTP/2 cleartext) until SIGTERM, SIGINT or SIGHUP.
     Serve(ServeArgs),
     /// Inspect the state directory.
     #[command(subcommand)]
@@ -171,7 +171,16 @@ impl GeneratorArgs {
 
     /// [`GeneratorArgs::build`] with the core's error as it is (its kind kept).
     pub fn build_generator(&self) -> rimeflake::Result<Generator> {
-        let warnings = crate::warn::Warnings::default();
+        self.build_with(crate::warn::Warnings::default(), None)
+    }
+
+    /// A generator whose warnings go to `warnings`, and whose IDs are all above `above` when
+    /// it is given (see `Builder::start_above`).
+    pub fn build_with(
+        &self,
+        warnings: crate::warn::Warnings,
+        above: Option<u64>,
+    ) -> rimeflake::Result<Generator> {
         let mut builder = Generator::builder()
             .frontend(Frontend::Cli)
             .on_warning(warnings.sink());
@@ -192,6 +201,9 @@ impl GeneratorArgs {
         }
         if self.in_memory {
             builder = builder.in_memory();
+        }
+        if let Some(id) = above {
+            builder = builder.start_above(id);
         }
         // An error is the one thing said: the warnings of a build that failed are dropped. A
         // signal (taken by `gen` and `bench`) ends a start-up wait.
@@ -284,37 +296,107 @@ pub struct BenchArgs {
 /// The environment variable of `serve`'s bearer token (empty counts as unset).
 pub const SERVE_TOKEN_ENV: &str = "RIMEFLAKE_SERVE_TOKEN";
 
+/// The endpoints and the environment of `serve`, after its options in `serve --help`.
+const SERVE_AFTER_HELP: &str = "Endpoints (GET or HEAD): /id (one ID), /ids?n=N (N IDs; \
+&format=dec|hex|base62|base32, Accept: application/json for JSON), /api/snowflake/get/{key} \
+(Meituan Leaf's path and answer), /decodeSnowflakeId?snowflakeId=ID (Leaf's decoding), \
+/decode/{id}?layout=L (an ID's parts as JSON), /metrics (Prometheus), /healthz (the process \
+lives), /readyz (every generator can issue now). Every refusal is a 4xx or 503 with a one-line \
+body; a 503 from a generator names its error kind in the rimeflake-error header, a 429 or 503 \
+past a limit carries Retry-After.
+
+A bearer token comes from RIMEFLAKE_SERVE_TOKEN: when set, every request but /healthz and \
+/readyz must carry `Authorization: Bearer <token>`, and /readyz says why it is not ready only \
+to those that do. SIGTERM, SIGINT or SIGHUP stop it cleanly (exit 0; 1 when a generator could \
+not store its last reservation); a second signal ends it at once (exit 128 + the signal).";
+
+/// How `serve` logs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LogArg {
+    /// `rimeflake: ...` lines, for people.
+    Text,
+    /// One JSON object a line (time, level, event, message, fields), for log collectors.
+    Json,
+}
+
+/// How keys of the Leaf path map to ID spaces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LeafKeys {
+    /// Every key shares one ID space, as in Leaf's snowflake mode.
+    Shared,
+    /// Each key is a namespace of its own: its own generator and lease (up to --max-keys).
+    Separate,
+}
+
 #[derive(Debug, Args)]
-#[command(
-    after_help = "A bearer token comes from RIMEFLAKE_SERVE_TOKEN: when set, every \
-request but /healthz and /readyz must carry `Authorization: Bearer <token>`. The API is in \
-docs/serve.md."
-)]
+#[command(after_help = SERVE_AFTER_HELP)]
 pub struct ServeArgs {
-    /// The address and port to listen on (0 for any free port; the one taken is printed)
-    #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:8080")]
-    pub listen: std::net::SocketAddr,
+    /// The address and port to listen on, a host name or an IP address (0 for any free port;
+    /// the one taken is printed)
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8080")]
+    pub listen: String,
     /// The most IDs one /ids request may ask for
     #[arg(long, value_name = "N", default_value_t = 10_000,
           value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
     pub max_n: u64,
-    /// The most keys /api/snowflake/get/{key} may create (a generator and a lease each)
+    /// The layout of the Leaf path, /api/snowflake/get/{key}: a preset or a layout spec, as
+    /// --layout [default: twitter, which is Leaf's: 41 time, 10 worker and 12 sequence bits,
+    /// Twitter's epoch]
+    #[arg(long, value_name = "PRESET|SPEC")]
+    pub leaf_layout: Option<String>,
+    /// The namespace of the Leaf path's generator [default: its layout's own: twitter, ...]
+    #[arg(long, value_name = "NS")]
+    pub leaf_namespace: Option<String>,
+    /// How keys of the Leaf path map to ID spaces
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = LeafKeys::Shared)]
+    pub leaf_keys: LeafKeys,
+    /// Every ID of the Leaf path is above this one: the largest ID the service it replaces
+    /// stored, so that IDs never go backwards across the switch (refused at start when no ID
+    /// of the Leaf path's layout lies above it)
+    #[arg(long, value_name = "ID")]
+    pub above: Option<u64>,
+    /// Only these keys are served on the Leaf path, comma-separated [default: any key]
+    #[arg(long, value_name = "KEY,...", value_delimiter = ',')]
+    pub keys: Option<Vec<String>>,
+    /// With --leaf-keys separate: the most keys (a generator and a lease each)
     #[arg(long, value_name = "K", default_value_t = 64,
           value_parser = clap::value_parser!(u64).range(0..=100_000))]
     pub max_keys: u64,
-    /// The most connections open at once (more are closed as soon as accepted)
+    /// The most connections open at once (more are answered 503 and closed); the open-file
+    /// limit is raised to match at start, or the start refused
     #[arg(long, value_name = "C", default_value_t = 1024,
           value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub max_connections: u64,
-    /// Seconds a client may take to send a request's headers
+    /// The most requests being answered at once over all connections (more: 503, Retry-After)
+    #[arg(long, value_name = "R", default_value_t = 4096,
+          value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    pub max_requests: u64,
+    /// The most concurrent streams of one HTTP/2 connection
+    #[arg(long, value_name = "S", default_value_t = 256,
+          value_parser = clap::value_parser!(u32).range(1..=65_536))]
+    pub max_streams: u32,
+    /// The most IDs in answers not yet read by their clients: all connections together (more:
+    /// 503), one connection a sixteenth of them (more: 429), both with Retry-After
+    #[arg(long, value_name = "N", default_value_t = 1_000_000,
+          value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
+    pub max_ids_in_flight: u64,
+    /// Seconds a request may wait for a generator (the clock, a reservation) before it is
+    /// answered 503 with Retry-After; one that would wait longer is refused at once
+    #[arg(long, value_name = "S", default_value_t = 0.1, value_parser = parse_seconds)]
+    pub wait_deadline: f64,
+    /// Seconds a client may take to send a request's headers (the first request of an HTTP/2
+    /// connection, its preface included)
     #[arg(long, value_name = "S", default_value_t = 10.0, value_parser = parse_seconds)]
     pub header_timeout: f64,
     /// Seconds a connection may stay without a byte from its client
     #[arg(long, value_name = "S", default_value_t = 60.0, value_parser = parse_seconds)]
     pub idle_timeout: f64,
-    /// Seconds requests in flight may take to finish after SIGTERM or SIGINT
+    /// Seconds requests in flight may take to finish after a stop signal
     #[arg(long, value_name = "S", default_value_t = 10.0, value_parser = parse_seconds)]
     pub shutdown_timeout: f64,
+    /// How to log on stderr
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = LogArg::Text)]
+    pub log: LogArg,
     #[command(flatten)]
     pub generator: GeneratorArgs,
 }

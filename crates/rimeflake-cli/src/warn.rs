@@ -8,17 +8,26 @@ use std::sync::{Arc, Mutex, MutexGuard};
 /// The file in a state directory that says its container warning was shown.
 pub const CONTAINER_WARNING_SHOWN: &str = ".container-warning-shown";
 
+/// Where a warning's one-line message goes.
+pub type Output = Arc<dyn Fn(&str) + Send + Sync>;
+
 /// Warnings held until the generator has started (`Some`), then shown as they come (`None`).
 #[derive(Clone)]
-pub struct Warnings(Arc<Mutex<Option<Vec<Warning>>>>);
+pub struct Warnings(Arc<Mutex<Option<Vec<Warning>>>>, Output);
 
 impl Default for Warnings {
+    /// Shown on stderr as `rimeflake: warning: <message>`.
     fn default() -> Self {
-        Warnings(Arc::new(Mutex::new(Some(Vec::new()))))
+        Warnings::to(Arc::new(|m: &str| eprintln!("rimeflake: warning: {m}")))
     }
 }
 
 impl Warnings {
+    /// Warnings whose one-line messages go to `out` (`serve`'s log, say).
+    pub fn to(out: Output) -> Self {
+        Warnings(Arc::new(Mutex::new(Some(Vec::new()))), out)
+    }
+
     fn held(&self) -> MutexGuard<'_, Option<Vec<Warning>>> {
         self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -28,7 +37,7 @@ impl Warnings {
         let this = self.clone();
         move |w| match this.held().as_mut() {
             Some(held) => held.push(w.clone()),
-            None => show(w),
+            None => (this.1)(&crate::fail::one_line(w.message())),
         }
     }
 
@@ -39,32 +48,28 @@ impl Warnings {
             if w.kind() == Warning::CONTAINER {
                 // Only the default state directory is warned about, so it is this one.
                 match rimeflake::frontend::state_dir(None) {
-                    Ok(dir) => container_once(w, &dir),
-                    Err(_) => show(w),
+                    Ok(dir) => container_once(w, &dir, &self.1),
+                    Err(_) => (self.1)(&crate::fail::one_line(w.message())),
                 }
             } else {
-                show(w);
+                (self.1)(&crate::fail::one_line(w.message()));
             }
         }
     }
 }
 
-fn show(w: &Warning) {
-    eprintln!("rimeflake: warning: {}", crate::fail::one_line(w.message()));
-}
-
 /// Shows the container warning unless `dir` remembers showing it; then remembers.
-fn container_once(w: &Warning, dir: &Path) {
+fn container_once(w: &Warning, dir: &Path, out: &Output) {
     let marker = dir.join(CONTAINER_WARNING_SHOWN);
     // Only a regular file remembers; a link planted there is neither followed nor trusted.
     if std::fs::symlink_metadata(&marker).is_ok_and(|m| m.is_file()) {
         return;
     }
-    eprintln!(
-        "rimeflake: warning: {} (said once for this state directory: delete {} to see it again)",
+    out(&format!(
+        "{} (said once for this state directory: delete {} to see it again)",
         crate::fail::one_line(w.message()),
         marker.display()
-    );
+    ));
     // Not remembered (a read-only directory, say): said again next time, which is no harm.
     // create_new (O_CREAT | O_EXCL) writes nothing through a link already at that name.
     let _ = std::fs::OpenOptions::new()

@@ -1,44 +1,66 @@
 //! The endpoints: routing, the answers and every refusal (a 4xx with a one-line reason, a 503
-//! with the generator's error kind).
+//! with the generator's error kind, a 429 or 503 with `Retry-After` past a limit).
 
+use crate::admission::{Flow, Full as Overfull, BYTES_PER_ID};
+use crate::issue::{self, Issuer};
+use crate::log::one_line;
+use crate::metrics::Refused;
 use crate::text::{json_string, percent_decode, push_decimal, query_value, same_secret};
 use crate::{Response, Shared};
 use bytes::Bytes;
 use http_body_util::Full;
-use hyper::header::{HeaderValue, ACCEPT, ALLOW, AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
+use hyper::header::{
+    HeaderValue, ACCEPT, ALLOW, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, RETRY_AFTER,
+    WWW_AUTHENTICATE,
+};
 use hyper::{Method, Request, StatusCode};
 use rimeflake::frontend::iso8601;
 use rimeflake::{format, parse, Encoding, Error, ErrorKind, Generator, Layout};
 use std::sync::Arc;
 
 /// The paths served, as a refusal lists them.
-const PATHS: &str =
-    "/id, /ids?n=N, /api/snowflake/get/{key}, /decode/{id}, /metrics, /healthz, /readyz";
+pub(crate) const PATHS: &str = "/id, /ids?n=N, /api/snowflake/get/{key}, /decode/{id}, \
+    /decodeSnowflakeId?snowflakeId=ID, /metrics, /healthz, /readyz";
 
 /// The header that names a generator error's kind on a 503.
 pub const ERROR_KIND_HEADER: &str = "rimeflake-error";
 
-const TEXT: &str = "text/plain; charset=utf-8";
-const JSON: &str = "application/json";
+pub(crate) const TEXT: &str = "text/plain; charset=utf-8";
+pub(crate) const JSON: &str = "application/json";
 
-/// A refusal or failure: its status and one-line reason (and the error kind, for a 503).
-struct Refusal {
-    status: StatusCode,
-    reason: String,
+/// A refusal or failure: its status and one-line reason (and the error kind, for a 503 of a
+/// generator; when to retry, for one past a limit).
+pub(crate) struct Refusal {
+    pub(crate) status: StatusCode,
+    pub(crate) reason: String,
     kind: Option<ErrorKind>,
+    retry_after_s: Option<u64>,
+    refused: Option<Refused>,
 }
 
 impl Refusal {
-    fn new(status: StatusCode, reason: impl Into<String>) -> Self {
+    pub(crate) fn new(status: StatusCode, reason: impl Into<String>) -> Self {
         Refusal {
             status,
             reason: reason.into(),
             kind: None,
+            retry_after_s: None,
+            refused: None,
         }
     }
 
-    fn bad(reason: impl Into<String>) -> Self {
+    pub(crate) fn bad(reason: impl Into<String>) -> Self {
         Refusal::new(StatusCode::BAD_REQUEST, reason)
+    }
+
+    /// Past a limit of the service: 503 with `Retry-After` (the seconds `wait_ms` rounds up to,
+    /// at least 1), counted as refused for `why`.
+    pub(crate) fn busy(why: Refused, reason: impl Into<String>, wait_ms: u64) -> Self {
+        Refusal {
+            retry_after_s: Some(wait_ms.div_ceil(1000).max(1)),
+            refused: Some(why),
+            ..Refusal::new(StatusCode::SERVICE_UNAVAILABLE, reason)
+        }
     }
 }
 
@@ -46,97 +68,137 @@ impl From<Error> for Refusal {
     /// A generator's error: the service cannot issue now (503), with the kind.
     fn from(e: Error) -> Self {
         Refusal {
-            status: StatusCode::SERVICE_UNAVAILABLE,
-            reason: format!("{}: {}", e.kind().name(), one_line(e.message())),
             kind: Some(e.kind()),
+            ..Refusal::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!("{}: {}", e.kind().name(), one_line(e.message())),
+            )
         }
     }
 }
 
-fn one_line(text: &str) -> String {
-    text.lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect::<Vec<_>>()
-        .join("; ")
+/// What a request asked for, as the handlers read it.
+pub(crate) struct Asked<'a, B> {
+    pub(crate) req: &'a Request<B>,
+    pub(crate) json: bool,
+    /// HEAD: the headers GET would give, no body, and no ID spent.
+    pub(crate) head: bool,
+    pub(crate) flow: &'a Arc<Flow>,
 }
 
-pub async fn handle<B>(shared: &Shared, req: Request<B>) -> Response {
-    let json = wants_json(&req);
-    let answer = route(shared, &req, json).await;
-    let response = match answer {
+pub async fn handle<B>(shared: &Shared, flow: &Arc<Flow>, req: Request<B>) -> Response {
+    let asked = Asked {
+        json: wants_json(&req),
+        head: req.method() == Method::HEAD,
+        req: &req,
+        flow,
+    };
+    let response = match route(shared, &asked).await {
         Ok(r) => r,
-        Err(refusal) => refuse(refusal, json),
+        Err(refusal) => {
+            if let Some(why) = refusal.refused {
+                shared.counts.refused(why);
+            }
+            refuse(refusal, asked.json)
+        }
     };
     shared.counts.count(response.status());
-    response
+    // Counted until the socket takes it (see `admission::Flow`).
+    let len = hyper::body::Body::size_hint(response.body())
+        .exact()
+        .unwrap_or(0);
+    flow.settle(0, if asked.head { 0 } else { len });
+    if asked.head {
+        without_body(response)
+    } else {
+        response
+    }
 }
 
-async fn route<B>(shared: &Shared, req: &Request<B>, json: bool) -> Result<Response, Refusal> {
-    if req.method() != Method::GET {
+async fn route<B>(shared: &Shared, a: &Asked<'_, B>) -> Result<Response, Refusal> {
+    let req = a.req;
+    if req.method() != Method::GET && req.method() != Method::HEAD {
         let mut r = refuse(
             Refusal::new(
                 StatusCode::METHOD_NOT_ALLOWED,
-                format!("method {} not allowed: only GET is served", req.method()),
+                format!(
+                    "method {} not allowed: only GET and HEAD are served",
+                    req.method()
+                ),
             ),
-            json,
+            a.json,
         );
         r.headers_mut()
-            .insert(ALLOW, HeaderValue::from_static("GET"));
+            .insert(ALLOW, HeaderValue::from_static("GET, HEAD"));
         return Ok(r);
     }
     let path = req.uri().path();
     let query = req.uri().query();
+    let authorized = match &shared.config.token {
+        Some(token) => authorized(req, token),
+        None => true,
+    };
+    // The probes answer without the token, and past the limit of requests in flight.
     match path {
         "/healthz" => return Ok(text(StatusCode::OK, "ok\n")),
-        "/readyz" => return ready(shared).await,
+        "/readyz" => return ready(shared, authorized).await,
         _ => {}
     }
-    if let Some(token) = &shared.config.token {
-        if !authorized(req, token) {
-            let mut r = refuse(
-                Refusal::new(
-                    StatusCode::UNAUTHORIZED,
-                    "a bearer token is needed: Authorization: Bearer <RIMEFLAKE_SERVE_TOKEN>",
-                ),
-                json,
-            );
-            r.headers_mut()
-                .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-            return Ok(r);
-        }
+    let Some(_in_flight) = shared.limits.enter() else {
+        return Err(Refusal::busy(
+            Refused::Requests,
+            format!(
+                "busy: {} requests in flight (--max-requests)",
+                shared.limits.max_requests
+            ),
+            1000,
+        ));
+    };
+    if !authorized {
+        let mut r = refuse(
+            Refusal::new(
+                StatusCode::UNAUTHORIZED,
+                "a bearer token is needed: Authorization: Bearer <RIMEFLAKE_SERVE_TOKEN>",
+            ),
+            a.json,
+        );
+        r.headers_mut()
+            .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        return Ok(r);
     }
-    let main = &shared.generators.main;
+    let main = &shared.main;
     match path {
         "/id" => {
             let encoding = encoding(query)?;
-            let id = issue_one(main).await?;
+            if a.head {
+                return Ok(respond(StatusCode::OK, content_type(a.json), Vec::new()));
+            }
+            let id = answered(a, BYTES_PER_ID + 12, issue::one(&shared.limits, main)).await?;
             let mut body = Vec::with_capacity(32);
-            if json {
+            if a.json {
                 body.extend_from_slice(b"{\"id\":\"");
             }
             put(&mut body, id, encoding);
-            body.extend_from_slice(if json { b"\"}\n" } else { b"\n" });
-            Ok(respond(
-                StatusCode::OK,
-                if json { JSON } else { TEXT },
-                body,
-            ))
+            body.extend_from_slice(if a.json { b"\"}\n" } else { b"\n" });
+            Ok(respond(StatusCode::OK, content_type(a.json), body))
         }
         "/ids" => {
             let n = count(query, shared.config.max_n)?;
-            ids(main, n, encoding(query)?, json).await
+            let encoding = encoding(query)?;
+            if a.head {
+                return Ok(respond(StatusCode::OK, content_type(a.json), Vec::new()));
+            }
+            let bytes = n as u64 * (BYTES_PER_ID + 3) + 16;
+            let ids = answered(a, bytes, issue::many(&shared.limits, main, n)).await?;
+            Ok(ids_body(&ids, encoding, a.json))
         }
         "/metrics" => Ok(crate::metrics::render(shared)),
+        "/decodeSnowflakeId" => crate::leaf::decode(shared, query),
         _ => {
             if let Some(key) = path.strip_prefix("/api/snowflake/get/") {
-                let key = percent_decode(key).map_err(Refusal::bad)?;
-                let generator = keyed(shared, &key).await?;
-                // Leaf's answer: the bare decimal ID.
-                let id = issue_one(&generator).await?;
-                Ok(text(StatusCode::OK, id.to_string()))
+                crate::leaf::get(shared, a, key).await
             } else if let Some(id) = path.strip_prefix("/decode/") {
-                decode(main, id, query)
+                decode(&main.generator, id, query)
             } else {
                 Err(Refusal::new(
                     StatusCode::NOT_FOUND,
@@ -147,8 +209,44 @@ async fn route<B>(shared: &Shared, req: &Request<B>, json: bool) -> Result<Respo
     }
 }
 
+/// Issues with an answer of about `bytes` taken on for the connection: a 429 when this
+/// connection's answers are not being read, a 503 when all connections' unread answers are at
+/// the service's bound. The answer's size is settled by the caller's response, or freed on a
+/// refusal.
+pub(crate) async fn answered<B, T>(
+    a: &Asked<'_, B>,
+    bytes: u64,
+    issuing: impl std::future::Future<Output = Result<T, Refusal>>,
+) -> Result<T, Refusal> {
+    match a.flow.reserve(bytes) {
+        Ok(()) => {}
+        Err(Overfull::Connection) => {
+            return Err(Refusal {
+                status: StatusCode::TOO_MANY_REQUESTS,
+                ..Refusal::busy(
+                    Refused::Connection,
+                    "too many answers unread on this connection: read them, or use another \
+                     connection (--max-ids-in-flight)",
+                    1000,
+                )
+            })
+        }
+        Err(Overfull::Service) => {
+            return Err(Refusal::busy(
+                Refused::Answers,
+                "busy: the answers in flight are at the service's bound (--max-ids-in-flight)",
+                1000,
+            ))
+        }
+    }
+    let issued = issuing.await;
+    // What was reserved is let go: the response is counted, as it is, once made (`handle`).
+    a.flow.settle(bytes, 0);
+    issued
+}
+
 /// A path named in a refusal, cut at 100 characters.
-fn shorten(path: &str) -> String {
+pub(crate) fn shorten(path: &str) -> String {
     match path.char_indices().nth(100) {
         Some((at, _)) => format!("{}...", &path[..at]),
         None => path.to_string(),
@@ -202,49 +300,6 @@ fn count(query: Option<&str>, max: usize) -> Result<usize, Refusal> {
     }
 }
 
-/// `n` IDs from one generator: the non-waiting calls on this thread, and only when they would
-/// wait, the waiting ones on the blocking pool.
-async fn issue(generator: &Arc<Generator>, n: usize) -> Result<Vec<u64>, Refusal> {
-    if n == 1 {
-        return Ok(vec![issue_one(generator).await?]);
-    }
-    let mut ids = vec![0u64; n];
-    // A hook that says "interrupted" at once makes the call fail instead of waiting; the IDs it
-    // took before that are skipped, never issued twice.
-    match generator.fill_with(&mut ids, &mut || true) {
-        Ok(()) => Ok(ids),
-        Err(e) if e.kind() == ErrorKind::Interrupted => {
-            let g = generator.clone();
-            blocking(move || g.fill(&mut ids).map(|()| ids))
-                .await
-                .map_err(Refusal::from)
-        }
-        Err(e) => Err(e.into()),
-    }
-}
-
-/// One ID: the hot path on this thread, else the waiting call on the blocking pool.
-async fn issue_one(generator: &Arc<Generator>) -> Result<u64, Refusal> {
-    if let Some(id) = generator.try_next_id() {
-        return Ok(id);
-    }
-    let g = generator.clone();
-    Ok(blocking(move || g.next_id()).await?)
-}
-
-/// `call` on the blocking pool.
-async fn blocking<T: Send + 'static>(
-    call: impl FnOnce() -> rimeflake::Result<T> + Send + 'static,
-) -> rimeflake::Result<T> {
-    match tokio::task::spawn_blocking(call).await {
-        Ok(r) => r,
-        Err(_) => Err(Error::new(
-            ErrorKind::State,
-            "internal error: a generator call did not finish",
-        )),
-    }
-}
-
 /// Appends `id` in `encoding`.
 fn put(body: &mut Vec<u8>, id: u64, encoding: Encoding) {
     match encoding {
@@ -253,14 +308,8 @@ fn put(body: &mut Vec<u8>, id: u64, encoding: Encoding) {
     }
 }
 
-/// `/ids`: `n` IDs from one batch step, a line each, or JSON `{"ids":[...]}`.
-async fn ids(
-    generator: &Arc<Generator>,
-    n: usize,
-    encoding: Encoding,
-    json: bool,
-) -> Result<Response, Refusal> {
-    let ids = issue(generator, n).await?;
+/// `/ids`: the IDs a line each, or JSON `{"ids":[...]}`.
+fn ids_body(ids: &[u64], encoding: Encoding, json: bool) -> Response {
     let mut body = Vec::with_capacity(ids.len() * 23 + 16);
     if json {
         body.extend_from_slice(b"{\"ids\":[");
@@ -273,81 +322,25 @@ async fn ids(
             body.push(b'"');
         }
         body.extend_from_slice(b"]}\n");
-        Ok(respond(StatusCode::OK, JSON, body))
     } else {
-        for &id in &ids {
+        for &id in ids {
             put(&mut body, id, encoding);
             body.push(b'\n');
         }
-        Ok(respond(StatusCode::OK, TEXT, body))
     }
+    respond(StatusCode::OK, content_type(json), body)
 }
 
-/// The generator of `key`: the main one for its own namespace, else the key's, made on first
-/// use (on the blocking pool: it takes a lease) up to `max_keys`.
-async fn keyed(shared: &Shared, key: &str) -> Result<Arc<Generator>, Refusal> {
-    let gens = &shared.generators;
-    if key == gens.main_namespace {
-        return Ok(gens.main.clone());
-    }
-    if key.is_empty() {
-        return Err(Refusal::bad("the key is empty: /api/snowflake/get/{key}"));
-    }
-    if key.len() > 128 {
-        return Err(Refusal::bad("the key is longer than 128 bytes"));
-    }
-    let found = |gens: &crate::Generators| {
-        gens.keyed
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(key)
-            .cloned()
-    };
-    if let Some(g) = found(gens) {
-        return Ok(g);
-    }
-    let _making = gens.making.lock().await;
-    if let Some(g) = found(gens) {
-        return Ok(g);
-    }
-    let made = gens.keyed.read().unwrap_or_else(|p| p.into_inner()).len();
-    if made >= shared.config.max_keys {
-        return Err(Refusal::new(
-            StatusCode::FORBIDDEN,
-            format!(
-                "key {key:?} is new and the service already has its {} keys (--max-keys)",
-                shared.config.max_keys
-            ),
-        ));
-    }
-    let key_owned = key.to_string();
-    let factory = gens.factory.clone();
-    let name = key_owned.clone();
-    let made = blocking(move || factory(&name)).await;
-    match made {
-        Ok(g) => {
-            let g = Arc::new(g);
-            gens.keyed
-                .write()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert(key_owned, g.clone());
-            Ok(g)
-        }
-        Err(e) if e.kind() == ErrorKind::Config => Err(Refusal::bad(format!(
-            "key {key:?}: {}",
-            one_line(e.message())
-        ))),
-        Err(e) => Err(e.into()),
-    }
-}
-
-/// `/decode/{id}?layout=&format=`: the ID's parts as JSON, as the bindings give them.
+/// `/decode/{id}?layout=&format=`: the ID's parts as JSON, as the bindings give them. Read
+/// with the server's layout when none is given, and then, as the CLI and the bindings do, it
+/// says so when the time it reads lies well in the future (an ID of another layout, likely).
 fn decode(main: &Generator, id: &str, query: Option<&str>) -> Result<Response, Refusal> {
     let id_text = percent_decode(id).map_err(Refusal::bad)?;
     let encoding = encoding(query)?;
     let id = parse(&id_text, encoding).map_err(|e| Refusal::bad(one_line(e.message())))?;
-    let layout = match query_value(query, "layout").map_err(Refusal::bad)? {
-        Some(spec) => Layout::from_spec(&spec).map_err(|e| Refusal::bad(one_line(e.message())))?,
+    let given = query_value(query, "layout").map_err(Refusal::bad)?;
+    let layout = match &given {
+        Some(spec) => Layout::from_spec(spec).map_err(|e| Refusal::bad(one_line(e.message())))?,
         None => main.layout().clone(),
     };
     let parts = layout
@@ -363,35 +356,74 @@ fn decode(main: &Generator, id: &str, query: Option<&str>) -> Result<Response, R
         body.push_str(&format!(",\"datacenter_id\":{dc}"));
     }
     body.push_str(&format!(
-        ",\"worker_id\":{},\"sequence\":{}}}\n",
+        ",\"worker_id\":{},\"sequence\":{}",
         parts.worker_id, parts.sequence
     ));
+    let future = parts.is_well_in_the_future();
+    body.push_str(&format!(
+        ",\"layout\":{},\"in_the_future\":{future}",
+        json_string(layout.name())
+    ));
+    if future {
+        let plausible = Layout::plausible_presets_now(id);
+        let names: Vec<String> = plausible.iter().map(|p| json_string(p)).collect();
+        body.push_str(&format!(",\"plausible_presets\":[{}]", names.join(",")));
+        if given.is_none() {
+            let warning = format!(
+                "{id} was read with the server's layout {}, as no layout= was given: by it, the \
+                 ID was made at {}, in the future; {}",
+                layout.name(),
+                iso8601(parts.timestamp_ms),
+                match plausible.first() {
+                    Some(p) => format!("the {p} preset reads it as a past time: try ?layout={p}"),
+                    None => "no preset reads it as a past time: give the layout it was made with"
+                        .to_string(),
+                }
+            );
+            body.push_str(&format!(",\"warning\":{}", json_string(&warning)));
+        }
+    }
+    body.push_str("}\n");
     Ok(respond(StatusCode::OK, JSON, body.into_bytes()))
 }
 
-/// `/readyz`: 200 when every generator can issue an ID (lease valid, state stored), asked
-/// without spending one, else 503 naming the first that cannot and why.
-async fn ready(shared: &Shared) -> Result<Response, Refusal> {
-    let gens = &shared.generators;
-    let mut all = vec![(gens.main_namespace.clone(), gens.main.clone())];
-    all.extend(
-        gens.keyed
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .iter()
-            .map(|(k, g)| (k.clone(), g.clone())),
-    );
-    for (namespace, g) in all {
-        if let Err(e) = g.ready() {
+/// `/readyz`: 200 when every generator can issue an ID, re-checked without spending one (a
+/// generator whose worker ID another process took moves off it, as the next request would
+/// make it); else 503 naming the first that cannot and why. With a token set, only a caller
+/// that carries it sees which namespace and why (the error names hosts and worker IDs).
+async fn ready(shared: &Shared, authorized: bool) -> Result<Response, Refusal> {
+    for issuer in shared.issuers() {
+        let g = issuer.generator.clone();
+        let checked = match g.ready() {
+            Ok(()) => Ok(()),
+            // Moving takes a lease: on the blocking pool, within max_wait.
+            Err(_) => issue::blocking(move || g.recheck(&mut || false)).await,
+        };
+        if let Err(e) = checked {
             let mut refusal = Refusal::from(e);
-            refusal.reason = format!("not ready: namespace {namespace:?}: {}", refusal.reason);
+            refusal.reason = if authorized {
+                format!(
+                    "not ready: namespace {:?}: {}",
+                    issuer.namespace, refusal.reason
+                )
+            } else {
+                "not ready (the reason is shown with the token)".to_string()
+            };
             return Err(refusal);
         }
     }
     Ok(text(StatusCode::OK, "ready\n"))
 }
 
-fn respond(status: StatusCode, content_type: &'static str, body: Vec<u8>) -> Response {
+pub(crate) fn content_type(json: bool) -> &'static str {
+    if json {
+        JSON
+    } else {
+        TEXT
+    }
+}
+
+pub(crate) fn respond(status: StatusCode, content_type: &'static str, body: Vec<u8>) -> Response {
     let mut r = hyper::Response::new(Full::new(Bytes::from(body)));
     *r.status_mut() = status;
     r.headers_mut()
@@ -403,7 +435,19 @@ pub fn text(status: StatusCode, body: impl Into<String>) -> Response {
     respond(status, TEXT, body.into().into_bytes())
 }
 
-fn refuse(refusal: Refusal, json: bool) -> Response {
+/// The answer to a HEAD: GET's headers (its length among them, when it has a body), no body.
+fn without_body(response: Response) -> Response {
+    let (mut parts, body) = response.into_parts();
+    let size = hyper::body::Body::size_hint(&body).exact().unwrap_or(0);
+    if size > 0 {
+        parts
+            .headers
+            .insert(CONTENT_LENGTH, HeaderValue::from(size));
+    }
+    hyper::Response::from_parts(parts, Full::new(Bytes::new()))
+}
+
+pub(crate) fn refuse(refusal: Refusal, json: bool) -> Response {
     let mut r = if json {
         let mut body = format!("{{\"error\":{}", json_string(&refusal.reason));
         if let Some(kind) = refusal.kind {
@@ -418,5 +462,17 @@ fn refuse(refusal: Refusal, json: bool) -> Response {
         r.headers_mut()
             .insert(ERROR_KIND_HEADER, HeaderValue::from_static(kind.name()));
     }
+    if let Some(s) = refusal.retry_after_s {
+        r.headers_mut().insert(RETRY_AFTER, HeaderValue::from(s));
+    }
     r
+}
+
+/// Issuing for the Leaf path: the IDs of `issuer`, with its answer's size taken on.
+pub(crate) async fn leaf_id<B>(
+    shared: &Shared,
+    a: &Asked<'_, B>,
+    issuer: &Arc<Issuer>,
+) -> Result<u64, Refusal> {
+    answered(a, BYTES_PER_ID, issue::one(&shared.limits, issuer)).await
 }

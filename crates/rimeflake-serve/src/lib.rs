@@ -4,34 +4,36 @@
 //! The caller builds the generators (the CLI does it exactly as for `rimeflake gen`), so every
 //! ID is decided by the core as in the bindings; this crate only carries them. Generator calls
 //! that may wait (a clock that went back, a reservation, a lease) never run on the runtime's
-//! workers: the non-waiting call is tried first, and the waiting one runs on the blocking pool.
+//! workers: the non-waiting call is tried first, and the waiting one runs on the blocking pool,
+//! within a deadline.
 //!
-//! Endpoints (see docs/serve.md): `/id`, `/ids?n=`, `/api/snowflake/get/{key}` (a generator per
-//! key), `/decode/{id}`, `/metrics`, `/healthz`, `/readyz`.
+//! Endpoints (see docs/serve.md): `/id`, `/ids?n=`, `/api/snowflake/get/{key}` and
+//! `/decodeSnowflakeId` (Meituan Leaf's), `/decode/{id}`, `/metrics`, `/healthz`, `/readyz`.
 
+mod admission;
 mod api;
 mod conn;
+mod files;
+mod issue;
+mod leaf;
+mod listen;
+pub mod log;
 mod metrics;
+mod monitor;
+mod signals;
 mod text;
+
+pub use leaf::{Factory, LeafPath};
+pub use log::{Log, LogFormat};
 
 use bytes::Bytes;
 use http_body_util::Full;
-use hyper::body::Incoming;
-use hyper::service::service_fn;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use hyper_util::server::conn::auto;
-use hyper_util::server::graceful::GracefulShutdown;
+use issue::Issuer;
 use rimeflake::{Error, ErrorKind, Generator};
-use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, RwLock};
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
 use std::time::Duration;
-use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
-
-/// Makes the generator of a key (a namespace) on its first use. Called on the blocking pool.
-pub type Factory = Arc<dyn Fn(&str) -> rimeflake::Result<Generator> + Send + Sync>;
 
 /// How the service listens and what it allows.
 #[derive(Clone, Debug)]
@@ -40,17 +42,31 @@ pub struct Config {
     pub listen: SocketAddr,
     /// The most IDs one `/ids` request may ask for.
     pub max_n: usize,
-    /// The most keys (namespaces) `/api/snowflake/get/{key}` may create, besides the main one.
+    /// With a namespace per Leaf key: the most keys, each a generator and a lease.
     pub max_keys: usize,
-    /// The most connections open at once; more are closed as soon as accepted.
+    /// The Leaf keys served; `None` for any.
+    pub keys: Option<Vec<String>>,
+    /// The most connections open at once; more are answered 503 and closed.
     pub max_connections: usize,
+    /// The most requests being answered at once, over every connection; more are answered 503.
+    pub max_requests: usize,
+    /// The most IDs in answers not yet written to their clients (as their bytes, 20 an ID);
+    /// a connection may hold a sixteenth of them (429 past it), all of them together this
+    /// (503 past it).
+    pub max_ids_in_flight: u64,
+    /// How long a request may wait for a generator (the clock, a reservation) before it is
+    /// answered 503 with `Retry-After`; one that would wait longer is refused at once.
+    pub wait_deadline: Duration,
+    /// The most concurrent streams of an HTTP/2 connection.
+    pub max_streams: u32,
     /// A bearer token every request but `/healthz` and `/readyz` must carry.
     pub token: Option<String>,
-    /// How long a client may take to send a request's headers (HTTP/1.1).
+    /// How long a client may take to send its first request's headers (HTTP/1.1 and HTTP/2,
+    /// the preface included), and each later HTTP/1.1 request's.
     pub header_timeout: Duration,
     /// How long a connection may stay without a byte from its client before it is closed.
     pub idle_timeout: Duration,
-    /// After SIGTERM or SIGINT, how long requests in flight may take before the service stops.
+    /// After a stop signal, how long requests in flight may take before the service stops.
     pub shutdown_timeout: Duration,
 }
 
@@ -60,7 +76,12 @@ impl Default for Config {
             listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
             max_n: 10_000,
             max_keys: 64,
+            keys: None,
             max_connections: 1024,
+            max_requests: 4096,
+            max_ids_in_flight: 1_000_000,
+            wait_deadline: Duration::from_millis(100),
+            max_streams: 256,
             token: None,
             header_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(60),
@@ -69,43 +90,81 @@ impl Default for Config {
     }
 }
 
-/// The generators the service issues from: the main one (`/id`, `/ids`) and one per key.
-pub(crate) struct Generators {
-    pub(crate) main: Arc<Generator>,
-    /// The main generator's namespace: a key naming it gets the main generator.
-    pub(crate) main_namespace: String,
-    pub(crate) keyed: RwLock<HashMap<String, Arc<Generator>>>,
-    /// Held while a key's generator is made, so two first requests make one.
-    pub(crate) making: tokio::sync::Mutex<()>,
-    pub(crate) factory: Factory,
+/// How the service ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// After the stop signal `signal`: requests in flight finished (or the shutdown timeout
+    /// passed) and every generator closed.
+    Closed { signal: i32 },
+    /// A second signal came while it stopped: it ended at once, generators not closed (their
+    /// leases end at their TTL, a state directory's lock with the process).
+    Abandoned { signal: i32 },
 }
 
 /// What every request handler shares.
 pub(crate) struct Shared {
     pub(crate) config: Config,
-    pub(crate) generators: Generators,
-    pub(crate) counts: metrics::Requests,
+    pub(crate) main: Arc<Issuer>,
+    pub(crate) leaf: leaf::Leaf,
+    pub(crate) limits: Arc<admission::Limits>,
+    pub(crate) counts: metrics::Counts,
     pub(crate) connections_open: AtomicU64,
 }
 
-/// Serves until SIGTERM or SIGINT, then finishes the requests in flight (within
+impl Shared {
+    /// Every generator: the main one, then the Leaf path's.
+    pub(crate) fn issuers(&self) -> Vec<Arc<Issuer>> {
+        let mut all = vec![self.main.clone()];
+        all.extend(self.leaf.issuers());
+        all
+    }
+}
+
+/// The open files the service needs with `config`, besides those open now: a connection
+/// each, and with a namespace per key, a few for each key's generator.
+fn files_needed(config: &Config, leaf: &LeafPath) -> u64 {
+    let keys = match leaf {
+        LeafPath::Main => 0,
+        LeafPath::Shared { .. } => 4,
+        LeafPath::Separate { .. } => config.max_keys as u64 * 4,
+    };
+    files::open_now() + config.max_connections as u64 + keys + files::MARGIN
+}
+
+/// Serves until SIGTERM, SIGINT or SIGHUP, then finishes the requests in flight (within
 /// `shutdown_timeout`), closes every generator (a lease is freed, the last reservation stored)
-/// and returns. `listening` is told the address bound (its port when `listen` asked for 0)
-/// before the first request is taken.
+/// and returns how it stopped; a second signal meanwhile ends it at once. `listening` is told
+/// the address bound (its port when `listen` asked for 0) and the open-file limit before the
+/// first request is taken.
 ///
 /// # Errors
-/// [`ErrorKind::Config`] when the address cannot be bound; the first error of closing a
-/// generator.
+/// [`ErrorKind::Config`] when the address cannot be bound, or the open-file limit is below
+/// what `max_connections` needs and cannot be raised; the first error of closing a generator.
 pub fn run(
     config: Config,
-    main: Generator,
-    main_namespace: String,
-    factory: Factory,
-    listening: impl FnOnce(SocketAddr),
-) -> rimeflake::Result<()> {
+    main: (String, Generator),
+    leaf: LeafPath,
+    log: Log,
+    listening: impl FnOnce(SocketAddr, u64),
+) -> rimeflake::Result<Stop> {
+    let limit = files::ensure(
+        files_needed(&config, &leaf),
+        &format!("--max-connections {}", config.max_connections),
+    )?;
+    if let Some(from) = limit.raised_from {
+        log.info(
+            "open_files",
+            &format!(
+                "raised the open-file limit from {from} to {} for --max-connections {}",
+                limit.soft, config.max_connections
+            ),
+            &[("from", from.into()), ("to", limit.soft.into())],
+        );
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("rimeflake-serve")
+        .max_blocking_threads(admission::MAX_WAITING as usize + 16)
         .build()
         .map_err(|e| {
             Error::new(
@@ -114,140 +173,71 @@ pub fn run(
             )
         })?;
     let shared = Arc::new(Shared {
+        limits: Arc::new(admission::Limits::new(
+            config.max_ids_in_flight,
+            config.max_n as u64,
+            config.max_requests as u64,
+            config.wait_deadline,
+        )),
         config,
-        generators: Generators {
-            main: Arc::new(main),
-            main_namespace,
-            keyed: RwLock::new(HashMap::new()),
-            making: tokio::sync::Mutex::new(()),
-            factory,
-        },
-        counts: metrics::Requests::default(),
+        main: Issuer::new(main.1, main.0),
+        leaf: leaf::Leaf::new(leaf),
+        counts: metrics::Counts::default(),
         connections_open: AtomicU64::new(0),
     });
-    let served = runtime.block_on(serve(shared.clone(), listening));
-    // Requests that outlived the shutdown timeout are dropped with the runtime; no ID call is
-    // cut short by it (the blocking pool's calls end within the generator's max_wait).
-    runtime.shutdown_timeout(Duration::from_secs(1));
-    let closed = close_all(&shared.generators);
-    served.and(closed)
+    let stop = runtime.block_on(async {
+        let mut signals = signals::Signals::listen();
+        let (signal, again) = listen::serve(shared.clone(), log, &mut signals, |addr| {
+            listening(addr, limit.soft)
+        })
+        .await?;
+        if let Some(again) = again {
+            return Ok(Stop::Abandoned { signal: again });
+        }
+        let shared_c = shared.clone();
+        let closing = tokio::task::spawn_blocking(move || close_all(&shared_c));
+        tokio::select! {
+            closed = closing => {
+                let closed = closed.unwrap_or_else(|_| Err(Error::new(ErrorKind::State, "internal error: closing did not finish")));
+                closed.map(|()| Stop::Closed { signal })
+            }
+            again = signals.next() => Ok(Stop::Abandoned { signal: again }),
+        }
+    });
+    match stop {
+        Ok(Stop::Abandoned { signal }) => {
+            log.warn(
+                "abandoned",
+                &format!(
+                    "{} while stopping: ending at once, generators not closed",
+                    signals::name(signal)
+                ),
+                &[("signal", (signal as u64).into())],
+            );
+            runtime.shutdown_background();
+        }
+        Ok(Stop::Closed { .. }) => {
+            log.info(
+                "stopped",
+                "stopped: every generator closed (leases released, last reservations stored)",
+                &[],
+            );
+            runtime.shutdown_timeout(Duration::from_secs(1));
+        }
+        Err(_) => runtime.shutdown_timeout(Duration::from_secs(1)),
+    }
+    stop
 }
 
-/// Closes the main generator and every key's, each even when another failed; the first error.
-fn close_all(generators: &Generators) -> rimeflake::Result<()> {
-    let mut first = generators.main.close().err();
-    let keyed = generators.keyed.read().unwrap_or_else(|p| p.into_inner());
-    for g in keyed.values() {
-        if let Err(e) = g.close() {
+/// Closes every generator, each even when another failed; the first error.
+fn close_all(shared: &Shared) -> rimeflake::Result<()> {
+    let mut first = None;
+    for issuer in shared.issuers() {
+        if let Err(e) = issuer.generator.close() {
             first.get_or_insert(e);
         }
     }
     first.map_or(Ok(()), Err)
-}
-
-async fn serve(shared: Arc<Shared>, listening: impl FnOnce(SocketAddr)) -> rimeflake::Result<()> {
-    let config = &shared.config;
-    let listener = TcpListener::bind(config.listen).await.map_err(|e| {
-        Error::new(
-            ErrorKind::Config,
-            format!("serve: cannot listen on {}: {e}", config.listen),
-        )
-    })?;
-    let local = listener
-        .local_addr()
-        .map_err(|e| Error::new(ErrorKind::Config, format!("serve: {e}")))?;
-    listening(local);
-
-    let mut builder = auto::Builder::new(TokioExecutor::new());
-    builder
-        .http1()
-        .timer(TokioTimer::new())
-        .header_read_timeout(config.header_timeout)
-        .max_buf_size(16 * 1024)
-        .max_headers(64);
-    builder
-        .http2()
-        .timer(TokioTimer::new())
-        .max_header_list_size(16 * 1024)
-        .max_concurrent_streams(256)
-        .max_send_buf_size(1024 * 1024)
-        .keep_alive_interval(Some(config.idle_timeout))
-        .keep_alive_timeout(config.header_timeout);
-    let builder = Arc::new(builder);
-    let slots = Arc::new(Semaphore::new(config.max_connections));
-    let graceful = GracefulShutdown::new();
-    let mut stop = std::pin::pin!(stop_signal());
-
-    loop {
-        let accepted = tokio::select! {
-            accepted = listener.accept() => accepted,
-            () = &mut stop => break,
-        };
-        let (stream, _peer) = match accepted {
-            Ok(a) => a,
-            // Out of file descriptors and the like: wait a little rather than spin.
-            Err(_) => {
-                tokio::time::sleep(Duration::from_millis(50)).await;
-                continue;
-            }
-        };
-        let Ok(slot) = slots.clone().try_acquire_owned() else {
-            drop(stream); // over max_connections: closed at once
-            continue;
-        };
-        let _ = stream.set_nodelay(true);
-        let (io, last_read) = conn::Watched::new(stream);
-        let shared_c = shared.clone();
-        let service = service_fn(move |req: hyper::Request<Incoming>| {
-            let shared = shared_c.clone();
-            async move { Ok::<_, std::convert::Infallible>(api::handle(&shared, req).await) }
-        });
-        let connection = builder
-            .serve_connection(TokioIo::new(io), service)
-            .into_owned();
-        let connection = graceful.watch(connection);
-        let idle = config.idle_timeout;
-        let shared_c = shared.clone();
-        tokio::spawn(async move {
-            shared_c.connections_open.fetch_add(1, Relaxed);
-            tokio::select! {
-                _ = connection => {}
-                () = conn::idle(last_read, idle) => {}
-            }
-            shared_c.connections_open.fetch_sub(1, Relaxed);
-            drop(slot);
-        });
-    }
-    drop(listener); // stop accepting: new connections are refused from here
-    tokio::select! {
-        () = graceful.shutdown() => {}
-        () = tokio::time::sleep(config.shutdown_timeout) => {}
-    }
-    Ok(())
-}
-
-/// Resolves at the first SIGTERM or SIGINT (Ctrl-C).
-async fn stop_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        match (
-            signal(SignalKind::terminate()),
-            signal(SignalKind::interrupt()),
-        ) {
-            (Ok(mut term), Ok(mut int)) => {
-                tokio::select! {
-                    _ = term.recv() => {}
-                    _ = int.recv() => {}
-                }
-            }
-            _ => std::future::pending::<()>().await,
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-    }
 }
 
 pub(crate) type Response = hyper::Response<Full<Bytes>>;

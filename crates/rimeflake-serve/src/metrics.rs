@@ -8,16 +8,61 @@ use rimeflake::{Generator, LeaseState, Stats};
 use std::fmt::Write;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-/// Answers by status class.
+/// The service's own counts: answers by status class, and what it refused past its limits.
 #[derive(Default)]
-pub struct Requests {
+pub struct Counts {
     by_class: [AtomicU64; 6],
+    refused: [AtomicU64; Refused::ALL.len()],
+    /// Connections past `--max-connections`, answered 503 (or closed, past the refusals a
+    /// moment can hold).
+    pub(crate) connections_refused: AtomicU64,
+    /// Accepts that failed (out of file descriptors, say).
+    pub(crate) accept_errors: AtomicU64,
 }
 
-impl Requests {
+/// Why a request was refused past a limit (the `reason` label).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Refused {
+    /// Past `--max-requests` in flight.
+    Requests,
+    /// Its connection's answers were not being read (429).
+    Connection,
+    /// All connections' unread answers were at `--max-ids-in-flight`.
+    Answers,
+    /// Too many requests already waited for a generator.
+    Waiting,
+    /// It could not be served within `--wait-deadline`.
+    Deadline,
+}
+
+impl Refused {
+    const ALL: [Refused; 5] = [
+        Refused::Requests,
+        Refused::Connection,
+        Refused::Answers,
+        Refused::Waiting,
+        Refused::Deadline,
+    ];
+
+    fn label(self) -> &'static str {
+        match self {
+            Refused::Requests => "requests",
+            Refused::Connection => "connection",
+            Refused::Answers => "answers",
+            Refused::Waiting => "waiting",
+            Refused::Deadline => "deadline",
+        }
+    }
+}
+
+impl Counts {
     pub fn count(&self, status: StatusCode) {
         let class = (status.as_u16() / 100).min(5) as usize;
         self.by_class[class].fetch_add(1, Relaxed);
+    }
+
+    pub(crate) fn refused(&self, why: Refused) {
+        self.refused[why as usize].fetch_add(1, Relaxed);
     }
 }
 
@@ -142,23 +187,17 @@ const FAMILIES: &[Family] = &[
 ];
 
 pub fn render(shared: &Shared) -> Response {
-    let gens = &shared.generators;
-    let mut all: Vec<(String, std::sync::Arc<Generator>)> =
-        vec![(gens.main_namespace.clone(), gens.main.clone())];
-    all.extend(
-        gens.keyed
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .iter()
-            .map(|(k, g)| (k.clone(), g.clone())),
-    );
-    all.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut all: Vec<_> = shared.issuers();
+    all.sort_by(|a, b| a.namespace.cmp(&b.namespace));
     // One snapshot per generator, so every family of a scrape reads the same moment.
     let all: Vec<(String, std::sync::Arc<Generator>, Stats)> = all
         .into_iter()
-        .map(|(namespace, g)| {
-            let stats = g.stats();
-            (namespace, g, stats)
+        .map(|i| {
+            (
+                i.namespace.clone(),
+                i.generator.clone(),
+                i.generator.stats(),
+            )
         })
         .collect();
     let mut out = String::with_capacity(4096);
@@ -206,11 +245,62 @@ pub fn render(shared: &Shared) -> Response {
     }
     let _ = writeln!(
         out,
-        "# HELP rimeflake_http_connections_open Connections open now.\n\
-         # TYPE rimeflake_http_connections_open gauge\n\
-         rimeflake_http_connections_open {}",
-        shared.connections_open.load(Relaxed)
+        "# HELP rimeflake_http_requests_refused_total Requests refused past a limit (503 or 429 with Retry-After), by the limit.\n\
+         # TYPE rimeflake_http_requests_refused_total counter"
     );
+    for why in Refused::ALL {
+        let _ = writeln!(
+            out,
+            "rimeflake_http_requests_refused_total{{reason=\"{}\"}} {}",
+            why.label(),
+            shared.counts.refused[why as usize].load(Relaxed)
+        );
+    }
+    let l = &shared.limits;
+    let gauges: [(&str, &str, &str, u64); 6] = [
+        (
+            "rimeflake_http_connections_open",
+            "gauge",
+            "Connections open now.",
+            shared.connections_open.load(Relaxed),
+        ),
+        (
+            "rimeflake_http_connections_refused_total",
+            "counter",
+            "Connections refused past --max-connections (a 503, or closed).",
+            shared.counts.connections_refused.load(Relaxed),
+        ),
+        (
+            "rimeflake_http_accept_errors_total",
+            "counter",
+            "Connections that could not be accepted (out of file descriptors, say).",
+            shared.counts.accept_errors.load(Relaxed),
+        ),
+        (
+            "rimeflake_http_requests_in_flight",
+            "gauge",
+            "Requests being answered now.",
+            l.requests_now(),
+        ),
+        (
+            "rimeflake_http_requests_waiting",
+            "gauge",
+            "Requests waiting for a generator now (the clock, a reservation).",
+            l.waiting_now(),
+        ),
+        (
+            "rimeflake_http_ids_in_flight",
+            "gauge",
+            "Answers made and not yet written to their clients, in IDs (20 bytes each).",
+            l.unsent_ids(),
+        ),
+    ];
+    for (name, kind, help, value) in gauges {
+        let _ = writeln!(
+            out,
+            "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}"
+        );
+    }
     let mut r = crate::api::text(StatusCode::OK, out);
     r.headers_mut().insert(
         hyper::header::CONTENT_TYPE,

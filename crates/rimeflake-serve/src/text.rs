@@ -6,15 +6,24 @@ pub fn query_value(query: Option<&str>, name: &str) -> Result<Option<String>, St
     let Some(query) = query else { return Ok(None) };
     for pair in query.split('&') {
         let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-        if percent_decode(key).as_deref() == Ok(name) {
-            return percent_decode(value).map(Some);
+        if decode_query(key).as_deref() == Ok(name) {
+            return decode_query(value).map(Some);
         }
     }
     Ok(None)
 }
 
-/// `%XX` escapes and `+` (a space, in a query) decoded.
+/// A query's name or value: `%XX` escapes decoded, and `+`, which is a space there.
+fn decode_query(text: &str) -> Result<String, String> {
+    decode(text, true)
+}
+
+/// A path segment: `%XX` escapes decoded; `+` is itself in a path (a Leaf key `a+b` stays so).
 pub fn percent_decode(text: &str) -> Result<String, String> {
+    decode(text, false)
+}
+
+fn decode(text: &str, plus_is_space: bool) -> Result<String, String> {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -29,7 +38,7 @@ pub fn percent_decode(text: &str) -> Result<String, String> {
                 out.push(hex);
                 i += 3;
             }
-            b'+' => {
+            b'+' if plus_is_space => {
                 out.push(b' ');
                 i += 1;
             }
@@ -104,6 +113,11 @@ mod tests {
         assert_eq!(query_value(q, "y").unwrap(), None);
         assert!(query_value(Some("n=%zz"), "n").is_err());
         assert!(query_value(Some("n=%ff"), "n").is_err());
+        assert_eq!(
+            query_value(Some("k=a+b"), "k").unwrap().as_deref(),
+            Some("a b")
+        );
+        assert_eq!(percent_decode("a+b%2Bc").unwrap(), "a+b+c");
     }
 
     #[test]

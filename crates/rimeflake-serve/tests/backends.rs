@@ -1,7 +1,9 @@
 //! Two `rimeflake serve` processes on one Redis, and two on one PostgreSQL (real servers on
 //! loopback): each leases its own worker ID, and no ID repeats among all their clients' IDs.
 //! And a server that stops answering: the service says 503 with the error's kind (and
-//! /readyz says not ready) until the server is back, then serves again by itself.
+//! /readyz says not ready, and why only to those with the token; the log says the lease is
+//! lost, then back) until the server is back, then serves again by itself. A server that lost
+//! its data: /readyz is ready again without any request for an ID.
 
 use rimeflake_testkit::servers;
 
@@ -61,10 +63,11 @@ fn a_paused_backend_is_a_503_with_its_kind_until_it_answers_again() {
     let env = [
         ("RIMEFLAKE_NO_DURABILITY_WARNING", "1"),
         ("RIMEFLAKE_LEASE_TTL_MS", "1000"),
+        ("RIMEFLAKE_SERVE_TOKEN", TOKEN),
     ];
     let mut server = Server::start(&["--backend", &redis.url()], &env);
-    assert_eq!(server.get("/id").0, 200);
-    assert_eq!(server.get("/readyz").0, 200);
+    assert_eq!(authed(&server, "/id").0, 200);
+    assert_eq!(authed(&server, "/readyz").0, 200);
     // The lease is renewed a few times a TTL: renewals show, the lease held.
     wait_until("a renewal in /metrics", Duration::from_secs(60), || {
         metric(
@@ -84,7 +87,7 @@ fn a_paused_backend_is_a_503_with_its_kind_until_it_answers_again() {
     let issued = "rimeflake_ids_issued_total{namespace=\"default\"}";
     assert_eq!(metric(&server, issued), 1.0);
     for _ in 0..5 {
-        assert_eq!(server.get("/readyz").0, 200);
+        assert_eq!(authed(&server, "/readyz").0, 200);
     }
     assert_eq!(metric(&server, issued), 1.0);
 
@@ -94,7 +97,7 @@ fn a_paused_backend_is_a_503_with_its_kind_until_it_answers_again() {
         "a 503 while Redis is paused",
         Duration::from_secs(120),
         || {
-            let (status, body) = server.get("/id");
+            let (status, body) = authed(&server, "/id");
             refused = body;
             status == 503
         },
@@ -105,8 +108,12 @@ fn a_paused_backend_is_a_503_with_its_kind_until_it_answers_again() {
         "the 503 names no error kind: {refused:?}"
     );
     assert_eq!(refused.trim_end().lines().count(), 1, "{refused:?}");
-    let (status, body) = server.get("/readyz");
+    let (status, body) = authed(&server, "/readyz");
     assert_eq!(status, 503, "{body}");
+    // Without the token: not ready, and no more (the reason names hosts and worker IDs).
+    let (status, terse) = server.get("/readyz");
+    assert_eq!(status, 503);
+    assert_eq!(terse, "not ready (the reason is shown with the token)\n");
     wait_until(
         "the lease lost in /metrics",
         Duration::from_secs(60),
@@ -127,22 +134,70 @@ fn a_paused_backend_is_a_503_with_its_kind_until_it_answers_again() {
         body.starts_with("not ready: namespace \"default\""),
         "{body}"
     );
-    assert_eq!(server.get("/healthz").0, 200);
+    assert_eq!(authed(&server, "/healthz").0, 200);
+    // The log says so while it lasts.
+    wait_until("the loss logged", Duration::from_secs(60), || {
+        let log = server.stderr.lock().unwrap();
+        log.contains("namespace default: the lease of worker") && log.contains("is lost")
+    });
 
     redis.resume();
     wait_until(
         "IDs again once Redis answers",
         Duration::from_secs(120),
-        || server.get("/id").0 == 200,
+        || authed(&server, "/id").0 == 200,
     );
-    assert_eq!(server.get("/readyz").0, 200);
+    assert_eq!(authed(&server, "/readyz").0, 200);
+    let status = server.stop();
+    let log = server.stderr.lock().unwrap().clone();
+    assert!(status.success(), "{log}");
+    // And when it was back.
+    let lost = log.find("is lost").expect(&log);
+    let back = log.find("is held again").expect(&log);
+    assert!(lost < back, "{log}");
+}
+
+const TOKEN: &str = "t0ken";
+
+/// GET `path` with the token.
+fn authed(server: &Server, path: &str) -> (u16, String) {
+    server.get_with(path, &[&format!("Authorization: Bearer {TOKEN}")])
+}
+
+#[test]
+fn after_redis_lost_its_data_readyz_is_ready_again_without_a_request_for_an_id() {
+    let redis = servers::Redis::start();
+    let env = [
+        ("RIMEFLAKE_NO_DURABILITY_WARNING", "1"),
+        ("RIMEFLAKE_LEASE_TTL_MS", "1000"),
+    ];
+    let mut server = Server::start(&["--backend", &redis.url()], &env);
+    assert_eq!(server.get("/id").0, 200);
+    redis.command(&["FLUSHALL"]);
+    // The holder sees it at its next renewal.
+    wait_until("the loss seen", Duration::from_secs(60), || {
+        metric(
+            &server,
+            "rimeflake_lease_renewal_failures_total{namespace=\"default\"}",
+        ) >= 1.0
+    });
+    // Probes alone (no request for an ID) bring it back: a probe that gates traffic would
+    // otherwise never let the request through that clears it.
+    wait_until("ready again", Duration::from_secs(30), || {
+        server.get("/readyz").0 == 200
+    });
+    // It moved to another worker ID, as the next request would have made it.
+    wait_until("the move logged", Duration::from_secs(30), || {
+        server.stderr.lock().unwrap().contains("moved from worker")
+    });
+    assert_eq!(server.get("/id").0, 200);
     let status = server.stop();
     assert!(status.success(), "{}", server.stderr.lock().unwrap());
 }
 
 /// The value of the sample `name{labels}` on /metrics.
 fn metric(server: &Server, sample: &str) -> f64 {
-    let (status, page) = server.get("/metrics");
+    let (status, page) = authed(server, "/metrics");
     assert_eq!(status, 200, "{page}");
     page.lines()
         .find_map(|l| l.strip_prefix(sample)?.strip_prefix(' '))

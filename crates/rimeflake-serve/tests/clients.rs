@@ -133,7 +133,8 @@ fn python_urllib_fetches_unique_ids_and_reads_the_metrics_with_prometheus_client
     assert_eq!(all.len(), 16 * (30 + 100));
     check_unique(&all, &Layout::default(), &[9]);
 
-    // A key of its own (Leaf's path) makes a second namespace in the metrics.
+    // Leaf's path has its generator of its own, in Leaf's layout: a second namespace in the
+    // metrics.
     let (status, body) = server.get("/api/snowflake/get/orders");
     assert_eq!(status, 200, "{body}");
     assert!(
@@ -165,7 +166,11 @@ fn python_urllib_fetches_unique_ids_and_reads_the_metrics_with_prometheus_client
         value("rimeflake_ids_issued_total{namespace=default}"),
         all.len() as f64
     );
-    assert_eq!(value("rimeflake_ids_issued_total{namespace=orders}"), 1.0);
+    assert_eq!(value("rimeflake_ids_issued_total{namespace=twitter}"), 1.0);
+    // The service's own counts and gauges parse too.
+    assert!(line("rimeflake_http_connections_refused_total{}").starts_with("counter "));
+    assert!(line("rimeflake_http_requests_refused_total{reason=deadline}").starts_with("counter "));
+    assert!(line("rimeflake_http_ids_in_flight{}").starts_with("gauge "));
     assert_eq!(value("rimeflake_worker_id{namespace=default}"), 9.0);
     line("rimeflake_wait_seconds_total{namespace=default}");
     line("rimeflake_clock_rollbacks_total{namespace=default}");

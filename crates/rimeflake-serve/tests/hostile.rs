@@ -6,49 +6,19 @@
 use common::support::TempDir;
 
 mod common;
-use common::{wait_until, Server};
+use common::h2::*;
+use common::{closed, rss_kib, wait_until, Server};
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
-use std::sync::Arc;
+use std::sync::atomic::Ordering::SeqCst;
 use std::time::Duration;
 
-const TOKEN: &str = "s3cret-token";
 const AUTH: &str = "Authorization: Bearer s3cret-token";
 
-/// The server's resident memory, in KiB (Linux's /proc).
-fn rss_kib(server: &Server) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{}/status", server.child.id())).unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse().ok())
-        .expect("VmRSS in /proc/<pid>/status")
-}
-
-/// Whether the server has closed `s` (a read gives EOF or an error rather than timing out).
-fn closed(s: &mut TcpStream) -> bool {
-    s.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
-    let mut buf = [0u8; 4096];
-    loop {
-        match s.read(&mut buf) {
-            Ok(0) => return true,
-            Ok(_) => continue, // an answer (408, 400): read on to the close
-            Err(e)
-                if e.kind() == std::io::ErrorKind::WouldBlock
-                    || e.kind() == std::io::ErrorKind::TimedOut =>
-            {
-                return false
-            }
-            Err(_) => return true,
-        }
-    }
-}
-
-/// One raw request's answer: its status line's code, or None when the server only closed.
-fn raw(server: &Server, bytes: &[u8]) -> Option<u16> {
+/// One raw request's answer: its status line's code (None when the server only closed), and
+/// its body.
+fn raw(server: &Server, bytes: &[u8]) -> (Option<u16>, String) {
     let mut s = TcpStream::connect(server.addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
     let _ = s.write_all(bytes);
@@ -56,7 +26,12 @@ fn raw(server: &Server, bytes: &[u8]) -> Option<u16> {
     let mut answer = Vec::new();
     let _ = s.read_to_end(&mut answer);
     let text = String::from_utf8_lossy(&answer);
-    text.split_whitespace().nth(1).and_then(|c| c.parse().ok())
+    let code = text.split_whitespace().nth(1).and_then(|c| c.parse().ok());
+    let body = text
+        .split_once("\r\n\r\n")
+        .map_or("", |(_, b)| b)
+        .to_string();
+    (code, body)
 }
 
 fn honest_id(server: &Server) {
@@ -81,7 +56,7 @@ fn slow_and_silent_connections_are_cut_and_others_are_served_meanwhile() {
         ],
         &[("RIMEFLAKE_SERVE_TOKEN", TOKEN)],
     );
-    let rss_before = rss_kib(&server);
+    let rss_before = rss_kib(server.child.id());
     // 100 that say nothing, 100 that start an HTTP/1.1 request and dribble a header, 50 that
     // open HTTP/2 and then say nothing.
     let mut silent: Vec<TcpStream> = (0..100)
@@ -117,7 +92,7 @@ fn slow_and_silent_connections_are_cut_and_others_are_served_meanwhile() {
             .all(closed)
     });
     honest_id(&server);
-    let grown = rss_kib(&server).saturating_sub(rss_before);
+    let grown = rss_kib(server.child.id()).saturating_sub(rss_before);
     assert!(grown < 64 * 1024, "the server grew by {grown} KiB");
 }
 
@@ -130,14 +105,14 @@ fn bad_requests_get_a_4xx_with_a_reason_and_the_server_serves_on() {
             "1",
             "--state-dir",
             dir.path(),
-            "--max-keys",
-            "2",
+            "--keys",
+            "a,b",
             "--max-n",
             "1000",
         ],
         &[("RIMEFLAKE_SERVE_TOKEN", TOKEN)],
     );
-    let rss_before = rss_kib(&server);
+    let rss_before = rss_kib(server.child.id());
     let cases: &[(&str, &[&str], u16, &str)] = &[
         ("/id", &[], 401, "bearer token is needed"),
         (
@@ -178,7 +153,7 @@ fn bad_requests_get_a_4xx_with_a_reason_and_the_server_serves_on() {
         ("/nope/../../etc/passwd", &[AUTH], 404, "no such path"),
         ("/api/snowflake/get/a", &[AUTH], 200, ""),
         ("/api/snowflake/get/b", &[AUTH], 200, ""),
-        ("/api/snowflake/get/c", &[AUTH], 403, "--max-keys"),
+        ("/api/snowflake/get/c", &[AUTH], 403, "--keys"),
         ("/api/snowflake/get/a", &[AUTH], 200, ""),
     ];
     for (path, headers, want, says) in cases {
@@ -215,19 +190,31 @@ fn bad_requests_get_a_4xx_with_a_reason_and_the_server_serves_on() {
         b"GET /id HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzzzz\r\n".to_vec(),
         b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x04\x99\x99\x99\x99\x99\x99garbage frames"
             .to_vec(),
-        huge_header.into_bytes(),
+        huge_header.clone().into_bytes(),
         many_headers.into_bytes(),
         long_path.into_bytes(),
     ];
     for bytes in &garbage {
-        let code = raw(&server, bytes);
+        let (code, body) = raw(&server, bytes);
+        let what = String::from_utf8_lossy(&bytes[..bytes.len().min(40)]).into_owned();
         assert!(
             code.is_none_or(|c| (400..500).contains(&c)),
-            "{:?}...: answered {code:?}",
-            String::from_utf8_lossy(&bytes[..bytes.len().min(40)])
+            "{what:?}...: answered {code:?}"
         );
+        // Every refusal says why in one line, hyper's own (400, 414, 431) as the service's.
+        if code.is_some() {
+            assert_eq!(body.lines().count(), 1, "{what:?}: {code:?} {body:?}");
+            assert!(
+                body.ends_with('\n') && body.len() > 10,
+                "{what:?}: {body:?}"
+            );
+        }
         honest_id(&server);
     }
+    // The header flood is hyper's 431, with its reason.
+    let (code, body) = raw(&server, huge_header.as_bytes());
+    assert_eq!(code, Some(431));
+    assert!(body.contains("headers are too large"), "{body:?}");
     // Many at once, then the honest client again.
     let floods: Vec<_> = (0..16)
         .map(|_| {
@@ -244,98 +231,9 @@ fn bad_requests_get_a_4xx_with_a_reason_and_the_server_serves_on() {
         f.join().unwrap();
     }
     honest_id(&server);
-    let grown = rss_kib(&server).saturating_sub(rss_before);
+    let grown = rss_kib(server.child.id()).saturating_sub(rss_before);
     assert!(grown < 64 * 1024, "the server grew by {grown} KiB");
 }
-
-/// An HTTP/2 frame: its 9-byte header (length, type, flags, stream) and payload.
-fn h2_frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
-    let len = payload.len() as u32;
-    let mut f = vec![(len >> 16) as u8, (len >> 8) as u8, len as u8, kind, flags];
-    f.extend_from_slice(&(stream & 0x7fff_ffff).to_be_bytes());
-    f.extend_from_slice(payload);
-    f
-}
-
-const H2_HEADERS: u8 = 0x1;
-const H2_RST_STREAM: u8 = 0x3;
-const H2_SETTINGS: u8 = 0x4;
-const H2_CONTINUATION: u8 = 0x9;
-const END_STREAM: u8 = 0x1;
-const END_HEADERS: u8 = 0x4;
-
-/// A header block (HPACK, no Huffman, nothing indexed by the server) for `GET path` with the
-/// token, and `extra` literal headers of `size` bytes each.
-fn h2_request(path: &str, extra: usize, size: usize) -> Vec<u8> {
-    // :method GET, :scheme http (indexed, static table 2 and 6).
-    let mut block = vec![0x82, 0x86];
-    h2_literal(&mut block, b":path", path.as_bytes());
-    h2_literal(&mut block, b":authority", b"t");
-    h2_literal(
-        &mut block,
-        b"authorization",
-        format!("Bearer {TOKEN}").as_bytes(),
-    );
-    block.extend(h2_headers(extra, size));
-    block
-}
-
-/// `n` literal headers of `size` bytes each, HPACK-encoded.
-fn h2_headers(n: usize, size: usize) -> Vec<u8> {
-    let mut block = Vec::new();
-    let value = vec![b'v'; size];
-    for i in 0..n {
-        h2_literal(&mut block, format!("x-flood-{i}").as_bytes(), &value);
-    }
-    block
-}
-
-/// A literal header field never indexed, with a new name: 0x10, then the name and the value,
-/// each with its length (a 7-bit prefix integer).
-fn h2_literal(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
-    out.push(0x10);
-    for s in [name, value] {
-        let mut n = s.len();
-        if n < 127 {
-            out.push(n as u8);
-        } else {
-            out.push(127);
-            n -= 127;
-            while n >= 128 {
-                out.push((n % 128 + 128) as u8);
-                n /= 128;
-            }
-            out.push(n as u8);
-        }
-        out.extend_from_slice(s);
-    }
-}
-
-/// Opens an h2c connection (preface and empty settings), with a thread that reads and drops
-/// whatever the server sends, so that its writes never wait on us. Returns the stream and
-/// whether the server has closed it yet.
-fn h2_open(server: &Server) -> (TcpStream, Read2) {
-    let mut s = TcpStream::connect(server.addr).unwrap();
-    s.set_write_timeout(Some(Duration::from_secs(5))).unwrap();
-    s.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n").unwrap();
-    s.write_all(&h2_frame(H2_SETTINGS, 0, 0, &[])).unwrap();
-    let ended = Read2::default();
-    let mut reader = s.try_clone().unwrap();
-    let seen = ended.clone();
-    std::thread::spawn(move || {
-        let mut buf = vec![0u8; 64 * 1024];
-        while let Ok(n @ 1..) = reader.read(&mut buf) {
-            seen.1.fetch_add(n as u64, SeqCst);
-        }
-        seen.0.store(true, SeqCst);
-    });
-    (s, ended)
-}
-
-/// What the reader of an h2c connection saw: whether the server closed it, and the bytes it
-/// sent.
-#[derive(Clone, Default)]
-struct Read2(Arc<AtomicBool>, Arc<AtomicU64>);
 
 #[test]
 fn an_h2c_flood_of_headers_streams_and_resets_stays_bounded_and_others_are_served() {
@@ -345,7 +243,7 @@ fn an_h2c_flood_of_headers_streams_and_resets_stays_bounded_and_others_are_serve
         &[("RIMEFLAKE_SERVE_TOKEN", TOKEN)],
     );
     honest_id(&server);
-    let rss_before = rss_kib(&server);
+    let rss_before = rss_kib(server.child.id());
     let mut floods = Vec::new();
 
     // 1. A header block that never ends: HEADERS without END_HEADERS, then CONTINUATION
@@ -432,6 +330,6 @@ fn an_h2c_flood_of_headers_streams_and_resets_stays_bounded_and_others_are_serve
     // rest refused), not ignored.
     assert!(ended[2].1.load(SeqCst) > 0);
     honest_id(&server);
-    let grown = rss_kib(&server).saturating_sub(rss_before);
+    let grown = rss_kib(server.child.id()).saturating_sub(rss_before);
     assert!(grown < 64 * 1024, "the server grew by {grown} KiB");
 }

@@ -4,6 +4,8 @@
 //! --workspace` build it first); a missing one fails the test with that instruction.
 #![allow(dead_code)]
 
+pub mod h2;
+
 /// The core's test helpers (temporary directories, libfaketime), for every test here.
 pub use rimeflake_testkit::support;
 pub use support::libfaketime;
@@ -302,5 +304,123 @@ pub fn wait_until(what: &str, within: Duration, mut done: impl FnMut() -> bool) 
             "{what}: not within {within:?}"
         );
         std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A process's resident memory, in KiB (Linux's /proc).
+pub fn rss_kib(pid: u32) -> u64 {
+    proc_status(pid, "VmRSS:")
+}
+
+/// A process's threads (Linux's /proc).
+pub fn threads(pid: u32) -> u64 {
+    proc_status(pid, "Threads:")
+}
+
+fn proc_status(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(field))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("{field} in /proc/{pid}/status"))
+}
+
+/// Whether the server has closed `s` (a read gives EOF or an error rather than timing out).
+pub fn closed(s: &mut TcpStream) -> bool {
+    s.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
+    let mut buf = [0u8; 4096];
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) => return true,
+            Ok(_) => continue, // an answer (408, 400): read on to the close
+            Err(e)
+                if e.kind() == std::io::ErrorKind::WouldBlock
+                    || e.kind() == std::io::ErrorKind::TimedOut =>
+            {
+                return false
+            }
+            Err(_) => return true,
+        }
+    }
+}
+
+/// An answer read by [`Conn`]: status, headers (names lower-cased) and body.
+#[derive(Debug)]
+pub struct Answer {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+impl Answer {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// One keep-alive HTTP/1.1 connection, for many requests in a row.
+pub struct Conn {
+    reader: BufReader<TcpStream>,
+    addr: SocketAddr,
+}
+
+impl Conn {
+    pub fn open(addr: SocketAddr) -> Conn {
+        let s = TcpStream::connect(addr).expect("connect");
+        s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+        s.set_nodelay(true).unwrap();
+        Conn {
+            reader: BufReader::new(s),
+            addr,
+        }
+    }
+
+    /// `method path` with extra header lines; the answer (its body read by its length).
+    pub fn ask(&mut self, method: &str, path: &str, headers: &[&str]) -> Answer {
+        let mut req = format!("{method} {path} HTTP/1.1\r\nHost: {}\r\n", self.addr);
+        for h in headers {
+            req.push_str(h);
+            req.push_str("\r\n");
+        }
+        req.push_str("\r\n");
+        self.reader.get_mut().write_all(req.as_bytes()).unwrap();
+        let mut line = String::new();
+        self.reader.read_line(&mut line).expect("a status line");
+        let status = line
+            .split_whitespace()
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("not an HTTP answer: {line:?}"));
+        let mut headers = Vec::new();
+        loop {
+            line.clear();
+            self.reader.read_line(&mut line).unwrap();
+            let l = line.trim_end();
+            if l.is_empty() {
+                break;
+            }
+            let (n, v) = l.split_once(':').expect("a header line");
+            headers.push((n.trim().to_ascii_lowercase(), v.trim().to_string()));
+        }
+        let len: usize = headers
+            .iter()
+            .find(|(n, _)| n == "content-length")
+            .map_or(0, |(_, v)| v.parse().unwrap());
+        let mut body = vec![0u8; if method == "HEAD" { 0 } else { len }];
+        self.reader.read_exact(&mut body).unwrap();
+        Answer {
+            status,
+            headers,
+            body: String::from_utf8(body).unwrap(),
+        }
+    }
+
+    pub fn get(&mut self, path: &str) -> Answer {
+        self.ask("GET", path, &[])
     }
 }

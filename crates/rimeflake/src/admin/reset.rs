@@ -20,7 +20,7 @@ use crate::lease::{LeaseRequest, LocalLease};
 use crate::state::disk::{Disk, RealDisk};
 use crate::state::file::{decode_file, encode, MAX_FILE_BYTES, SLOT_SIZE};
 use crate::state::hw;
-use crate::state::WorkerState;
+use crate::state::{reserve_above_id, time_or_end, WorkerState};
 use std::path::{Path, PathBuf};
 
 /// Evidence the operator gives when the high-water record cannot bound the lost state (or to
@@ -340,13 +340,7 @@ pub(crate) fn bounded_state(
 ) -> Result<Option<(WorkerState, String)>> {
     let clock_ids = layout.max_clock_id() as usize + 1;
     let max_time = layout.max_time();
-    let time_at = |ms: u64| -> Result<u64> {
-        if ms >= layout.expires_at_ms() {
-            Ok(max_time)
-        } else {
-            layout.time_of(ms)
-        }
-    };
+    let time_at = |ms: u64| time_or_end(layout, ms);
     let now = time_at(now_ms)?;
     let mut reserved: Vec<Option<u64>> = vec![None; clock_ids];
     let raise = |r: &mut Option<u64>, t: u64| *r = Some(r.map_or(t, |x| x.max(t)));
@@ -368,22 +362,12 @@ pub(crate) fn bounded_state(
         reserved.iter_mut().for_each(|r| raise(r, t));
     }
     if let Some(id) = options.above_id {
-        let parts = layout.decode(id)?;
-        let t = time_at(parts.timestamp_ms.max(now_ms))?;
+        let parts = reserve_above_id(&mut reserved, layout, id, now_ms)?;
         basis.push(format!(
             "no ID above {id} (clock-id {}, {})",
             parts.clock_id,
             crate::utc::iso8601(parts.timestamp_ms)
         ));
-        for (c, r) in reserved.iter_mut().enumerate() {
-            match (c as u64).cmp(&parts.clock_id) {
-                // A lower clock-id's IDs are all below `id` whatever their time: only the end
-                // of the time field bounds them.
-                std::cmp::Ordering::Less => raise(r, max_time),
-                std::cmp::Ordering::Equal => raise(r, t),
-                std::cmp::Ordering::Greater => {}
-            }
-        }
     }
     if basis.is_empty() {
         return Ok(None);

@@ -89,6 +89,8 @@ pub struct Builder<C: Clock = SystemClock> {
     pub(crate) quiet_durability: bool,
     /// Set from the resolved settings at `build`: see [`Builder::wait_at_takeover`].
     pub(crate) wait_at_takeover: bool,
+    /// See [`Builder::start_above`].
+    pub(crate) start_above: Option<u64>,
 }
 
 /// The default `max_drift`: rollbacks up to this are absorbed by counting on (a leap second fits).
@@ -116,6 +118,7 @@ impl Builder<SystemClock> {
             lease_ttl: DEFAULT_LEASE_TTL,
             quiet_durability: false,
             wait_at_takeover: false,
+            start_above: None,
         }
     }
 }
@@ -205,6 +208,7 @@ impl<C: Clock> Builder<C> {
             lease_ttl: self.lease_ttl,
             quiet_durability: self.quiet_durability,
             wait_at_takeover: self.wait_at_takeover,
+            start_above: self.start_above,
         }
     }
 
@@ -296,6 +300,35 @@ impl<C: Clock> Builder<C> {
     /// one state directory never refuse each other.
     pub fn namespace(mut self, namespace: impl Into<String>) -> Self {
         self.given.namespace = Some(namespace.into());
+        self
+    }
+
+    /// Every ID this generator issues is above `id`, an ID of its layout: the largest one
+    /// another generator stored (a service it replaces, such as Meituan Leaf on the `twitter`
+    /// layout), so IDs never go backwards across the switch. At start the worker ID's state is
+    /// raised as `state reset --above-id` bounds a lost one: `id`'s clock-id reserved to its
+    /// time, lower clock-ids for good. An `id` ahead of the clock is waited for as a reservation
+    /// ahead of it is (within `max_drift` at once, else up to `max_wait`, or on a free higher
+    /// clock-id). Once the clock has passed `id`, giving it again changes nothing.
+    ///
+    /// `build` fails with [`ErrorKind::InvalidId`](crate::ErrorKind::InvalidId) when `id` does
+    /// not decode in the layout, and [`ErrorKind::Config`](crate::ErrorKind::Config) when no ID
+    /// of the layout lies above it.
+    ///
+    /// # Example
+    /// ```
+    /// let leaf_id = 2_125_930_713_407_557_632; // made with `twitter` on 2026-11-26
+    /// let generator = rimeflake::Generator::builder()
+    ///     .layout(rimeflake::Layout::twitter())
+    ///     .worker_id(7)
+    ///     .in_memory()
+    ///     .start_above(leaf_id)
+    ///     .build()?;
+    /// assert!(generator.next_id()? > leaf_id);
+    /// # Ok::<(), rimeflake::Error>(())
+    /// ```
+    pub fn start_above(mut self, id: u64) -> Self {
+        self.start_above = Some(id);
         self
     }
 

@@ -331,12 +331,7 @@ impl<C: Clock> Generator<C> {
                 if !std::ptr::eq(self.inner(), i) {
                     continue; // another thread moved it to another worker ID meanwhile
                 }
-                // Only the errors of a worker ID gone to another process move it; any other
-                // (a wait interrupted, the clock) is the caller's to see.
-                if matches!(e.kind(), ErrorKind::Lease | ErrorKind::State)
-                    && i.durable.lease_taken.load(SeqCst)
-                    && self.recipe.takes_any_worker()
-                {
+                if self.moves_after(i, e) {
                     self.restart_elsewhere(i, r, move_deadline(i), interrupted)?;
                     continue;
                 }
@@ -372,6 +367,36 @@ impl<C: Clock> Generator<C> {
             ));
         }
         self.inner().ready()
+    }
+
+    /// [`Generator::ready`], after first doing what the next call for an ID would do to become
+    /// ready, without issuing one: a generator whose leased worker ID went to another process
+    /// meanwhile (its lease expired and was taken, a server that lost its data) moves to
+    /// another worker ID, waiting at most `max_wait` and calling `interrupted` between slices
+    /// of the wait. A readiness probe that gates requests uses it, so that the generator does
+    /// not stay unready until a request for an ID happens to come. When [`Generator::ready`]
+    /// is `Ok`, it is the same cheap check.
+    ///
+    /// # Errors
+    /// As [`Generator::ready`], and [`ErrorKind::Interrupted`](crate::ErrorKind::Interrupted).
+    pub fn recheck(&self, interrupted: &mut dyn FnMut() -> bool) -> Result<()> {
+        let i = self.inner();
+        match self.ready() {
+            Err(e) if i.pid == fork::pid() && self.moves_after(i, &e) => {
+                self.restart_elsewhere(i, Err(e), move_deadline(i), interrupted)?;
+                self.ready()
+            }
+            r => r,
+        }
+    }
+
+    /// Whether error `e` of `i` is that of a worker ID gone to another process, which moves
+    /// the generator to another one; any other (a wait interrupted, the clock) is the caller's
+    /// to see.
+    fn moves_after(&self, i: &Inner<C>, e: &crate::Error) -> bool {
+        matches!(e.kind(), ErrorKind::Lease | ErrorKind::State)
+            && i.durable.lease_taken.load(SeqCst)
+            && self.recipe.takes_any_worker()
     }
 
     /// The generator's counters.

@@ -218,6 +218,9 @@ impl<C: Clock> Inner<C> {
                 ),
             ));
         }
+        if let Some(id) = r.start_above {
+            state.raise_above_id(&layout, id, r.clock.now_ms())?;
+        }
         if let Some((usage, backend)) = &usage {
             let lead_ms = usage.floor_lead_ms(found, r.wait_at_takeover);
             if !found && usage.used_before {
