@@ -69,7 +69,10 @@ impl Holder {
     }
 
     fn counts(&self) -> (usize, usize) {
-        (self.ids.lock().unwrap().len(), self.errors.lock().unwrap().len())
+        (
+            self.ids.lock().unwrap().len(),
+            self.errors.lock().unwrap().len(),
+        )
     }
 
     fn wait_for(&self, secs: u64, what: &str, f: impl Fn(usize, usize) -> bool) {

@@ -242,6 +242,35 @@ impl MariaDb {
         self.tls.as_ref().expect("a server started with TLS")
     }
 
+    /// Makes the server show the certificate `name` of [`Certs`] (`impostor`, or `server`
+    /// again): its copy of the files replaced and reloaded (`FLUSH SSL`), then every connection
+    /// over TCP cut, so that each must connect (and check it) again.
+    pub fn serve_certificate(&self, name: &str) {
+        for (from, to) in [("pem", "server.pem"), ("key", "server.key")] {
+            fs::copy(
+                self.certs().path(&format!("{name}.{from}")),
+                self.process.dir.join(to),
+            )
+            .expect("copy a certificate for mariadbd");
+        }
+        self.sql("FLUSH SSL");
+        let ids = self.sql(
+            "SELECT id FROM information_schema.processlist WHERE host LIKE '%:%' \
+             AND id <> CONNECTION_ID()",
+        );
+        for id in ids.split_whitespace() {
+            // One may have ended meanwhile: not an error.
+            let _ = Command::new("mariadb")
+                .arg("--no-defaults")
+                .arg(format!(
+                    "--socket={}",
+                    self.process.dir.join("sock").display()
+                ))
+                .args(["-uroot", "-e", &format!("KILL {id}")])
+                .output();
+        }
+    }
+
     /// The superuser's URL.
     pub fn url(&self) -> String {
         format!("mysql://root@127.0.0.1:{}/rimeflake", self.process.port)

@@ -3,7 +3,7 @@
 //! the names and values of MySQL's own client (`ssl-mode`: `DISABLED`, `PREFERRED` (the
 //! default), `REQUIRED`, `VERIFY_CA`, `VERIFY_IDENTITY`).
 
-use super::tls::{Roots, SslMode, Tls};
+use super::tls::{Roots, SslMode, Tls, MYSQL};
 use crate::error::{Error, Result};
 use std::path::PathBuf;
 
@@ -208,6 +208,7 @@ fn tls_params(query: &str) -> Result<Tls> {
         mode,
         roots,
         client,
+        names: &MYSQL,
     })
 }
 

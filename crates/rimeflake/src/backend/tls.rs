@@ -47,7 +47,34 @@ pub(crate) struct Tls {
     pub(crate) roots: Option<Roots>,
     /// A client certificate and its key.
     pub(crate) client: Option<(PathBuf, PathBuf)>,
+    /// How the URL spells the parameters, for messages.
+    pub(crate) names: &'static Names,
 }
+
+/// How a URL spells the TLS parameters: libpq's names (PostgreSQL, Redis) or MySQL's.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Names {
+    pub(crate) rootcert: &'static str,
+    pub(crate) cert: &'static str,
+    pub(crate) key: &'static str,
+    /// The mode that checks the chain and not the host name.
+    pub(crate) verify_ca: &'static str,
+}
+
+pub(crate) const LIBPQ: Names = Names {
+    rootcert: "sslrootcert",
+    cert: "sslcert",
+    key: "sslkey",
+    verify_ca: "sslmode=verify-ca",
+};
+
+#[cfg_attr(not(feature = "mysql"), allow(dead_code))]
+pub(crate) const MYSQL: Names = Names {
+    rootcert: "ssl-ca",
+    cert: "ssl-cert",
+    key: "ssl-key",
+    verify_ca: "ssl-mode=VERIFY_CA",
+};
 
 impl Tls {
     /// Whether the server's certificate is checked against trusted CAs.
@@ -164,6 +191,7 @@ pub(crate) fn split(url: &str) -> Result<(String, Tls)> {
             mode,
             roots,
             client,
+            names: &LIBPQ,
         },
     ))
 }
@@ -195,6 +223,7 @@ mod tests {
             mode,
             roots,
             client: client.map(|(c, k)| (c.into(), k.into())),
+            names: &LIBPQ,
         }
     }
 

@@ -204,8 +204,14 @@ impl MyConn {
                 match code {
                     // ER_ACCESS_DENIED_ERROR, ER_ACCESS_DENIED_NO_PASSWORD_ERROR
                     1045 | 1698 => Error::config(format!(
-                        "MySQL at {url} refused the login: wrong password, unknown user, or a \
-                         host it may not log in from ({text})"
+                        "MySQL at {url} refused the login: wrong password, unknown user, a \
+                         host it may not log in from{} ({text})",
+                        if self.tls.mode == SslMode::Disable {
+                            ", or a connection without TLS (ssl-mode=DISABLED) where it \
+                             requires TLS"
+                        } else {
+                            ", or a client certificate it wants (ssl-cert, ssl-key)"
+                        }
                     )),
                     // ER_BAD_DB_ERROR
                     1049 => Error::config(format!(
@@ -218,6 +224,12 @@ impl MyConn {
                         "MySQL at {url}: permission denied ({what}: {text}); grant the user the \
                          rights it lacks, or create rimeflake's tables beforehand (see the \
                          schema in the docs)"
+                    )),
+                    // ER_SECURE_TRANSPORT_REQUIRED (MySQL's number, then MariaDB's)
+                    3159 | 4188 => Error::config(format!(
+                        "MySQL at {url} refuses connections without TLS \
+                         (require_secure_transport): use ssl-mode=REQUIRED or a verifying \
+                         mode ({text})"
                     )),
                     // ER_HOST_NOT_PRIVILEGED, ER_HOST_IS_BLOCKED
                     1130 | 1129 => Error::config(format!(
