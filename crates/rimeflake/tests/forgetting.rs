@@ -342,35 +342,86 @@ fn an_ordinary_start_does_not_begin_ahead_of_the_clock() {
 
 /// A row restored from an older copy looks like the truth to the server: a successor repeats
 /// the holder's IDs issued after the copy was taken, unless it waits at every takeover
-/// (`RIMEFLAKE_WAIT_AT_TAKEOVER=1`).
+/// (`RIMEFLAKE_WAIT_AT_TAKEOVER=1`). On PostgreSQL, MariaDB (a row) and ZooKeeper (a node).
 #[test]
 fn a_row_restored_from_an_older_copy_repeats_nothing_with_wait_at_takeover() {
-    let postgres = Postgres::start();
-    let url = postgres.url();
-    let dir = scratch("restored");
     let row = format!("namespace = '{NAMESPACE}' AND worker_id = {WORKER}");
-    let holder = Issuer::start(&url, &dir, "holder", 0, &[]);
+    let postgres = Postgres::start();
+    restored(
+        &postgres.url(),
+        "postgres",
+        || {
+            postgres.psql(&format!(
+                "SELECT state || '|' || version FROM rimeflake_workers WHERE {row}"
+            ))
+        },
+        |copy| {
+            let (state, version) = copy
+                .trim()
+                .split_once('|')
+                .expect("a state and its version");
+            postgres.psql(&format!(
+                "UPDATE rimeflake_workers SET state = '{state}', version = {version} WHERE {row}"
+            ));
+        },
+    );
+    drop(postgres);
+    let mariadb = MariaDb::start();
+    restored(
+        &mariadb.url(),
+        "mariadb",
+        || {
+            mariadb.sql(&format!(
+                "SELECT CONCAT(state, '|', version) FROM rimeflake_workers WHERE {row}"
+            ))
+        },
+        |copy| {
+            let (state, version) = copy
+                .trim()
+                .split_once('|')
+                .expect("a state and its version");
+            mariadb.sql(&format!(
+                "UPDATE rimeflake_workers SET state = '{state}', version = {version} WHERE {row}"
+            ));
+        },
+    );
+    drop(mariadb);
+    let zookeeper = ZooKeeper::start();
+    let node = format!("/rimeflake/workers/{NAMESPACE}/{WORKER}/state");
+    restored(
+        &zookeeper.url(),
+        "zookeeper",
+        || {
+            let got = zookeeper.cli(&format!("get {node}"));
+            got.lines()
+                .find(|l| {
+                    l.split_once(' ')
+                        .is_some_and(|(v, _)| v.parse::<u64>().is_ok())
+                })
+                .unwrap_or_else(|| panic!("no state in {got}"))
+                .to_string()
+        },
+        |copy| {
+            zookeeper.cli(&format!("set {node} \"{copy}\""));
+        },
+    );
+}
+
+/// One server of the test above: `copy` reads the worker's stored state, `restore` writes it
+/// back.
+fn restored(url: &str, server: &str, copy: impl Fn() -> String, restore: impl Fn(&str)) {
+    let dir = scratch(&format!("restored-{server}"));
+    let holder = Issuer::start(url, &dir, "holder", 0, &[]);
     std::thread::sleep(Duration::from_millis(500));
-    let copy = postgres.psql(&format!(
-        "SELECT state || '|' || version FROM rimeflake_workers WHERE {row}"
-    ));
-    let (state, version) = copy
-        .trim()
-        .split_once('|')
-        .expect("a state and its version");
+    let copied = copy();
     std::thread::sleep(Duration::from_millis(2_000));
     let (ours, _) = holder.finish();
-    let restore = || {
-        postgres.psql(&format!(
-            "UPDATE rimeflake_workers SET state = '{state}', version = {version} WHERE {row}"
-        ));
-    };
-    restore();
-    let (plain, _) = Issuer::start(&url, &dir, "plain", SUCCESSOR_IDS, &[]).finish();
+    restore(&copied);
+    let (plain, _) = Issuer::start(url, &dir, "plain", SUCCESSOR_IDS, &[]).finish();
     let without = repeated(&ours, &plain);
-    restore();
+    restore(&copied);
     let (waited, said) = Issuer::start(
-        &url,
+        url,
         &dir,
         "waited",
         SUCCESSOR_IDS,
@@ -379,10 +430,13 @@ fn a_row_restored_from_an_older_copy_repeats_nothing_with_wait_at_takeover() {
     .finish();
     let with = repeated(&ours, &waited);
     eprintln!(
-        "restored from a copy 2.0 s older: holder {} IDs; repeated without the opt-in {without}, \
-         with it {with}",
+        "{server}: restored from a copy 2.0 s older: holder {} IDs; repeated without the opt-in \
+         {without}, with it {with}",
         ours.len()
     );
-    assert_eq!(with, 0, "with RIMEFLAKE_WAIT_AT_TAKEOVER=1: {said:?}");
+    assert_eq!(
+        with, 0,
+        "{server}: with RIMEFLAKE_WAIT_AT_TAKEOVER=1: {said:?}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -146,7 +146,7 @@ impl MyConn {
                 // Once per database: InnoDB syncs each new table's files, which may take longer
                 // than one call (a tenth of the TTL) on a busy server.
                 let ddl_deadline = Deadline::after(self.op_timeout.max(DDL_TIME));
-                for ddl in SCHEMA {
+                for ddl in SCHEMA.split(';').filter(|d| !d.trim().is_empty()) {
                     wire.query(ddl, ddl_deadline)?;
                 }
             }

@@ -15,14 +15,14 @@
 /// - `rimeflake_used`: the worker IDs ever leased in a namespace, each with the largest reach
 ///   (ms) its holders declared. Its foreign key deletes a namespace's marks with its row, so
 ///   whatever loses the record loses the marks with it.
-pub(crate) const SCHEMA: &[&str] = &[
-    "CREATE TABLE IF NOT EXISTS rimeflake_namespaces (
+pub(crate) const SCHEMA: &str = "\
+CREATE TABLE IF NOT EXISTS rimeflake_namespaces (
     namespace VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
     layout    TEXT NOT NULL,
     created   BIGINT NOT NULL,
     PRIMARY KEY (namespace)
-) ENGINE = InnoDB",
-    "CREATE TABLE IF NOT EXISTS rimeflake_workers (
+) ENGINE = InnoDB;
+CREATE TABLE IF NOT EXISTS rimeflake_workers (
     namespace     VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
     worker_id     BIGINT UNSIGNED NOT NULL,
     owner         VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
@@ -30,16 +30,16 @@ pub(crate) const SCHEMA: &[&str] = &[
     state         TEXT NULL,
     version       BIGINT UNSIGNED NOT NULL DEFAULT 0,
     PRIMARY KEY (namespace, worker_id)
-) ENGINE = InnoDB",
-    "CREATE TABLE IF NOT EXISTS rimeflake_used (
+) ENGINE = InnoDB;
+CREATE TABLE IF NOT EXISTS rimeflake_used (
     namespace VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
     worker_id BIGINT UNSIGNED NOT NULL,
     reach_ms  BIGINT UNSIGNED NOT NULL,
     marks     BIGINT UNSIGNED NOT NULL DEFAULT 1,
     PRIMARY KEY (namespace, worker_id),
     FOREIGN KEY (namespace) REFERENCES rimeflake_namespaces (namespace) ON DELETE CASCADE
-) ENGINE = InnoDB",
-];
+) ENGINE = InnoDB;
+";
 
 /// A value for a `?` of a statement.
 #[derive(Clone, Copy, Debug)]

@@ -200,7 +200,7 @@ fn a_user_that_may_not_create_tables_uses_tables_made_beforehand() {
     assert!(e.message().contains("permission denied"), "{e}");
     assert!(e.message().contains("tables"), "{e}");
 
-    db.sql(&SCHEMA.join(";\n"));
+    db.sql(SCHEMA);
     let mut c = MyConn::open(&url, ROOMY).unwrap();
     assert_eq!(c.settle_layout(NS, "l").unwrap(), "l");
     assert!(c.acquire(NS, 1, "tok", 10_000).unwrap());
