@@ -6,6 +6,8 @@
 //! Each test runs against every server. Children (other "hosts") are this test binary run
 //! again with `RIMEFLAKE_TEST_REMOTE_CHILD` set.
 
+mod driver;
+use driver::Driver;
 use rimeflake_testkit::servers;
 
 use rimeflake::{Backend, Error, ErrorKind, Generator, Layout, WorkerSource};
@@ -13,8 +15,6 @@ use servers::{MariaDb, Postgres, Redis, ZooKeeper, MY_PASSWORD};
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// A server of any kind, with the operations the tests need.
@@ -349,71 +349,6 @@ fn generators_in_four_processes_share_one_namespace() {
 }
 
 // ---- (b) the server stops, restarts, pauses ----------------------------------------------------
-
-/// Runs `g` on a thread until stopped, keeping every ID and the kinds of errors it met.
-struct Driver {
-    stop: Arc<AtomicBool>,
-    ids: Arc<Mutex<Vec<u64>>>,
-    errors: Arc<Mutex<Vec<ErrorKind>>>,
-    thread: Option<std::thread::JoinHandle<Generator>>,
-}
-
-impl Driver {
-    fn start(g: Generator) -> Driver {
-        let stop = Arc::new(AtomicBool::new(false));
-        let ids = Arc::new(Mutex::new(Vec::new()));
-        let errors = Arc::new(Mutex::new(Vec::new()));
-        let (s, i, e) = (stop.clone(), ids.clone(), errors.clone());
-        let thread = std::thread::spawn(move || {
-            while !s.load(Ordering::Relaxed) {
-                match g.next_id() {
-                    Ok(id) => i.lock().unwrap().push(id),
-                    Err(err) => {
-                        e.lock().unwrap().push(err.kind());
-                        sleep_ms(5);
-                    }
-                }
-                if i.lock().unwrap().len() % 64 == 0 {
-                    sleep_ms(1); // a steady trickle, not a flood
-                }
-            }
-            g
-        });
-        Driver {
-            stop,
-            ids,
-            errors,
-            thread: Some(thread),
-        }
-    }
-
-    fn counts(&self) -> (usize, usize) {
-        (
-            self.ids.lock().unwrap().len(),
-            self.errors.lock().unwrap().len(),
-        )
-    }
-
-    /// Waits up to `secs` for `f(ids, errors)` to hold.
-    fn wait_for(&self, secs: u64, what: &str, f: impl Fn(usize, usize) -> bool) {
-        for _ in 0..secs * 20 {
-            let (i, e) = self.counts();
-            if f(i, e) {
-                return;
-            }
-            sleep_ms(50);
-        }
-        panic!("waited {secs} s for {what}: {:?}", self.counts());
-    }
-
-    fn finish(mut self) -> (Vec<u64>, Vec<ErrorKind>, Generator) {
-        self.stop.store(true, Ordering::Relaxed);
-        let g = self.thread.take().unwrap().join().unwrap();
-        let ids = std::mem::take(&mut *self.ids.lock().unwrap());
-        let errors = std::mem::take(&mut *self.errors.lock().unwrap());
-        (ids, errors, g)
-    }
-}
 
 #[test]
 fn stats_show_the_lease_held_its_renewals_and_the_lease_lost_while_the_server_is_down() {

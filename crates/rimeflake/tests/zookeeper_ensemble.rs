@@ -4,12 +4,12 @@
 //! takes writes, goes on when the quorum is back, and a successor on its worker ID repeats none
 //! of its IDs.
 
+mod driver;
+use driver::Driver;
 use rimeflake_testkit::servers::Ensemble;
 
 use rimeflake::{Backend, ErrorKind, Generator, Layout};
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 const TTL: Duration = Duration::from_secs(3);
@@ -26,80 +26,11 @@ fn generator(url: &str) -> Generator {
         .unwrap()
 }
 
-/// Issues on a thread at full speed until stopped, keeping every ID and counting errors.
-struct Holder {
-    stop: Arc<AtomicBool>,
-    ids: Arc<Mutex<Vec<u64>>>,
-    errors: Arc<Mutex<Vec<ErrorKind>>>,
-    thread: Option<std::thread::JoinHandle<Generator>>,
-}
-
-impl Holder {
-    fn start(g: Generator) -> Holder {
-        let stop = Arc::new(AtomicBool::new(false));
-        let ids = Arc::new(Mutex::new(Vec::new()));
-        let errors = Arc::new(Mutex::new(Vec::new()));
-        let (s, i, e) = (stop.clone(), ids.clone(), errors.clone());
-        let thread = std::thread::spawn(move || {
-            let mut batch = Vec::with_capacity(1024);
-            while !s.load(Ordering::Relaxed) {
-                match g.next_id() {
-                    Ok(id) => {
-                        batch.push(id);
-                        if batch.len() == 1024 {
-                            i.lock().unwrap().append(&mut batch);
-                        }
-                    }
-                    Err(err) => {
-                        i.lock().unwrap().append(&mut batch);
-                        e.lock().unwrap().push(err.kind());
-                        std::thread::sleep(Duration::from_millis(2));
-                    }
-                }
-            }
-            i.lock().unwrap().append(&mut batch);
-            g
-        });
-        Holder {
-            stop,
-            ids,
-            errors,
-            thread: Some(thread),
-        }
-    }
-
-    fn counts(&self) -> (usize, usize) {
-        (
-            self.ids.lock().unwrap().len(),
-            self.errors.lock().unwrap().len(),
-        )
-    }
-
-    fn wait_for(&self, secs: u64, what: &str, f: impl Fn(usize, usize) -> bool) {
-        for _ in 0..secs * 50 {
-            let (i, e) = self.counts();
-            if f(i, e) {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        panic!("waited {secs} s for {what}: {:?}", self.counts());
-    }
-
-    fn finish(mut self) -> (Vec<u64>, Vec<ErrorKind>, Generator) {
-        self.stop.store(true, Ordering::Relaxed);
-        let g = self.thread.take().unwrap().join().unwrap();
-        let ids = std::mem::take(&mut *self.ids.lock().unwrap());
-        let errors = std::mem::take(&mut *self.errors.lock().unwrap());
-        (ids, errors, g)
-    }
-}
-
 #[test]
 fn an_ensemble_losing_its_leader_then_its_quorum_repeats_no_id() {
     let mut ensemble = Ensemble::start();
     let url = ensemble.url();
-    let holder = Holder::start(generator(&url));
+    let holder = Driver::flat_out(generator(&url));
     holder.wait_for(20, "IDs", |i, _| i > 100_000);
 
     // The leader killed: a new one is elected among the other two, and the holder's session

@@ -3,7 +3,7 @@
 //! the names and values of MySQL's own client (`ssl-mode`: `DISABLED`, `PREFERRED` (the
 //! default), `REQUIRED`, `VERIFY_CA`, `VERIFY_IDENTITY`).
 
-use super::tls::{Roots, SslMode, Tls, MYSQL};
+use super::tls::{decode, Roots, SslMode, Tls, MYSQL};
 use crate::error::{Error, Result};
 use std::path::PathBuf;
 
@@ -210,23 +210,6 @@ fn tls_params(query: &str) -> Result<Tls> {
         client,
         names: &MYSQL,
     })
-}
-
-/// Percent-decoding (`+` stays a `+`).
-fn decode(text: &str) -> Option<String> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            out.push(u8::from_str_radix(text.get(i + 1..i + 3)?, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
 }
 
 #[cfg(test)]

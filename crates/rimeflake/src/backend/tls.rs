@@ -196,8 +196,8 @@ pub(crate) fn split(url: &str) -> Result<(String, Tls)> {
     ))
 }
 
-/// Percent-decoding of one query value (`+` stays a `+`, as in a path).
-fn decode(text: &str) -> Option<String> {
+/// Percent-decoding of one query value or URL part (`+` stays a `+`, as in a path).
+pub(crate) fn decode(text: &str) -> Option<String> {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;

@@ -3,6 +3,7 @@
 //! made with the creator's rights only) and the path under which rimeflake keeps its nodes
 //! (`/rimeflake` when the URL gives none).
 
+use super::tls::decode;
 use crate::error::{Error, Result};
 
 /// The parts of a ZooKeeper URL.
@@ -111,23 +112,6 @@ impl ZkUrl {
             .collect();
         format!("zookeeper://{auth}{}{}", hosts.join(","), self.root)
     }
-}
-
-/// Percent-decoding (`+` stays a `+`).
-fn decode(text: &str) -> Option<String> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            out.push(u8::from_str_radix(text.get(i + 1..i + 3)?, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
 }
 
 #[cfg(test)]

@@ -157,7 +157,7 @@ macro_rules! contract_tests {
 }
 pub(super) use contract_tests;
 
-fn v(version: u64, text: &str) -> Versioned {
+pub(super) fn v(version: u64, text: &str) -> Versioned {
     Versioned {
         version,
         text: text.to_string(),
@@ -190,7 +190,7 @@ pub(super) fn once_back<T>(mut call: impl FnMut() -> Result<T>) -> T {
 }
 
 /// Runs `f` and returns its result and how long it took.
-fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
+pub(super) fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
     let start = crate::clock::monotonic_ns();
     let out = f();
     (

@@ -1,6 +1,5 @@
 use super::*;
-use crate::clock::monotonic_ns;
-use crate::lease::remote::contract::{Expired, Server, NS};
+use crate::lease::remote::contract::{timed, v, Expired, Server, NS};
 use crate::lease::remote::servers::{MariaDb, MY_PASSWORD, MY_PASSWORD_ROLE};
 use crate::state::WorkerState;
 use std::sync::Barrier;
@@ -65,19 +64,6 @@ fn open(db: &MariaDb) -> MyConn {
     MyConn::open(&db.url(), ROOMY).unwrap_or_else(|e| panic!("open {}: {e}", db.url()))
 }
 
-fn v(version: u64, text: &str) -> Versioned {
-    Versioned {
-        version,
-        text: text.to_string(),
-    }
-}
-
-/// Runs `f` and returns its result and how long it took.
-fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
-    let start = monotonic_ns();
-    let out = f();
-    (out, Duration::from_nanos(monotonic_ns() - start))
-}
 
 #[test]
 fn the_tables_match_the_schema_and_first_connections_may_race() {

@@ -1,6 +1,5 @@
 use super::*;
-use crate::clock::monotonic_ns;
-use crate::lease::remote::contract::{Expired, Server, NS};
+use crate::lease::remote::contract::{timed, v, Expired, Server, NS};
 use crate::lease::remote::servers::ZooKeeper;
 
 const OP: Duration = Duration::from_millis(500);
@@ -82,19 +81,6 @@ impl Server for ZooKeeper {
 
 crate::lease::remote::contract::contract_tests!(ZooKeeper::start());
 
-fn v(version: u64, text: &str) -> Versioned {
-    Versioned {
-        version,
-        text: text.to_string(),
-    }
-}
-
-/// Runs `f` and returns its result and how long it took.
-fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
-    let start = monotonic_ns();
-    let out = f();
-    (out, Duration::from_nanos(monotonic_ns() - start))
-}
 
 #[test]
 fn names_are_one_path_component_and_read_back() {
