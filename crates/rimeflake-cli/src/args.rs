@@ -164,12 +164,8 @@ fn parse_worker(text: &str) -> Result<u64, String> {
 
 impl GeneratorArgs {
     /// A generator with what these arguments give; the core resolves the rest (environment,
-    /// defaults) and reports warnings, which go to stderr.
-    pub fn build(&self) -> Result<Generator, Failure> {
-        Ok(self.build_generator()?)
-    }
-
-    /// [`GeneratorArgs::build`] with the core's error as it is (its kind kept).
+    /// defaults) and reports warnings, which go to stderr. The core's error is kept as it is
+    /// (its kind too).
     pub fn build_generator(&self) -> rimeflake::Result<Generator> {
         self.build_with(crate::warn::Warnings::default(), None)
     }
