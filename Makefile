@@ -229,8 +229,28 @@ peer-vectors: ## regenerate testdata/peers/vectors.json with the peers' own code
 
 # ---- lint -------------------------------------------------------------------------------------
 
-.PHONY: lint lint-rust lint-api
-lint: lint-rust lint-python lint-c lint-node lint-docs lint-api ## check formatting and lints, warnings as errors (each language adds lint-<lang>)
+.PHONY: lint lint-rust lint-api lint-workflows
+lint: lint-rust lint-python lint-c lint-node lint-docs lint-api lint-workflows ## check formatting and lints, warnings as errors (each language adds lint-<lang>)
+
+# The GitHub workflows (.github/workflows) cannot run here, so actionlint reads them: syntax,
+# expressions, runner labels, action inputs, and their run: scripts through shellcheck (Debian's
+# package). actionlint is a Go program, built once from the Go module proxy at a pinned version
+# into the target directory.
+ACTIONLINT_VERSION := v1.7.12
+ACTIONLINT := $(CARGO_TARGET)/tools/actionlint-$(ACTIONLINT_VERSION)
+
+lint-workflows: $(ACTIONLINT) ## every workflow of .github/workflows checked by actionlint (and shellcheck)
+	@command -v shellcheck >/dev/null || { \
+	  sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+	  $$sudo apt-get update && $$sudo apt-get install -y shellcheck; }
+	$(ACTIONLINT) -shellcheck="$$(command -v shellcheck)" .github/workflows/*.yml
+
+$(ACTIONLINT):
+	@command -v go >/dev/null || { echo "make: go not found: install Go (https://go.dev/dl) for actionlint" >&2; exit 1; }
+	$(call say,workflows: go install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION))
+	@rm -rf "$(@D)/actionlint-build" && mkdir -p "$(@D)/actionlint-build"
+	GOBIN="$(@D)/actionlint-build" go install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION)
+	@mv "$(@D)/actionlint-build/actionlint" "$@" && rmdir "$(@D)/actionlint-build"
 
 lint-api: ## the core's public API is the committed crates/rimeflake/public-api.txt (update: scripts/docs/public_api.py --check --update)
 	CARGO="$(CARGO)" $(PYTHON) scripts/docs/public_api.py --check
