@@ -281,6 +281,7 @@ pub struct BenchArgs {
 }
 
 /// The environment variable of `serve`'s bearer token (empty counts as unset).
+#[cfg_attr(not(feature = "serve"), allow(dead_code))]
 pub const SERVE_TOKEN_ENV: &str = "RIMEFLAKE_SERVE_TOKEN";
 
 #[derive(Debug, Args)]
@@ -289,6 +290,8 @@ pub const SERVE_TOKEN_ENV: &str = "RIMEFLAKE_SERVE_TOKEN";
 request but /healthz and /readyz must carry `Authorization: Bearer <token>`. The API is in \
 docs/serve.md."
 )]
+// Read by `serve` alone, which a build without the feature leaves out.
+#[cfg_attr(not(feature = "serve"), allow(dead_code))]
 pub struct ServeArgs {
     /// The address and port to listen on (0 for any free port; the one taken is printed)
     #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:8080")]

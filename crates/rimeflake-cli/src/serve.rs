@@ -2,12 +2,25 @@
 //! `gen` builds its one: the main generator from the flags and environment, and one per key
 //! with the key as its namespace.
 
-use crate::args::{ServeArgs, SERVE_TOKEN_ENV};
+use crate::args::ServeArgs;
 use crate::fail::Failure;
-use std::sync::Arc;
-use std::time::Duration;
 
+/// A build without the `serve` feature (`make demo`'s) has the subcommand and its arguments, so
+/// that `rimeflake serve` says what is missing rather than that no such command exists.
+#[cfg(not(feature = "serve"))]
+pub fn run(_args: &ServeArgs) -> Result<(), Failure> {
+    Err(Failure::usage(
+        "serve is not in this build of rimeflake: it was built without the cargo feature \"serve\" \
+         (cargo build -p rimeflake-cli builds every feature; so do the release and cargo install)",
+    ))
+}
+
+#[cfg(feature = "serve")]
 pub fn run(args: &ServeArgs) -> Result<(), Failure> {
+    use crate::args::SERVE_TOKEN_ENV;
+    use std::sync::Arc;
+    use std::time::Duration;
+
     let token = std::env::var(SERVE_TOKEN_ENV)
         .ok()
         .filter(|t| !t.is_empty());
@@ -41,4 +54,29 @@ pub fn run(args: &ServeArgs) -> Result<(), Failure> {
         );
     })?;
     Ok(())
+}
+
+/// What a build without the `serve` feature (`make demo`'s) says when asked to serve:
+/// `cargo test -p rimeflake-cli --no-default-features --bins` runs it. (A server URL in such a
+/// build is the core's to refuse: its tests without the backends' features check the message.)
+#[cfg(all(test, not(feature = "serve")))]
+mod tests {
+    use crate::args::{Cli, Command};
+    use crate::fail::{Failure, EXIT_USAGE};
+    use clap::Parser;
+
+    #[test]
+    fn serve_says_it_was_left_out() {
+        let cli = Cli::try_parse_from(["rimeflake", "serve", "--listen", "127.0.0.1:0"]).unwrap();
+        let Command::Serve(args) = &cli.command else {
+            panic!("not serve: {:?}", cli.command)
+        };
+        match super::run(args) {
+            Err(Failure::Error { code, message }) => {
+                assert_eq!(code, EXIT_USAGE, "{message}");
+                assert!(message.contains("cargo feature \"serve\""), "{message}");
+            }
+            other => panic!("not a usage error: {other:?}"),
+        }
+    }
 }
