@@ -255,9 +255,10 @@ $(ACTIONLINT):
 lint-api: ## the core's public API is the committed crates/rimeflake/public-api.txt (update: scripts/docs/public_api.py --check --update)
 	CARGO="$(CARGO)" $(PYTHON) scripts/docs/public_api.py --check
 
-lint-rust: rust-lint-tools ## Rust: cargo fmt --check and clippy -D warnings (workspace and example)
+lint-rust: rust-lint-tools ## Rust: cargo fmt --check and clippy -D warnings (workspace, the lean builds of the CLI and the C library, and the example)
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	$(CARGO) clippy -p rimeflake-cli -p rimeflake-capi --no-default-features -- -D warnings
 	$(CARGO) fmt --manifest-path examples/rust/Cargo.toml --check
 	$(CARGO) clippy $(EXAMPLE_RUST) -- -D warnings
 
@@ -365,8 +366,12 @@ bench-python: rust ## Python: release wheel + peers in bench/python/.venv, then 
 PREFIX ?= /usr/local
 VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
 C_PREFIX := $(CURDIR)/target/c-prefix
+# The server backends built into the library (rimeflake-capi's cargo features): both by default,
+# as the release tarball has them; `make install C_FEATURES=` installs the lean library, which
+# refuses a server URL with RIMEFLAKE_CONFIG (docs/c.md#build-options).
+C_FEATURES ?= redis postgres
 
-.PHONY: c-tools header install test-c example-c lint-c bench-c
+.PHONY: c-tools header install test-c example-c lint-c bench-c bench-c-size
 c-tools: ## C: check cc, c++ and cmake; install pkg-config (Debian's package) when it is missing
 	@for t in cc c++ cmake python3; do command -v $$t >/dev/null || { echo "make: $$t not found" >&2; exit 1; }; done
 	@command -v pkg-config >/dev/null || { \
@@ -376,13 +381,16 @@ c-tools: ## C: check cc, c++ and cmake; install pkg-config (Debian's package) wh
 header: rust ## C: regenerate include/rimeflake.h from crates/rimeflake-capi (cbindgen, pinned)
 	RIMEFLAKE_WRITE_HEADER=1 $(CARGO) test --quiet -p rimeflake-capi --lib committed_header_is_current
 
-install: rust ## C: build librimeflake (release); install header, .so/.so.0, .a, rimeflake.pc, CMake config under PREFIX
-	$(CARGO) build --release -p rimeflake-capi
+install: rust ## C: build librimeflake (release; C_FEATURES= for the lean one); install header, .so/.so.0, .a, rimeflake.pc, CMake config under PREFIX
+	$(CARGO) build --release -p rimeflake-capi --no-default-features --features "$(C_FEATURES)"
 	crates/rimeflake-capi/install/install.sh "$(PREFIX)" "$(CARGO_TARGET)/release" "$(VERSION)"
 
 # The tests link the installed library (target/c-prefix); the examples are copied out of the
 # tree and built against a second, fresh install, as a user's program would be.
-test-c: rust c-tools faketime servers ## C and C++: tests plainly and under ASan+UBSan (a real Redis for the backend test), then the examples built outside the tree
+test-c: rust c-tools faketime servers ## C and C++: the crate's tests with and without the server backends, the C tests plainly and under ASan+UBSan (a real Redis for the backend test), then the examples built outside the tree
+	$(call say,c: cargo test -p rimeflake-capi --lib, with the server backends and without (the lean library))
+	$(CARGO) test -p rimeflake-capi --lib
+	$(CARGO) test -p rimeflake-capi --lib --no-default-features
 	$(MAKE) --no-print-directory install PREFIX="$(C_PREFIX)"
 	scripts/with-redis crates/rimeflake-capi/tests/c/build.sh "$(C_PREFIX)" "$(CURDIR)/target/c-tests"
 	$(MAKE) --no-print-directory example-c
@@ -392,6 +400,9 @@ example-c: c-tools ## C and C++: install into a temporary prefix, build examples
 
 lint-c: rust ## C: the committed header is current (cargo test of rimeflake-capi's header check)
 	$(CARGO) test --quiet -p rimeflake-capi --lib committed_header_is_current
+
+bench-c-size: rust ## C: librimeflake's size with each choice of server backends (release, zig for glibc 2.17, as make dist-c builds it), into bench/RESULTS.md
+	scripts/dist/c-sizes.sh --results
 
 bench-c: c-tools ## C: rimeflake_next_id / rimeflake_fill beside the core's next_id / fill and the floor (bench/c), appends to bench/RESULTS.md
 	$(MAKE) --no-print-directory install PREFIX="$(C_PREFIX)"
@@ -459,14 +470,14 @@ bench-node: rust node ## Node: release build + peers in bench/node/node_modules,
 DIST := $(CURDIR)/dist
 
 .PHONY: dist dist-cli dist-c dist-python dist-node test-dist test-dist-cli test-dist-crate \
-  test-dist-c test-dist-python test-dist-node
+  test-dist-c test-dist-python test-dist-node test-dist-elf
 dist: dist-cli dist-c dist-python dist-node ## build every release artifact into dist/ (wheel and sdist, npm packages, C tarball, CLI tarball), SHA256SUMS and a size table
 	scripts/dist/sums.sh
 
-dist-cli: rust ## dist/: the CLI tarball (stripped rimeflake binary)
+dist-cli: rust ## dist/: the CLI tarball (stripped rimeflake binary, every feature, for glibc 2.17 and later: zig)
 	scripts/dist/cli.sh
 
-dist-c: rust c-tools ## dist/: the C tarball (headers, .so and .a, pkg-config and CMake files, README)
+dist-c: rust c-tools ## dist/: the C tarball (headers, .so and .a with both server backends, for glibc 2.17 and later: zig; pkg-config and CMake files, README)
 	scripts/dist/c.sh
 
 dist-python: rust ## dist/: the manylinux abi3 wheel (maturin --zig) and the sdist
@@ -475,7 +486,17 @@ dist-python: rust ## dist/: the manylinux abi3 wheel (maturin --zig) and the sdi
 dist-node: rust node ## dist/: the npm main package and this platform's package, as a publish makes them
 	scripts/dist/node.sh
 
-test-dist: test-dist-cli test-dist-crate test-dist-c test-dist-python test-dist-node ## test dist/ as users install it: local PyPI and npm registries, no Rust toolchain on PATH
+test-dist: test-dist-elf test-dist-cli test-dist-crate test-dist-c test-dist-python test-dist-node ## test dist/ as users install it: local PyPI and npm registries, no Rust toolchain on PATH
+
+# Before a release is published: the version, CHANGELOG.md, the tag and dist/ must agree (every
+# release workflow runs the same script before it publishes anything). TAG defaults to the tag
+# on HEAD; ONLY names the kinds of artifact expected (python, npm, c, cli; default all).
+.PHONY: release-check
+release-check: ## refuse a release unless the version, CHANGELOG heading, tag (TAG=v<version>, default HEAD's) and dist/ agree
+	$(PYTHON) scripts/release/check.py $(if $(TAG),--tag "$(TAG)") $(if $(ONLY),--only "$(ONLY)") --dist "$(DIST)"
+
+test-dist-elf: ## every ELF file the artifacts ship needs glibc 2.17 or older (its newest GLIBC_ symbol) and no library beyond glibc
+	scripts/dist/test-elf.sh
 
 test-dist-cli: ## the CLI from its tarball
 	scripts/dist/test-cli.sh
@@ -502,8 +523,9 @@ lint-docs: ## README and docs: every link resolves; comments point only inside t
 	$(PYTHON) scripts/docs/references.py
 	$(PYTHON) scripts/docs/layers.py
 
-test-checks: ## the checks of lint-docs (layers, references) against planted faults
+test-checks: ## the checks of lint-docs (layers, references) and release-check against planted faults
 	$(PYTHON) scripts/docs/test_checks.py
+	$(PYTHON) scripts/release/test_check.py
 
 test-docs: python-env node-env c-tools servers ## README and docs: run every code block as written
 	scripts/docs/run-snippets.sh
