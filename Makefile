@@ -14,8 +14,8 @@ CARGO ?= cargo
 CARGO_TARGET := $(abspath $(or $(CARGO_TARGET_DIR),target))
 # The example is a crate of its own (as a user's would be); it shares the workspace's target dir.
 EXAMPLE_RUST := --manifest-path examples/rust/Cargo.toml --target-dir $(CARGO_TARGET)
-# The CLI as `make demo` builds it (cargo build shows its progress; running the binary does not
-# rebuild or print anything else).
+# The CLI as `make demo` builds it (without its server backends and serve; cargo build shows its
+# progress; running the binary does not rebuild or print anything else).
 RIMEFLAKE := $(CARGO_TARGET)/debug/rimeflake
 # Python's .venv (the extension built by maturin develop; the Python section says what else).
 PYTHON ?= python3
@@ -50,42 +50,53 @@ rust-lint-tools: rust ## add rustfmt and clippy to the toolchain when they are m
 
 # The embedded default: a worker ID leased in the state directory and durable state beside it;
 # here the directory is target/demo-state, inside the checkout.
-# It builds only what it shows (debug builds, no test or lint tools), each step saying what it
-# does and how long it takes cold on a 2-core machine, and leaves `git status` clean.
+# It builds only what it shows (debug builds, no test or lint tools) and leaves `git status`
+# clean. The first IDs come from the core's own example (examples/rust: the core and libc, no
+# server client), so a fresh clone shows IDs within seconds; then the CLI, built without its
+# server backends and `serve` (which the demo does not use: hyper, tokio's threaded runtime and
+# TLS are most of the CLI's build; `make dist` and `cargo install` build every feature), then
+# Python, Node and C. Each step says what it does and how long it took on this project's 2-core
+# machine from a fresh clone (docs/development.md), and after each build how long it took here.
 DEMO_C_PREFIX := $(CURDIR)/target/demo-c-prefix
+# timed CMD: runs CMD, then prints how long it took.
+timed = start=$$(date +%s); $(1); echo "  ($$(( $$(date +%s) - start )) s)"
 
-.PHONY: demo demo-rust demo-python demo-node demo-c
-demo: demo-rust demo-python demo-node demo-c ## print IDs from the CLI, then Python, Node and C (debug builds; the first ID about 80 s after a fresh clone, the end about 5 minutes)
+.PHONY: demo demo-rust demo-cli demo-python demo-node demo-c
+demo: demo-rust demo-cli demo-python demo-node demo-c ## print IDs from Rust (the core's example, then the CLI), Python, Node and C (debug builds; from a fresh clone, the first ID in about 15 s, the end in about 4 minutes)
 
 demo-rust: rust
-	$(call say,rust: building the CLI (cargo build -p rimeflake-cli: about 80 s cold on 2 cores))
-	@$(CARGO) build -p rimeflake-cli
-	$(call say,rust: rimeflake gen -n 3 (the embedded default: state in target/demo-state))
+	$(call say,rust: examples/rust, the core alone (cargo run: about 15 s from a fresh clone))
+	@RIMEFLAKE_STATE_DIR="$(DEMO_STATE)" $(CARGO) run $(EXAMPLE_RUST)
+
+demo-cli: rust
+	$(call say,cli: building rimeflake without its server backends and serve (cargo build -p rimeflake-cli --no-default-features: about 30 s))
+	@$(call timed,$(CARGO) build -p rimeflake-cli --no-default-features)
+	$(call say,cli: rimeflake gen -n 3 (the embedded default: state in target/demo-state))
 	@RIMEFLAKE_STATE_DIR="$(DEMO_STATE)" $(RIMEFLAKE) gen -n 3
-	$(call say,rust: rimeflake gen -n 3 --format base62 | rimeflake decode --format base62)
+	$(call say,cli: rimeflake gen -n 3 --format base62 | rimeflake decode --format base62)
 	@RIMEFLAKE_STATE_DIR="$(DEMO_STATE)" $(RIMEFLAKE) gen -n 3 --format base62 | $(RIMEFLAKE) decode --format base62
-	$(call say,rust: rimeflake gen --worker 7 --layout twitter | rimeflake decode --layout twitter)
+	$(call say,cli: rimeflake gen --worker 7 --layout twitter | rimeflake decode --layout twitter)
 	@RIMEFLAKE_STATE_DIR="$(DEMO_STATE)" $(RIMEFLAKE) gen --worker 7 --layout twitter | $(RIMEFLAKE) decode --layout twitter
-	$(call say,rust: rimeflake state show (leases, holders, reservations))
+	$(call say,cli: rimeflake state show (leases, holders, reservations))
 	@RIMEFLAKE_STATE_DIR="$(DEMO_STATE)" $(RIMEFLAKE) state show
 
 demo-python: rust $(PY_BUILD_STAMP)
-	$(call say,python: building the extension into .venv (maturin develop: about 40 s cold))
-	@cd bindings-python && VIRTUAL_ENV="$(CURDIR)/$(VENV)" "$(CURDIR)/$(VENV)/bin/maturin" develop --quiet
+	$(call say,python: building the extension into .venv (maturin develop, with both server backends: about 90 s))
+	@$(call timed,cd bindings-python && VIRTUAL_ENV="$(CURDIR)/$(VENV)" "$(CURDIR)/$(VENV)/bin/maturin" develop --quiet)
 	$(call say,python: examples/python/quickstart.py)
 	@RIMEFLAKE_STATE_DIR="$(DEMO_STATE)" $(VENV_PY) examples/python/quickstart.py
 
 demo-node: rust node
-	$(call say,node: the napi CLI into bindings-node/node_modules (npm, locked versions); then the addon (napi build: about 100 s cold))
+	$(call say,node: the napi CLI into bindings-node/node_modules (npm, locked versions); then the addon (napi build: about 60 s))
 	@cd bindings-node && { [ node_modules/.package-lock.json -nt package-lock.json ] || $(NPM_CI) --loglevel=error; }
-	@cd bindings-node && $(NAPI_BUILD) >/dev/null
+	@$(call timed,cd bindings-node && $(NAPI_BUILD) >/dev/null)
 	@$(MAKE) --no-print-directory -s example-node-deps
 	$(call say,node: examples/node/quickstart.js)
 	@RIMEFLAKE_STATE_DIR="$(DEMO_STATE)" $(NODE) examples/node/quickstart.js
 
 demo-c: rust c-tools
-	$(call say,c: librimeflake (cargo build -p rimeflake-capi: about 40 s cold); installed in target/demo-c-prefix)
-	@$(CARGO) build -p rimeflake-capi
+	$(call say,c: librimeflake (cargo build -p rimeflake-capi: about 30 s); installed in target/demo-c-prefix)
+	@$(call timed,$(CARGO) build -p rimeflake-capi)
 	@crates/rimeflake-capi/install/install.sh "$(DEMO_C_PREFIX)" "$(CARGO_TARGET)/debug" "$(VERSION)" >/dev/null
 	$(call say,c: examples/c/quickstart.c built with pkg-config; then run)
 	@mkdir -p target/demo-c
