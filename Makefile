@@ -481,7 +481,7 @@ bench-node: rust node ## Node: release build + peers in bench/node/node_modules,
 DIST := $(CURDIR)/dist
 
 .PHONY: dist dist-cli dist-c dist-python dist-node test-dist test-dist-cli test-dist-crate \
-  test-dist-c test-dist-python test-dist-node test-dist-elf
+  test-dist-c test-dist-python test-dist-node test-dist-elf test-dist-readme
 dist: dist-cli dist-c dist-python dist-node ## build every release artifact into dist/ (wheel and sdist, npm packages, C tarball, CLI tarball), SHA256SUMS and a size table
 	scripts/dist/sums.sh
 
@@ -497,7 +497,7 @@ dist-python: rust ## dist/: the manylinux abi3 wheel (maturin --zig) and the sdi
 dist-node: rust node ## dist/: the npm main package and this platform's package, as a publish makes them
 	scripts/dist/node.sh
 
-test-dist: test-dist-elf test-dist-cli test-dist-crate test-dist-c test-dist-python test-dist-node ## test dist/ as users install it: local PyPI and npm registries, no Rust toolchain on PATH
+test-dist: test-dist-elf test-dist-cli test-dist-crate test-dist-c test-dist-python test-dist-node test-dist-readme ## test dist/ as users install it: local PyPI and npm registries, no Rust toolchain on PATH
 
 # Before a release is published: the version, CHANGELOG.md, the tag and dist/ must agree (every
 # release workflow runs the same script before it publishes anything). TAG defaults to the tag
@@ -505,6 +505,9 @@ test-dist: test-dist-elf test-dist-cli test-dist-crate test-dist-c test-dist-pyt
 .PHONY: release-check
 release-check: ## refuse a release unless the version, CHANGELOG heading, tag (TAG=v<version>, default HEAD's) and dist/ agree
 	$(PYTHON) scripts/release/check.py $(if $(TAG),--tag "$(TAG)") $(if $(ONLY),--only "$(ONLY)") --dist "$(DIST)"
+
+test-dist-readme: node ## README's install lines as written (pip from dist/, npm of the two tarballs, tar), then each installed package issues IDs
+	scripts/dist/test-readme.sh
 
 test-dist-elf: ## every ELF file the artifacts ship needs glibc 2.17 or older (its newest GLIBC_ symbol) and no library beyond glibc
 	scripts/dist/test-elf.sh
