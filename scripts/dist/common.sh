@@ -18,23 +18,30 @@ glibc=2.17
 # ziglang) compiles the C parts (ring) and links, knowing every glibc's symbol versions. maturin
 # --zig drives it for the wheel, cargo-zigbuild (PyPI, the tool maturin embeds) for the CLI and
 # the C library; both find zig as `python3 -m ziglang`. The pins, installed once into
-# $target/dist-venv (the stamp names them, so changing one reinstalls). ziglang 0.15.1 is a zig
+# $target/dist-venv (tool_venv). ziglang 0.15.1 is a zig
 # that maturin 1.16's and cargo-zigbuild 0.24's wrappers drive.
 dist_tools=(maturin==1.16.0 ziglang==0.15.1 auditwheel==6.8.2 cargo-zigbuild==0.24.0)
 dist_venv=$target/dist-venv
 # Where a zig build of the release profile lands (cargo's directory for an explicit --target).
 zig_release=$target/$triple/release
 
-# zig_env: the pinned tools installed (once) and first on PATH.
-zig_env() {
-  local stamp
-  stamp=$dist_venv/.installed-$(printf '%s\n' "${dist_tools[@]}" | sha256sum | cut -c1-16)
+# tool_venv DIR PIN...: a venv in DIR with the pinned PyPI packages, installed once (the stamp
+# names the pins, so changing one reinstalls).
+tool_venv() {
+  local venv=$1 stamp
+  shift
+  stamp=$venv/.installed-$(printf '%s\n' "$@" | sha256sum | cut -c1-16)
   if [ ! -e "$stamp" ]; then
-    say "build tools into $dist_venv (${dist_tools[*]})"
-    python3 -m venv "$dist_venv"
-    "$dist_venv/bin/python" -m pip install --disable-pip-version-check -q "${dist_tools[@]}"
+    say "tools into $venv ($*)"
+    python3 -m venv "$venv"
+    "$venv/bin/python" -m pip install --disable-pip-version-check -q "$@"
     touch "$stamp"
   fi
+}
+
+# zig_env: the pinned build tools installed (once) and first on PATH.
+zig_env() {
+  tool_venv "$dist_venv" "${dist_tools[@]}"
   # The venv's python3 comes first: it is the one with the ziglang module.
   export PATH=$dist_venv/bin:$PATH
 }
