@@ -19,6 +19,13 @@ EXAMPLE_RUST := --manifest-path examples/rust/Cargo.toml --target-dir $(CARGO_TA
 RIMEFLAKE := $(CARGO_TARGET)/debug/rimeflake
 # Python's .venv (the extension built by maturin develop; the Python section says what else).
 PYTHON ?= python3
+# The host's target triple. The napi CLI always builds the addon with `--target` (into
+# target/<triple>/), where a build without one goes to target/debug with its own copy of every
+# dependency: the Python extension and the C library name the same target, so the three debug
+# builds share their dependencies (tokio, ring, rustls, the server clients) instead of building
+# them two or three times.
+HOST_TRIPLE := $(shell $(CARGO) -vV 2>/dev/null | sed -n 's/^host: //p')
+MATURIN_DEVELOP = VIRTUAL_ENV="$(CURDIR)/$(VENV)" "$(CURDIR)/$(VENV)/bin/maturin" develop --target $(HOST_TRIPLE)
 VENV := .venv
 VENV_PY := $(VENV)/bin/python
 PY_BUILD_STAMP := $(VENV)/.maturin-installed
@@ -82,7 +89,7 @@ demo-cli: rust
 
 demo-python: rust $(PY_BUILD_STAMP)
 	$(call say,python: building the extension into .venv (maturin develop, with both server backends: about 90 s))
-	@$(call timed,cd bindings-python && VIRTUAL_ENV="$(CURDIR)/$(VENV)" "$(CURDIR)/$(VENV)/bin/maturin" develop --quiet)
+	@$(call timed,cd bindings-python && $(MATURIN_DEVELOP) --quiet)
 	$(call say,python: examples/python/quickstart.py)
 	@RIMEFLAKE_STATE_DIR="$(DEMO_STATE)" $(VENV_PY) examples/python/quickstart.py
 
@@ -96,8 +103,8 @@ demo-node: rust node
 
 demo-c: rust c-tools
 	$(call say,c: librimeflake (cargo build -p rimeflake-capi: about 30 s); installed in target/demo-c-prefix)
-	@$(call timed,$(CARGO) build -p rimeflake-capi)
-	@crates/rimeflake-capi/install/install.sh "$(DEMO_C_PREFIX)" "$(CARGO_TARGET)/debug" "$(VERSION)" >/dev/null
+	@$(call timed,$(CARGO) build -p rimeflake-capi --target $(HOST_TRIPLE))
+	@crates/rimeflake-capi/install/install.sh "$(DEMO_C_PREFIX)" "$(CARGO_TARGET)/$(HOST_TRIPLE)/debug" "$(VERSION)" >/dev/null
 	$(call say,c: examples/c/quickstart.c built with pkg-config; then run)
 	@mkdir -p target/demo-c
 	@PKG_CONFIG_PATH="$(DEMO_C_PREFIX)/lib/pkgconfig" $(MAKE) --no-print-directory -s -C examples/c \
@@ -331,7 +338,7 @@ PY_TOOLS_STAMP := $(VENV)/.tools-installed
 .PHONY: python-env test-python example-python lint-python bench-python
 python-env: rust $(PY_TOOLS_STAMP) ## Python: .venv with maturin, pytest, mypy, numpy and the extension built in it (debug)
 	$(call say,python: building the extension into .venv (maturin develop: cargo's progress follows))
-	cd bindings-python && VIRTUAL_ENV="$(CURDIR)/$(VENV)" "$(CURDIR)/$(VENV)/bin/maturin" develop
+	cd bindings-python && $(MATURIN_DEVELOP)
 
 $(PY_BUILD_STAMP):
 	$(call say,python: creating .venv and installing maturin (pip: about 10 s))
