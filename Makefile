@@ -62,21 +62,22 @@ rust-lint-tools: rust ## add rustfmt and clippy to the toolchain when they are m
 # server client), so a fresh clone shows IDs within seconds; then the CLI, built without its
 # server backends and `serve` (which the demo does not use: hyper, tokio's threaded runtime and
 # TLS are most of the CLI's build; `make dist` and `cargo install` build every feature), then
-# Python, Node and C. Each step says what it does and how long it took on this project's 2-core
-# machine from a fresh clone (docs/development.md), and after each build how long it took here.
+# Python, Node and C. Each step says what it does and about how long it takes from a fresh clone
+# on 2 quiet cores (docs/development.md says how that was measured), and after each build how
+# long it took here.
 DEMO_C_PREFIX := $(CURDIR)/target/demo-c-prefix
 # timed CMD: runs CMD, then prints how long it took.
 timed = start=$$(date +%s); $(1); echo "  ($$(( $$(date +%s) - start )) s)"
 
 .PHONY: demo demo-rust demo-cli demo-python demo-node demo-c
-demo: demo-rust demo-cli demo-python demo-node demo-c ## print IDs from Rust (the core's example, then the CLI), Python, Node and C (debug builds; from a fresh clone, the first ID in about 15 s, the end in about 4 minutes)
+demo: demo-rust demo-cli demo-python demo-node demo-c ## print IDs from Rust (the core's example, then the CLI), Python, Node and C (debug builds; from a fresh clone, the first ID in about 10 s, the end in about 4 minutes on 2 quiet cores)
 
 demo-rust: rust
-	$(call say,rust: examples/rust, the core alone (cargo run: about 15 s from a fresh clone))
+	$(call say,rust: examples/rust, the core alone (cargo run: about 10 s from a fresh clone))
 	@RIMEFLAKE_STATE_DIR="$(DEMO_STATE)" $(CARGO) run $(EXAMPLE_RUST)
 
 demo-cli: rust
-	$(call say,cli: building rimeflake without its server backends and serve (cargo build -p rimeflake-cli --no-default-features: about 30 s))
+	$(call say,cli: building rimeflake without its server backends and serve (cargo build -p rimeflake-cli --no-default-features: about 20 s))
 	@$(call timed,$(CARGO) build -p rimeflake-cli --no-default-features)
 	$(call say,cli: rimeflake gen -n 3 (the embedded default: state in target/demo-state))
 	@RIMEFLAKE_STATE_DIR="$(DEMO_STATE)" $(RIMEFLAKE) gen -n 3
@@ -88,13 +89,13 @@ demo-cli: rust
 	@RIMEFLAKE_STATE_DIR="$(DEMO_STATE)" $(RIMEFLAKE) state show
 
 demo-python: rust $(PY_BUILD_STAMP)
-	$(call say,python: building the extension into .venv (maturin develop, with both server backends: about 90 s))
+	$(call say,python: building the extension into .venv (maturin develop, with both server backends: about 2 minutes))
 	@$(call timed,cd bindings-python && $(MATURIN_DEVELOP) --quiet)
 	$(call say,python: examples/python/quickstart.py)
 	@RIMEFLAKE_STATE_DIR="$(DEMO_STATE)" $(VENV_PY) examples/python/quickstart.py
 
 demo-node: rust node
-	$(call say,node: the napi CLI into bindings-node/node_modules (npm, locked versions); then the addon (napi build: about 60 s))
+	$(call say,node: the napi CLI into bindings-node/node_modules (npm, locked versions); then the addon (napi build, on the extension's dependencies: about 45 s))
 	@cd bindings-node && { [ node_modules/.package-lock.json -nt package-lock.json ] || $(NPM_CI) --loglevel=error; }
 	@$(call timed,cd bindings-node && $(NAPI_BUILD) >/dev/null)
 	@$(MAKE) --no-print-directory -s example-node-deps
@@ -102,7 +103,7 @@ demo-node: rust node
 	@RIMEFLAKE_STATE_DIR="$(DEMO_STATE)" $(NODE) examples/node/quickstart.js
 
 demo-c: rust c-tools
-	$(call say,c: librimeflake (cargo build -p rimeflake-capi: about 30 s); installed in target/demo-c-prefix)
+	$(call say,c: librimeflake (cargo build -p rimeflake-capi: about 25 s); installed in target/demo-c-prefix)
 	@$(call timed,$(CARGO) build -p rimeflake-capi --target $(HOST_TRIPLE))
 	@crates/rimeflake-capi/install/install.sh "$(DEMO_C_PREFIX)" "$(CARGO_TARGET)/$(HOST_TRIPLE)/debug" "$(VERSION)" >/dev/null
 	$(call say,c: examples/c/quickstart.c built with pkg-config; then run)
