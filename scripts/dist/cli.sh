@@ -25,8 +25,13 @@ file -b "$bin" | matches ', stripped' || die "$bin is not stripped: the release 
 at_most_glibc "$bin" || die "$bin needs $(newest_glibc "$bin"), newer than glibc $glibc"
 needs=$(newest_glibc "$bin")
 needs=${needs#GLIBC_}
-libs=$(readelf -d "$bin" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort | paste -sd ' ' -)
+libs=$(readelf -d "$bin" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort | sed 's/.*/`&`/' | paste -sd ',' - | sed 's/,/, /g')
 echo "rimeflake needs glibc $needs or later; it loads: $libs"
+# What the README says: glibc's libraries alone.
+if readelf -d "$bin" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' |
+  grep -Ev '^(libc|libm|libpthread|libdl|librt|libutil)\.so\.[0-9]+$|^ld-linux-x86-64\.so\.2$'; then
+  die "rimeflake loads the libraries above, which are not glibc's"
+fi
 
 scratch stage
 mkdir "$stage/$top"
@@ -40,10 +45,11 @@ rollbacks, restarts and forks. Put it on your PATH and run \`rimeflake gen\`, \`
 \`rimeflake state show\` or \`rimeflake --help\`; \`rimeflake serve\` serves IDs over HTTP
 (https://github.com/rimeflake/rimeflake/blob/main/docs/serve.md). It runs on x86-64 Linux with
 glibc $needs or later (RHEL 7 has 2.17, Amazon Linux 2 2.26, Ubuntu 20.04 2.31): the newest
-glibc symbol version it uses is GLIBC_$needs. It loads no library but these, which every such
-system has: $libs. The Redis and PostgreSQL backends (\`--backend redis://...\`,
-\`postgresql://...\`, TLS included, through rustls: no OpenSSL) are built in.
-License: MIT (LICENSE).
+glibc symbol version it uses is GLIBC_$needs. It loads no library but glibc's own, which every
+such system has:
+$libs.
+The Redis and PostgreSQL backends (\`--backend redis://...\`, \`postgresql://...\`, TLS
+included, through rustls: no OpenSSL) are built in. License: MIT (LICENSE).
 README
 
 mkdir -p "$dist"
