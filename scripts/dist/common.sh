@@ -175,7 +175,7 @@ path, heading, body = sys.argv[1], sys.argv[2], open(sys.argv[3]).read()
 text = open(path).read()
 section = f"## {heading}\n\n{body.rstrip()}\n\n"
 stem = re.escape(heading.split(" (")[0])
-pattern = re.compile(rf"^## {stem}( \(.*)?\n.*?(?=^## |\Z)", re.S | re.M)
+pattern = re.compile(rf"^## {stem}( \([^\n]*)?\n.*?(?=^## |\Z)", re.S | re.M)
 text = pattern.sub(lambda _: section, text, count=1) if pattern.search(text) else text.rstrip("\n") + "\n\n" + section
 open(path, "w").write(text)
 PY
