@@ -14,11 +14,18 @@ CARGO ?= cargo
 CARGO_TARGET := $(abspath $(or $(CARGO_TARGET_DIR),target))
 # The example is a crate of its own (as a user's would be); it shares the workspace's target dir.
 EXAMPLE_RUST := --manifest-path examples/rust/Cargo.toml --target-dir $(CARGO_TARGET)
-# The CLI as `make demo` builds it (cargo build shows its progress; running the binary does not
-# rebuild or print anything else).
+# The CLI as `make demo` builds it (without its server backends and serve; cargo build shows its
+# progress; running the binary does not rebuild or print anything else).
 RIMEFLAKE := $(CARGO_TARGET)/debug/rimeflake
 # Python's .venv (the extension built by maturin develop; the Python section says what else).
 PYTHON ?= python3
+# The host's target triple. The napi CLI always builds the addon with `--target` (into
+# target/<triple>/), where a build without one goes to target/debug with its own copy of every
+# dependency: the Python extension and the C library name the same target, so the three debug
+# builds share their dependencies (tokio, ring, rustls, the server clients) instead of building
+# them two or three times.
+HOST_TRIPLE := $(shell $(CARGO) -vV 2>/dev/null | sed -n 's/^host: //p')
+MATURIN_DEVELOP = VIRTUAL_ENV="$(CURDIR)/$(VENV)" "$(CURDIR)/$(VENV)/bin/maturin" develop --target $(HOST_TRIPLE)
 VENV := .venv
 VENV_PY := $(VENV)/bin/python
 PY_BUILD_STAMP := $(VENV)/.maturin-installed
@@ -50,43 +57,55 @@ rust-lint-tools: rust ## add rustfmt and clippy to the toolchain when they are m
 
 # The embedded default: a worker ID leased in the state directory and durable state beside it;
 # here the directory is target/demo-state, inside the checkout.
-# It builds only what it shows (debug builds, no test or lint tools), each step saying what it
-# does and how long it takes cold on a 2-core machine, and leaves `git status` clean.
+# It builds only what it shows (debug builds, no test or lint tools) and leaves `git status`
+# clean. The first IDs come from the core's own example (examples/rust: the core and libc, no
+# server client), so a fresh clone shows IDs within seconds; then the CLI, built without its
+# server backends and `serve` (which the demo does not use: hyper, tokio's threaded runtime and
+# TLS are most of the CLI's build; `make dist` and `cargo install` build every feature), then
+# Python, Node and C. Each step says what it does and about how long it takes from a fresh clone
+# on 2 quiet cores (docs/development.md says how that was measured), and after each build how
+# long it took here.
 DEMO_C_PREFIX := $(CURDIR)/target/demo-c-prefix
+# timed CMD: runs CMD, then prints how long it took.
+timed = start=$$(date +%s); $(1); echo "  ($$(( $$(date +%s) - start )) s)"
 
-.PHONY: demo demo-rust demo-python demo-node demo-c
-demo: demo-rust demo-python demo-node demo-c ## print IDs from the CLI, then Python, Node and C (debug builds; the first ID about 80 s after a fresh clone, the end about 5 minutes)
+.PHONY: demo demo-rust demo-cli demo-python demo-node demo-c
+demo: demo-rust demo-cli demo-python demo-node demo-c ## print IDs from Rust (the core's example, then the CLI), Python, Node and C (debug builds; from a fresh clone, the first ID in about 10 s, the end in about 4 minutes on 2 quiet cores)
 
 demo-rust: rust
-	$(call say,rust: building the CLI (cargo build -p rimeflake-cli: about 80 s cold on 2 cores))
-	@$(CARGO) build -p rimeflake-cli
-	$(call say,rust: rimeflake gen -n 3 (the embedded default: state in target/demo-state))
+	$(call say,rust: examples/rust, the core alone (cargo run: about 10 s from a fresh clone))
+	@RIMEFLAKE_STATE_DIR="$(DEMO_STATE)" $(CARGO) run $(EXAMPLE_RUST)
+
+demo-cli: rust
+	$(call say,cli: building rimeflake without its server backends and serve (cargo build -p rimeflake-cli --no-default-features: about 20 s))
+	@$(call timed,$(CARGO) build -p rimeflake-cli --no-default-features)
+	$(call say,cli: rimeflake gen -n 3 (the embedded default: state in target/demo-state))
 	@RIMEFLAKE_STATE_DIR="$(DEMO_STATE)" $(RIMEFLAKE) gen -n 3
-	$(call say,rust: rimeflake gen -n 3 --format base62 | rimeflake decode --format base62)
+	$(call say,cli: rimeflake gen -n 3 --format base62 | rimeflake decode --format base62)
 	@RIMEFLAKE_STATE_DIR="$(DEMO_STATE)" $(RIMEFLAKE) gen -n 3 --format base62 | $(RIMEFLAKE) decode --format base62
-	$(call say,rust: rimeflake gen --worker 7 --layout twitter | rimeflake decode --layout twitter)
+	$(call say,cli: rimeflake gen --worker 7 --layout twitter | rimeflake decode --layout twitter)
 	@RIMEFLAKE_STATE_DIR="$(DEMO_STATE)" $(RIMEFLAKE) gen --worker 7 --layout twitter | $(RIMEFLAKE) decode --layout twitter
-	$(call say,rust: rimeflake state show (leases, holders, reservations))
+	$(call say,cli: rimeflake state show (leases, holders, reservations))
 	@RIMEFLAKE_STATE_DIR="$(DEMO_STATE)" $(RIMEFLAKE) state show
 
 demo-python: rust $(PY_BUILD_STAMP)
-	$(call say,python: building the extension into .venv (maturin develop: about 40 s cold))
-	@cd bindings-python && VIRTUAL_ENV="$(CURDIR)/$(VENV)" "$(CURDIR)/$(VENV)/bin/maturin" develop --quiet
+	$(call say,python: building the extension into .venv (maturin develop, with both server backends: about 2 minutes))
+	@$(call timed,cd bindings-python && $(MATURIN_DEVELOP) --quiet)
 	$(call say,python: examples/python/quickstart.py)
 	@RIMEFLAKE_STATE_DIR="$(DEMO_STATE)" $(VENV_PY) examples/python/quickstart.py
 
 demo-node: rust node
-	$(call say,node: the napi CLI into bindings-node/node_modules (npm, locked versions); then the addon (napi build: about 100 s cold))
+	$(call say,node: the napi CLI into bindings-node/node_modules (npm, locked versions); then the addon (napi build, on the extension's dependencies: about 45 s))
 	@cd bindings-node && { [ node_modules/.package-lock.json -nt package-lock.json ] || $(NPM_CI) --loglevel=error; }
-	@cd bindings-node && $(NAPI_BUILD) >/dev/null
+	@$(call timed,cd bindings-node && $(NAPI_BUILD) >/dev/null)
 	@$(MAKE) --no-print-directory -s example-node-deps
 	$(call say,node: examples/node/quickstart.js)
 	@RIMEFLAKE_STATE_DIR="$(DEMO_STATE)" $(NODE) examples/node/quickstart.js
 
 demo-c: rust c-tools
-	$(call say,c: librimeflake (cargo build -p rimeflake-capi: about 40 s cold); installed in target/demo-c-prefix)
-	@$(CARGO) build -p rimeflake-capi
-	@crates/rimeflake-capi/install/install.sh "$(DEMO_C_PREFIX)" "$(CARGO_TARGET)/debug" "$(VERSION)" >/dev/null
+	$(call say,c: librimeflake (cargo build -p rimeflake-capi: about 25 s); installed in target/demo-c-prefix)
+	@$(call timed,$(CARGO) build -p rimeflake-capi --target $(HOST_TRIPLE))
+	@crates/rimeflake-capi/install/install.sh "$(DEMO_C_PREFIX)" "$(CARGO_TARGET)/$(HOST_TRIPLE)/debug" "$(VERSION)" >/dev/null
 	$(call say,c: examples/c/quickstart.c built with pkg-config; then run)
 	@mkdir -p target/demo-c
 	@PKG_CONFIG_PATH="$(DEMO_C_PREFIX)/lib/pkgconfig" $(MAKE) --no-print-directory -s -C examples/c \
@@ -238,15 +257,36 @@ peer-vectors: ## regenerate testdata/peers/vectors.json with the peers' own code
 
 # ---- lint -------------------------------------------------------------------------------------
 
-.PHONY: lint lint-rust lint-api
-lint: lint-rust lint-python lint-c lint-node lint-docs lint-api ## check formatting and lints, warnings as errors (each language adds lint-<lang>)
+.PHONY: lint lint-rust lint-api lint-workflows
+lint: lint-rust lint-python lint-c lint-node lint-docs lint-api lint-workflows ## check formatting and lints, warnings as errors (each language adds lint-<lang>)
+
+# The GitHub workflows (.github/workflows) cannot run here, so actionlint reads them: syntax,
+# expressions, runner labels, action inputs, and their run: scripts through shellcheck (Debian's
+# package). actionlint is a Go program, built once from the Go module proxy at a pinned version
+# into the target directory.
+ACTIONLINT_VERSION := v1.7.12
+ACTIONLINT := $(CARGO_TARGET)/tools/actionlint-$(ACTIONLINT_VERSION)
+
+lint-workflows: $(ACTIONLINT) ## every workflow of .github/workflows checked by actionlint (and shellcheck)
+	@command -v shellcheck >/dev/null || { \
+	  sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+	  $$sudo apt-get update && $$sudo apt-get install -y shellcheck; }
+	$(ACTIONLINT) -shellcheck="$$(command -v shellcheck)" .github/workflows/*.yml
+
+$(ACTIONLINT):
+	@command -v go >/dev/null || { echo "make: go not found: install Go (https://go.dev/dl) for actionlint" >&2; exit 1; }
+	$(call say,workflows: go install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION))
+	@rm -rf "$(@D)/actionlint-build" && mkdir -p "$(@D)/actionlint-build"
+	GOBIN="$(@D)/actionlint-build" go install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION)
+	@mv "$(@D)/actionlint-build/actionlint" "$@" && rmdir "$(@D)/actionlint-build"
 
 lint-api: ## the core's public API is the committed crates/rimeflake/public-api.txt (update: scripts/docs/public_api.py --check --update)
 	CARGO="$(CARGO)" $(PYTHON) scripts/docs/public_api.py --check
 
-lint-rust: rust-lint-tools ## Rust: cargo fmt --check and clippy -D warnings (workspace and example)
+lint-rust: rust-lint-tools ## Rust: cargo fmt --check and clippy -D warnings (workspace, the lean builds of the CLI and the C library, and the example)
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	$(CARGO) clippy -p rimeflake-cli -p rimeflake-capi --no-default-features -- -D warnings
 	$(CARGO) fmt --manifest-path examples/rust/Cargo.toml --check
 	$(CARGO) clippy $(EXAMPLE_RUST) -- -D warnings
 
@@ -309,7 +349,7 @@ PY_TOOLS_STAMP := $(VENV)/.tools-installed
 .PHONY: python-env test-python example-python lint-python bench-python
 python-env: rust $(PY_TOOLS_STAMP) ## Python: .venv with maturin, pytest, mypy, numpy and the extension built in it (debug)
 	$(call say,python: building the extension into .venv (maturin develop: cargo's progress follows))
-	cd bindings-python && VIRTUAL_ENV="$(CURDIR)/$(VENV)" "$(CURDIR)/$(VENV)/bin/maturin" develop --features internals
+	cd bindings-python && $(MATURIN_DEVELOP) --features internals
 
 $(PY_BUILD_STAMP):
 	$(call say,python: creating .venv and installing maturin (pip: about 10 s))
@@ -355,8 +395,12 @@ bench-python: rust ## Python: release wheel + peers in bench/python/.venv, then 
 PREFIX ?= /usr/local
 VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
 C_PREFIX := $(CURDIR)/target/c-prefix
+# The server backends built into the library (rimeflake-capi's cargo features): all by default,
+# as the release tarball has them; `make install C_FEATURES=` installs the lean library, which
+# refuses a server URL with RIMEFLAKE_CONFIG (docs/c.md#build-options).
+C_FEATURES ?= redis postgres mysql zookeeper
 
-.PHONY: c-tools header install test-c example-c lint-c bench-c
+.PHONY: c-tools header install test-c example-c lint-c bench-c bench-c-size
 c-tools: ## C: check cc, c++ and cmake; install pkg-config (Debian's package) when it is missing
 	@for t in cc c++ cmake python3; do command -v $$t >/dev/null || { echo "make: $$t not found" >&2; exit 1; }; done
 	@command -v pkg-config >/dev/null || { \
@@ -366,13 +410,16 @@ c-tools: ## C: check cc, c++ and cmake; install pkg-config (Debian's package) wh
 header: rust ## C: regenerate include/rimeflake.h from crates/rimeflake-capi (cbindgen, pinned)
 	RIMEFLAKE_WRITE_HEADER=1 $(CARGO) test --quiet -p rimeflake-capi --lib committed_header_is_current
 
-install: rust ## C: build librimeflake (release); install header, .so/.so.0, .a, rimeflake.pc, CMake config under PREFIX
-	$(CARGO) build --release -p rimeflake-capi
+install: rust ## C: build librimeflake (release; C_FEATURES= for the lean one); install header, .so/.so.0, .a, rimeflake.pc, CMake config under PREFIX
+	$(CARGO) build --release -p rimeflake-capi --no-default-features --features "$(C_FEATURES)"
 	crates/rimeflake-capi/install/install.sh "$(PREFIX)" "$(CARGO_TARGET)/release" "$(VERSION)"
 
 # The tests link the installed library (target/c-prefix); the examples are copied out of the
 # tree and built against a second, fresh install, as a user's program would be.
-test-c: rust c-tools faketime servers ## C and C++: tests plainly and under ASan+UBSan (a real Redis for the backend test), then the examples built outside the tree
+test-c: rust c-tools faketime servers ## C and C++: the crate's tests with and without the server backends, the C tests plainly and under ASan+UBSan (a real Redis for the backend test), then the examples built outside the tree
+	$(call say,c: cargo test -p rimeflake-capi --lib, with the server backends and without (the lean library))
+	$(CARGO) test -p rimeflake-capi --lib
+	$(CARGO) test -p rimeflake-capi --lib --no-default-features
 	$(MAKE) --no-print-directory install PREFIX="$(C_PREFIX)"
 	scripts/with-redis crates/rimeflake-capi/tests/c/build.sh "$(C_PREFIX)" "$(CURDIR)/target/c-tests"
 	$(MAKE) --no-print-directory example-c
@@ -382,6 +429,9 @@ example-c: c-tools ## C and C++: install into a temporary prefix, build examples
 
 lint-c: rust ## C: the committed header is current (cargo test of rimeflake-capi's header check)
 	$(CARGO) test --quiet -p rimeflake-capi --lib committed_header_is_current
+
+bench-c-size: rust ## C: librimeflake's size with each choice of server backends (release, zig for glibc 2.17, as make dist-c builds it), into bench/RESULTS.md
+	scripts/dist/c-sizes.sh --results
 
 bench-c: c-tools ## C: rimeflake_next_id / rimeflake_fill beside the core's next_id / fill and the floor (bench/c), appends to bench/RESULTS.md
 	$(MAKE) --no-print-directory install PREFIX="$(C_PREFIX)"
@@ -449,14 +499,14 @@ bench-node: rust node ## Node: release build + peers in bench/node/node_modules,
 DIST := $(CURDIR)/dist
 
 .PHONY: dist dist-cli dist-c dist-python dist-node test-dist test-dist-cli test-dist-crate \
-  test-dist-c test-dist-python test-dist-node
+  test-dist-c test-dist-python test-dist-node test-dist-elf test-dist-readme
 dist: dist-cli dist-c dist-python dist-node ## build every release artifact into dist/ (wheel and sdist, npm packages, C tarball, CLI tarball), SHA256SUMS and a size table
 	scripts/dist/sums.sh
 
-dist-cli: rust ## dist/: the CLI tarball (stripped rimeflake binary)
+dist-cli: rust ## dist/: the CLI tarball (stripped rimeflake binary, every feature, for glibc 2.17 and later: zig)
 	scripts/dist/cli.sh
 
-dist-c: rust c-tools ## dist/: the C tarball (headers, .so and .a, pkg-config and CMake files, README)
+dist-c: rust c-tools ## dist/: the C tarball (headers, .so and .a with both server backends, for glibc 2.17 and later: zig; pkg-config and CMake files, README)
 	scripts/dist/c.sh
 
 dist-python: rust ## dist/: the manylinux abi3 wheel (maturin --zig) and the sdist
@@ -465,7 +515,20 @@ dist-python: rust ## dist/: the manylinux abi3 wheel (maturin --zig) and the sdi
 dist-node: rust node ## dist/: the npm main package and this platform's package, as a publish makes them
 	scripts/dist/node.sh
 
-test-dist: test-dist-cli test-dist-crate test-dist-c test-dist-python test-dist-node ## test dist/ as users install it: local PyPI and npm registries, no Rust toolchain on PATH
+test-dist: test-dist-elf test-dist-cli test-dist-crate test-dist-c test-dist-python test-dist-node test-dist-readme ## test dist/ as users install it: local PyPI and npm registries, no Rust toolchain on PATH
+
+# Before a release is published: the version, CHANGELOG.md, the tag and dist/ must agree (every
+# release workflow runs the same script before it publishes anything). TAG defaults to the tag
+# on HEAD; ONLY names the kinds of artifact expected (python, npm, c, cli; default all).
+.PHONY: release-check
+release-check: ## refuse a release unless the version, CHANGELOG heading, tag (TAG=v<version>, default HEAD's) and dist/ agree
+	$(PYTHON) scripts/release/check.py $(if $(TAG),--tag "$(TAG)") $(if $(ONLY),--only "$(ONLY)") --dist "$(DIST)"
+
+test-dist-readme: node ## README's install lines as written (pip from dist/, npm of the two tarballs, tar), then each installed package issues IDs
+	scripts/dist/test-readme.sh
+
+test-dist-elf: ## every ELF file the artifacts ship needs glibc 2.17 or older (its newest GLIBC_ symbol) and no library beyond glibc
+	scripts/dist/test-elf.sh
 
 test-dist-cli: ## the CLI from its tarball
 	scripts/dist/test-cli.sh
@@ -492,8 +555,9 @@ lint-docs: ## README and docs: every link resolves; comments point only inside t
 	$(PYTHON) scripts/docs/references.py
 	$(PYTHON) scripts/docs/layers.py
 
-test-checks: ## the checks of lint-docs (layers, references) against planted faults
+test-checks: ## the checks of lint-docs (layers, references) and release-check against planted faults
 	$(PYTHON) scripts/docs/test_checks.py
+	$(PYTHON) scripts/release/test_check.py
 
 test-docs: python-env node-env c-tools servers ## README and docs: run every code block as written
 	scripts/docs/run-snippets.sh

@@ -1,7 +1,7 @@
 'use strict'
 // The CommonJS entry: loads the native addon for this platform and exports it.
 //
-// The addon ships in one npm package per platform (rimeflake-linux-x64-gnu, ...), which npm
+// The addon ships in one npm package per platform (@rimeflake/linux-x64-gnu, ...), which npm
 // installs as an optional dependency of rimeflake: only the one matching this machine. In a
 // source checkout, `napi build --platform` puts rimeflake.<platform>.node beside this file
 // instead, and that copy is preferred. NAPI_RS_NATIVE_LIBRARY_PATH names an addon file to load
@@ -52,7 +52,7 @@ function load() {
     if (!notFound(err, local)) throw err
   }
 
-  const pkg = `rimeflake-${key}`
+  const pkg = `@rimeflake/${key}`
   if (!PLATFORMS.includes(key)) {
     throw loadError(
       `rimeflake ${version} has no native addon for this platform (${key}): packages exist for ` +

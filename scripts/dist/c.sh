@@ -3,7 +3,9 @@
 # directory of the same name, installed by crates/rimeflake-capi/install/install.sh (the script
 # `make install` runs):
 #   include/rimeflake.h, rimeflake.hpp
-#   lib/librimeflake.so.<version> (stripped), .so.0 (its soname) and .so links, librimeflake.a
+#   lib/librimeflake.so.<version> (stripped), .so.0 (its soname) and .so links, librimeflake.a,
+#     built with rimeflake-capi's default features (both server backends, TLS) and linked by zig
+#     against glibc 2.17's symbols (common.sh: zig_build), as the wheel is
 #   lib/pkgconfig/rimeflake.pc, lib/cmake/rimeflake/  (both find the prefix from where they are)
 #   LICENSE, README.md (the compile lines: dynamic with an rpath, static, CMake)
 set -euo pipefail
@@ -14,15 +16,17 @@ source "$(dirname "$0")/common.sh"
 matches() { grep "$@" >/dev/null; }
 
 top=rimeflake-$version-$triple
-say "C: cargo build --release -p rimeflake-capi (a cold build takes several minutes)"
-(cd "$root" && cargo build --release -p rimeflake-capi)
-so=$target/release/librimeflake.so
+say "C: cargo zigbuild --release -p rimeflake-capi for glibc $glibc (a cold build takes several minutes)"
+zig_build -p rimeflake-capi
+so=$zig_release/librimeflake.so
 file -b "$so" | matches ', stripped' || die "$so is not stripped: the release profile should strip it"
+at_most_glibc "$so" || die "$so needs $(newest_glibc "$so"), newer than glibc $glibc"
+needs=$(newest_glibc "$so")
 
 scratch stage
-"$root/crates/rimeflake-capi/install/install.sh" "$stage/$top" "$target/release" "$version"
+"$root/crates/rimeflake-capi/install/install.sh" "$stage/$top" "$zig_release" "$version"
 install -m 644 "$root/LICENSE" "$stage/$top/LICENSE"
-sed -e "s|@VERSION@|$version|g" -e "s|@NAME@|$top|g" \
+sed -e "s|@VERSION@|$version|g" -e "s|@NAME@|$top|g" -e "s|@GLIBC@|${needs#GLIBC_}|g" \
   "$root/crates/rimeflake-capi/install/README.dist.md" >"$stage/$top/README.md"
 # Nothing of this machine's paths may be in what ships (the files locate themselves).
 if grep -rl --exclude='*.so*' --exclude='*.a' -e "$stage" -e "$root" "$stage/$top"; then

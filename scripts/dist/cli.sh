@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # dist/rimeflake-cli-<version>-<triple>.tar.gz: the rimeflake command as a release ships it.
 #   rimeflake-cli-<version>-<triple>/rimeflake   the release build of crates/rimeflake-cli,
-#                                                stripped (the release profile strips it)
-#   rimeflake-cli-<version>-<triple>/LICENSE, README.md
-# The CLI always has the Redis, PostgreSQL, MySQL and ZooKeeper backends (its dependency on
-# rimeflake turns them on; it has no features of its own), so this one build is the one to ship.
+#                                                stripped (the release profile strips it),
+#                                                linked by zig against glibc 2.17's symbols
+#                                                (common.sh: zig_build), as the wheel is
+#   rimeflake-cli-<version>-<triple>/LICENSE, README.md (which states the glibc measured here)
+# The CLI's default features, which this build keeps: the Redis, PostgreSQL, MySQL and ZooKeeper
+# backends (with TLS) and `rimeflake serve`, so nothing is missing from what ships.
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
@@ -13,11 +15,23 @@ source "$(dirname "$0")/common.sh"
 matches() { grep "$@" >/dev/null; }
 
 top=rimeflake-cli-$version-$triple
-say "CLI: cargo build --release -p rimeflake-cli (a cold build takes several minutes)"
-(cd "$root" && cargo build --release -p rimeflake-cli)
-bin=$target/release/rimeflake
+say "CLI: cargo zigbuild --release -p rimeflake-cli for glibc $glibc (a cold build takes several minutes)"
+zig_build -p rimeflake-cli
+bin=$zig_release/rimeflake
 # What ships carries no symbol table and no debug info.
 file -b "$bin" | matches ', stripped' || die "$bin is not stripped: the release profile should strip it"
+# The glibc it needs, as measured (its newest symbol version), and the libraries it loads: what
+# its README tells the user.
+at_most_glibc "$bin" || die "$bin needs $(newest_glibc "$bin"), newer than glibc $glibc"
+needs=$(newest_glibc "$bin")
+needs=${needs#GLIBC_}
+libs=$(readelf -d "$bin" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort | sed 's/.*/`&`/' | paste -sd ',' - | sed 's/,/, /g')
+echo "rimeflake needs glibc $needs or later; it loads: $libs"
+# What the README says: glibc's libraries alone.
+if readelf -d "$bin" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' |
+  grep -Ev '^(libc|libm|libpthread|libdl|librt|libutil)\.so\.[0-9]+$|^ld-linux-x86-64\.so\.2$'; then
+  die "rimeflake loads the libraries above, which are not glibc's"
+fi
 
 scratch stage
 mkdir "$stage/$top"
@@ -28,10 +42,15 @@ cat >"$stage/$top/README.md" <<README
 
 \`rimeflake\` generates and decodes 64-bit, time-ordered, unique IDs that survive clock
 rollbacks, restarts and forks. Put it on your PATH and run \`rimeflake gen\`, \`rimeflake decode\`,
-\`rimeflake state show\` or \`rimeflake --help\`. It needs glibc and nothing else; the Redis,
-PostgreSQL, MySQL and ZooKeeper backends (\`--backend redis://...\`, \`postgresql://...\`,
-\`mysql://...\`, \`zookeeper://...\`, TLS included) are built in.
-License: MIT (LICENSE).
+\`rimeflake state show\` or \`rimeflake --help\`; \`rimeflake serve\` serves IDs over HTTP
+(https://github.com/rimeflake/rimeflake/blob/main/docs/serve.md). It runs on x86-64 Linux with
+glibc $needs or later (RHEL 7 has 2.17, Amazon Linux 2 2.26, Ubuntu 20.04 2.31): the newest
+glibc symbol version it uses is GLIBC_$needs. It loads no library but glibc's own, which every
+such system has:
+$libs.
+The Redis, PostgreSQL, MySQL and ZooKeeper backends (\`--backend redis://...\`,
+\`postgresql://...\`, \`mysql://...\`, \`zookeeper://...\`, TLS included, through rustls: no
+OpenSSL) are built in. License: MIT (LICENSE).
 README
 
 mkdir -p "$dist"

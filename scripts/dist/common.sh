@@ -4,6 +4,7 @@
 #   version   the workspace version (Cargo.toml), shared by the crate, the wheel and npm
 #   target    cargo's target directory (CARGO_TARGET_DIR, default <root>/target)
 #   triple    the Rust target triple the artifacts are built for (this machine's)
+#   glibc     the oldest glibc what ships runs on (its symbols are linked against that version)
 # and the functions below.
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 dist=${DIST:-$root/dist}
@@ -11,6 +12,74 @@ version=$(sed -n 's/^version = "\(.*\)"/\1/p' "$root/Cargo.toml" | head -n 1)
 target=${CARGO_TARGET_DIR:-$root/target}
 case "$target" in /*) ;; *) target=$root/$target ;; esac
 triple=x86_64-unknown-linux-gnu
+glibc=2.17
+
+# What ships is linked against glibc $glibc's symbols, whatever glibc builds it: zig (PyPI's
+# ziglang) compiles the C parts (ring) and links, knowing every glibc's symbol versions. maturin
+# --zig drives it for the wheel, cargo-zigbuild (PyPI, the tool maturin embeds) for the CLI and
+# the C library; both find zig as `python3 -m ziglang`. The pins, installed once into
+# $target/dist-venv (tool_venv). ziglang 0.15.1 is a zig
+# that maturin 1.16's and cargo-zigbuild 0.24's wrappers drive.
+dist_tools=(maturin==1.16.0 ziglang==0.15.1 auditwheel==6.8.2 cargo-zigbuild==0.24.0)
+dist_venv=$target/dist-venv
+# Where a zig build of the release profile lands (cargo's directory for an explicit --target).
+zig_release=$target/$triple/release
+
+# tool_venv DIR PIN...: a venv in DIR with the pinned PyPI packages, installed once (the stamp
+# names the pins, so changing one reinstalls).
+tool_venv() {
+  local venv=$1 stamp
+  shift
+  stamp=$venv/.installed-$(printf '%s\n' "$@" | sha256sum | cut -c1-16)
+  if [ ! -e "$stamp" ]; then
+    say "tools into $venv ($*)"
+    python3 -m venv "$venv"
+    "$venv/bin/python" -m pip install --disable-pip-version-check -q "$@"
+    touch "$stamp"
+  fi
+}
+
+# zig_env: the pinned build tools installed (once) and first on PATH.
+zig_env() {
+  tool_venv "$dist_venv" "${dist_tools[@]}"
+  # The venv's python3 comes first: it is the one with the ziglang module.
+  export PATH=$dist_venv/bin:$PATH
+}
+
+# zig_build CARGO_ARG...: `cargo build --release` for $triple against glibc $glibc, through
+# cargo-zigbuild (the target's `.2.17` suffix is its way of naming the glibc); the results are in
+# $zig_release.
+zig_build() {
+  zig_env
+  (cd "$root" && cargo zigbuild --release --target "$triple.$glibc" "$@")
+}
+
+# newest_glibc FILE: the newest GLIBC_x.y symbol version that the ELF file FILE needs (empty
+# when it needs none).
+newest_glibc() {
+  local syms
+  syms=$(objdump -T "$1") || return 1
+  grep -o 'GLIBC_[0-9][0-9.]*' <<<"$syms" | sort -uV | tail -n 1
+}
+# unversioned FILE: the functions FILE needs that no library it is linked with defined when it
+# was linked (strong undefined symbols without a version): linked against glibc $glibc's
+# symbols, a glibc function newer than that shows up here (getrandom, 2.25), and the loader of
+# an older glibc refuses the file. Those of the program that loads it are no such function:
+# Python's (Py*, _Py*) for the wheel's extension, Node's (napi_*, node_api_*) for the addon.
+unversioned() {
+  local syms
+  syms=$(readelf --dyn-syms --wide "$1") || return 1
+  awk '$7 == "UND" && $5 == "GLOBAL" && $8 !~ /@/ && $8 !~ /^(_?Py|napi_|node_api_)/ { print $8 }' <<<"$syms"
+}
+# at_most_glibc FILE: FILE needs no glibc newer than $glibc: no newer symbol version, and no
+# function missing from that version (unversioned).
+at_most_glibc() {
+  local newest missing
+  newest=$(newest_glibc "$1") || return 1
+  missing=$(unversioned "$1") || return 1
+  [ -z "$missing" ] || { echo "$1 needs functions that glibc $glibc lacks: $missing" >&2; return 1; }
+  [ -z "$newest" ] || [ "$(printf '%s\n' "$newest" "GLIBC_$glibc" | sort -V | tail -n 1)" = "GLIBC_$glibc" ]
+}
 
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 die() { echo "${0##*/}: $*" >&2; exit 1; }
@@ -94,4 +163,21 @@ check() {
 summary() {
   echo "${0##*/}: $_passed passed, $_failed failed"
   [ "$_failed" = 0 ]
+}
+
+# results_section HEADING FILE: puts "## HEADING" followed by FILE's text into bench/RESULTS.md,
+# in place of the section whose heading starts as HEADING does up to its first " (" (so a new
+# date replaces the old section), or at the end.
+results_section() {
+  python3 - "$root/bench/RESULTS.md" "$1" "$2" <<'PY'
+import re, sys
+path, heading, body = sys.argv[1], sys.argv[2], open(sys.argv[3]).read()
+text = open(path).read()
+section = f"## {heading}\n\n{body.rstrip()}\n\n"
+stem = re.escape(heading.split(" (")[0])
+pattern = re.compile(rf"^## {stem}( \([^\n]*)?\n.*?(?=^## |\Z)", re.S | re.M)
+text = pattern.sub(lambda _: section, text, count=1) if pattern.search(text) else text.rstrip("\n") + "\n\n" + section
+open(path, "w").write(text)
+PY
+  echo "updated $root/bench/RESULTS.md (## $1)"
 }

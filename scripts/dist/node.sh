@@ -2,9 +2,11 @@
 # The npm packages of a release, as publishing makes them, into dist/:
 #   rimeflake-<version>.tgz                  the main package (index.js, index.mjs, index.d.ts),
 #                                            whose optionalDependencies name every platform
-#                                            package at the same version (napi prepublish)
-#   rimeflake-<platform>-<version>.tgz       one per platform with a built addon
-#                                            (here: linux-x64-gnu), holding rimeflake.<platform>.node
+#                                            package at the same version
+#   rimeflake-<platform>-<version>.tgz       the package @rimeflake/<platform> (npm pack names
+#                                            a scoped package's file <scope>-<name>), one per
+#                                            platform with a built addon (here: linux-x64-gnu),
+#                                            holding rimeflake.<platform>.node
 # Both carry the repository's LICENSE and no install-time script.
 #
 #   node.sh                     build this machine's addon (x86_64 Linux, glibc 2.17 and later),
@@ -79,21 +81,32 @@ pack() {
   "$napi" artifacts --cwd "$stage" --output-dir artifacts --npm-dir npm
   # (it also leaves a copy beside the main package's files, which that package does not ship)
   rm -f "$stage"/rimeflake.*.node
-  # What `napi prepublish` does before publishing, without publishing anything: the platform
-  # packages get the main package's version, and the main package lists them all as
-  # optionalDependencies.
-  "$napi" prepublish --cwd "$stage" --npm-dir npm --tag-style npm --skip-optional-publish --no-gh-release
+  # What `napi prepublish` would do before publishing, but with the names the platform packages
+  # carry (npm/<platform>/package.json: @rimeflake/<platform>, a scope the project owns, where
+  # napi would name them rimeflake-<platform>, a name anyone could register first): every platform
+  # package gets the main package's version, and the main package lists each one, for every
+  # target of napi.targets, as an optional dependency at that version.
   node -e '
-    const p = require(process.argv[1])
-    const want = p.napi.targets.length
-    const opt = Object.entries(p.optionalDependencies || {})
-    if (opt.length !== want || opt.some(([, v]) => v !== p.version)) {
-      console.error("optionalDependencies are not every platform at " + p.version + ": " + JSON.stringify(p.optionalDependencies))
+    const fs = require("fs"), path = require("path")
+    const [stage] = process.argv.slice(1)
+    const mainFile = path.join(stage, "package.json"), main = require(mainFile)
+    const deps = {}
+    for (const dir of fs.readdirSync(path.join(stage, "npm")).sort()) {
+      const file = path.join(stage, "npm", dir, "package.json"), p = require(file)
+      if (p.name !== "@rimeflake/" + dir) { console.error(file + " is named " + p.name + ", not @rimeflake/" + dir); process.exit(1) }
+      p.version = main.version
+      fs.writeFileSync(file, JSON.stringify(p, null, 2) + "\n")
+      deps[p.name] = main.version
+    }
+    if (Object.keys(deps).length !== main.napi.targets.length) {
+      console.error("npm/ holds " + Object.keys(deps).join(", ") + " for the " + main.napi.targets.length + " targets of napi.targets")
       process.exit(1)
     }
+    main.optionalDependencies = deps
+    fs.writeFileSync(mainFile, JSON.stringify(main, null, 2) + "\n")
     for (const s of ["preinstall", "install", "postinstall", "prepare"]) {
-      if (p.scripts && p.scripts[s]) { console.error("package.json has an install-time script: " + s); process.exit(1) }
-    }' "$stage/package.json"
+      if (main.scripts && main.scripts[s]) { console.error("package.json has an install-time script: " + s); process.exit(1) }
+    }' "$stage"
 
   mkdir -p "$dist"
   rm -f "$dist"/rimeflake-[0-9]*.tgz "$dist"/rimeflake-{linux,darwin,win32}-*.tgz

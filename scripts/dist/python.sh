@@ -7,29 +7,15 @@
 #   rimeflake-<version>.tar.gz
 #     the sdist (maturin sdist), which must build a working wheel from itself.
 # The release profile of the workspace applies (stripped, no debug info). The build tools live in
-# target/dist-venv at pinned versions, installed once. .github/workflows/wheels.yml runs this
-# script for Linux x86-64.
+# target/dist-venv at pinned versions, installed once (common.sh: zig_env).
+# .github/workflows/wheels.yml runs this script for Linux x86-64.
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
-# The pins. ziglang 0.15.1 is a zig that maturin 1.16's cargo-zigbuild drives (it links the
-# extension and compiles ring's C and assembly for the glibc 2.17 target).
-tools=(maturin==1.16.0 ziglang==0.15.1 auditwheel==6.8.2)
-venv=$target/dist-venv
-# The stamp names the pins, so changing one reinstalls.
-stamp=$venv/.installed-$(printf '%s\n' "${tools[@]}" | sha256sum | cut -c1-16)
-# The oldest glibc the wheel may need (its manylinux tag).
-glibc=2.17
+# The oldest glibc the wheel may need (its manylinux tag): $glibc, from common.sh.
 policy=manylinux_${glibc/./_}_x86_64
-
-if [ ! -e "$stamp" ]; then
-  say "python: build tools into $venv (${tools[*]})"
-  python3 -m venv "$venv"
-  "$venv/bin/python" -m pip install --disable-pip-version-check -q "${tools[@]}"
-  touch "$stamp"
-fi
-# maturin finds zig as `python3 -m ziglang`: the venv's python3 comes first.
-export PATH=$venv/bin:$PATH
+# maturin, zig and auditwheel (common.sh pins them), first on PATH.
+zig_env
 
 scratch out
 mkdir -p "$dist"

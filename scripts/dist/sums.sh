@@ -33,11 +33,11 @@ misses=()
 scratch unpacked
 bad=0
 {
-  echo "| artifact | file | size | stripped |"
-  echo "|---|---|---:|---|"
+  echo "| artifact | file | size | stripped | glibc |"
+  echo "|---|---|---:|---|---|"
   for a in "${artifacts[@]}"; do
     size=$(stat -c %s "$a")
-    echo "| \`$a\` | (compressed) | $(mib "$size") | |"
+    echo "| \`$a\` | (compressed) | $(mib "$size") | | |"
     case "$a" in *.whl | rimeflake-linux-*.tgz | rimeflake-darwin-*.tgz)
       [ "$size" -le "$download_max" ] || misses+=("$a: $(mib "$size"), above 3 MiB") ;;
     esac
@@ -55,7 +55,9 @@ bad=0
         if no_debug "$f"; then ok="no debug info"; else ok="**debug info**"; bad=1; fi
       elif stripped "$f"; then ok="yes"; else ok="**no**"; bad=1; fi
       size=$(stat -c %s "$f")
-      echo "| | \`$rel\` | $(mib "$size") | $ok |"
+      needs=""
+      [[ "$f" == *.a ]] || needs=$(newest_glibc "$f")
+      echo "| | \`$rel\` | $(mib "$size") | $ok | ${needs#GLIBC_} |"
       [[ "$f" == *.a ]] || [ "$size" -le "$elf_max" ] || misses+=("$rel: $(mib "$size"), above 6 MiB")
     done < <(find "$d" -type f -print0 | sort -z)
   done
@@ -73,19 +75,13 @@ echo
 echo "wrote $dist/SHA256SUMS and $dist/SIZES.md"
 
 if [ "${1:-}" = --results ]; then
-  results=$root/bench/RESULTS.md
-  python3 - "$results" "$dist/SIZES.md" "$version" <<'PY'
-import re, sys, datetime
-path, table, version = sys.argv[1], open(sys.argv[2]).read(), sys.argv[3]
-text = open(path).read()
-when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-section = (f"## Release artifacts ({when}, `make dist && scripts/dist/sums.sh --results`)\n\n"
-           f"Version {version}, Linux x86-64 glibc, the release profile (stripped, no debug info).\n\n"
-           + table + "\n")
-pattern = re.compile(r"^## Release artifacts .*?(?=^## |\Z)", re.S | re.M)
-text = pattern.sub(lambda _: section, text) if pattern.search(text) else text.rstrip("\n") + "\n\n" + section
-open(path, "w").write(text)
-PY
-  echo "updated $results"
+  when=$(date -u '+%Y-%m-%d %H:%M UTC')
+  {
+    echo "Version $version, Linux x86-64 glibc, the release profile (stripped, no debug info); \"glibc\""
+    echo "is the newest GLIBC_ symbol version a file needs (the oldest glibc it runs on)."
+    echo
+    cat SIZES.md
+  } >"$unpacked/section.md"
+  results_section "Release artifacts ($when, \`make dist && scripts/dist/sums.sh --results\`)" "$unpacked/section.md"
 fi
 [ "$bad" = 0 ] || die "a shipped ELF file carries a symbol table or debug info (see above)"

@@ -42,10 +42,21 @@ package() {
     if grep -q "^$c-$version/tests/" <<<"$files"; then die "$c: the package carries tests/"; fi
     echo "$c-$version.crate: $(wc -l <<<"$files") files, $(stat -c %s "$pkg/$c-$version.crate") bytes"
   done
-  # The CLI's manifest names rimeflake by version (crates.io), with the backends it ships.
+  # The CLI's manifest names rimeflake and rimeflake-serve by version (crates.io), and its
+  # default features are everything it ships: both backends and serve (cargo install's build).
   tar -xzf "$pkg/rimeflake-cli-$version.crate" -O "rimeflake-cli-$version/Cargo.toml" |
-    tr -d '\n' | matches -E '\[dependencies\.rimeflake\]version = "'"$version"'"features = \[ *"redis", *"postgres", *"mysql", *"zookeeper",? *\]' ||
-    die "rimeflake-cli's packaged manifest does not depend on rimeflake $version with redis, postgres, mysql and zookeeper"
+    python3 -c '
+import sys, tomllib
+m, version = tomllib.loads(sys.stdin.read()), sys.argv[1]
+deps, features = m["dependencies"], m.get("features", {})
+assert deps["rimeflake"]["version"] == version, deps["rimeflake"]
+assert deps["rimeflake-serve"]["version"] == version and deps["rimeflake-serve"]["optional"], deps
+assert set(features["default"]) == {"redis", "postgres", "mysql", "zookeeper", "serve"}, features
+for backend in ("redis", "postgres", "mysql", "zookeeper"):
+    assert features[backend] == [f"rimeflake/{backend}"], features
+assert features["serve"] == ["dep:rimeflake-serve"], features
+print("rimeflake-cli: default features", ", ".join(sorted(features["default"])))' "$version" ||
+    die "rimeflake-cli's packaged manifest does not build every backend and serve by default"
 }
 
 # A user's crate: rimeflake from the unpacked package, IDs from the embedded default (a leased

@@ -10,8 +10,10 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 main=$dist/rimeflake-$version.tgz
 platform=linux-x64-gnu
-addon_pkg=rimeflake-$platform
-addon=$dist/$addon_pkg-$version.tgz
+# The platform packages are scoped (a scope the project owns); npm pack names the file of
+# @rimeflake/<platform> rimeflake-<platform>-<version>.tgz.
+addon_pkg=@rimeflake/$platform
+addon=$dist/rimeflake-$platform-$version.tgz
 for f in "$main" "$addon"; do [ -f "$f" ] || die "$f is missing: run make dist-node"; done
 # The TypeScript a user gets today (npm's latest when this was written); pinned, so that a
 # new release changes this line rather than the result.
@@ -47,6 +49,11 @@ packages:
   'rimeflake':
     access: \$all
     publish: \$all
+  '@rimeflake/*':
+    access: \$all
+    publish: \$all
+  # The unscoped names an earlier layout used: never fetched from upstream, so a stray
+  # reference to one fails here instead of installing whatever is published under it.
   'rimeflake-*':
     access: \$all
     publish: \$all
@@ -102,23 +109,27 @@ contents() {
     const p = require(process.argv[1])
     const opt = p.optionalDependencies || {}
     const want = ["linux-x64-gnu", "linux-arm64-gnu", "linux-x64-musl", "linux-arm64-musl", "darwin-x64", "darwin-arm64"]
-    for (const w of want) if (opt["rimeflake-" + w] !== p.version) throw new Error("optionalDependencies lack rimeflake-" + w + "@" + p.version + ": " + JSON.stringify(opt))
+    for (const w of want) if (opt["@rimeflake/" + w] !== p.version) throw new Error("optionalDependencies lack @rimeflake/" + w + "@" + p.version + ": " + JSON.stringify(opt))
     if (Object.keys(opt).length !== want.length) throw new Error("unexpected optionalDependencies: " + JSON.stringify(opt))
     for (const s of ["preinstall", "install", "postinstall", "prepare"]) if ((p.scripts || {})[s]) throw new Error("install-time script " + s)
   ' "$work/package/package.json"
   ! grep -En '^export .*\b_[A-Za-z]|__napi' "$work/package/index.d.ts" || die "index.d.ts declares internal names"
-  # The addon: stripped, no debug info.
-  tar -xzf "$addon" -C "$work" "package/rimeflake.$platform.node"
-  if readelf -S --wide "$work/package/rimeflake.$platform.node" | grep -Eq ' \.(symtab|debug_[a-z_]+) '; then
+  # The loader looks for the scoped name, and no unscoped one is left in what ships.
+  tar -xzf "$main" -C "$work" package/index.js
+  grep -q '@rimeflake/\${key}' "$work/package/index.js" || die "index.js does not load @rimeflake/<platform>"
+  ! grep -n "rimeflake-\(linux\|darwin\|win32\|\\\${\)" "$work/package/index.js" "$work/package/package.json" ||
+    die "the main package names an unscoped platform package"
+  # The platform package: its scoped name, and its addon stripped of symbols and debug info (the
+  # glibc it needs: test-elf.sh, over every ELF file of every artifact).
+  mkdir "$work/addon"
+  tar -xzf "$addon" -C "$work/addon" package/package.json "package/rimeflake.$platform.node"
+  [ "$(node -p 'require(process.argv[1]).name' "$work/addon/package/package.json")" = "$addon_pkg" ] ||
+    die "${addon##*/} is not the package $addon_pkg"
+  if readelf -S --wide "$work/addon/package/rimeflake.$platform.node" | grep -Eq ' \.(symtab|debug_[a-z_]+) '; then
     die "the addon is not stripped"
   fi
-  # Loads on glibc 2.17 and later (the toolchain node.sh and the release workflow build with).
-  local newest
-  newest=$(objdump -T "$work/package/rimeflake.$platform.node" | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -n 1)
-  [ "$(printf '%s\n' "$newest" GLIBC_2.17 | sort -V | tail -n 1)" = GLIBC_2.17 ] ||
-    die "the addon needs $newest, newer than glibc 2.17"
   echo "main $(du -k "$main" | cut -f1) KiB, $addon_pkg $(du -k "$addon" | cut -f1) KiB," \
-    "addon $(du -k "$work/package/rimeflake.$platform.node" | cut -f1) KiB unpacked"
+    "addon $(du -k "$work/addon/package/rimeflake.$platform.node" | cut -f1) KiB unpacked"
 }
 
 publish() {
@@ -225,9 +236,9 @@ without_addon() {
   done
 }
 
-check "the tarballs: LICENSE in both, optionalDependencies, no install script, a stripped addon for glibc 2.17+" contents
+check "the tarballs: LICENSE in both, optionalDependencies under @rimeflake/, no install script, a stripped addon" contents
 check "npm publish of both tarballs to verdaccio" publish
-check "npm install rimeflake by name into an empty project" install_by_name
+check "npm install rimeflake by name into an empty project (and @rimeflake/$platform with it)" install_by_name
 check "README's Node quick start (CommonJS)" readme_cjs
 check "README's Node quick start (ES module)" readme_esm
 check "examples/node quickstart.js and .mjs, and the former pack test's checks" examples_cjs_esm

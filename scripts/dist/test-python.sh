@@ -13,15 +13,8 @@ sdist=$dist/rimeflake-$version.tar.gz
 
 # The registry and the type checker a user's CI would have, in a venv of their own (pinned,
 # installed once: the stamp names the pins).
-tools=(pypiserver==2.4.2 mypy==2.4.1)
 tools_venv=$target/pypi-venv
-stamp=$tools_venv/.installed-$(printf '%s\n' "${tools[@]}" | sha256sum | cut -c1-16)
-if [ ! -e "$stamp" ]; then
-  say "python: pypiserver and mypy into $tools_venv (${tools[*]})"
-  python3 -m venv "$tools_venv"
-  "$tools_venv/bin/python" -m pip install --disable-pip-version-check -q "${tools[@]}"
-  touch "$stamp"
-fi
+tool_venv "$tools_venv" pypiserver==2.4.2 mypy==2.4.1
 
 scratch work
 mkdir "$work/packages"

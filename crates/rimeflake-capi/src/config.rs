@@ -35,7 +35,10 @@ pub struct rimeflake_config {
     /// `"local"` (the embedded default), `"memory"` (no state at all: NOT restart-safe), or a
     /// server that many hosts share: `"redis://[:password@]host[:port][/db]"` (`rediss://` for
     /// TLS) or `"postgresql://user[:password]@host[:port]/db"` (TLS by libpq's `sslmode`,
-    /// `sslrootcert`, `sslcert`, `sslkey`); then leave `state_dir` NULL.
+    /// `sslrootcert`, `sslcert`, `sslkey`); then leave `state_dir` NULL. The server backends are
+    /// build options of the library (both in the release tarball): a library built without one
+    /// (`--no-default-features`) fails rimeflake_generator_new for its URL with
+    /// RIMEFLAKE_CONFIG and a message naming the cargo feature it needs.
     pub backend: *const c_char,
     /// Clock steps back up to this are absorbed by counting on (default 2000).
     pub max_drift_ms: u64,

@@ -46,6 +46,63 @@ mod tests {
         );
     }
 
+    /// A server URL that this build has no backend for (a build without the `redis` or
+    /// `postgres` feature) is a RIMEFLAKE_CONFIG error naming the feature, not a crash or a
+    /// silent fallback; with the feature, the URL is taken (nothing listens on port 1, so the
+    /// generator then fails to connect, which is not a configuration error).
+    #[test]
+    fn server_urls_need_their_feature() {
+        use crate::config::{rimeflake_config, rimeflake_config_init_sized};
+        use crate::generator::{rimeflake_generator, rimeflake_generator_new};
+        use crate::status::rimeflake_status;
+        use std::ffi::{CStr, CString};
+
+        for (url, feature, built) in [
+            ("redis://127.0.0.1:1", "redis", cfg!(feature = "redis")),
+            (
+                "postgresql://u@127.0.0.1:1/db",
+                "postgres",
+                cfg!(feature = "postgres"),
+            ),
+        ] {
+            let url = CString::new(url).unwrap();
+            let mut config = std::mem::MaybeUninit::<rimeflake_config>::uninit();
+            let mut gen: *mut rimeflake_generator = std::ptr::null_mut();
+            // SAFETY: `config` is writable for its size; once initialised, its text field points
+            // at `url`, which outlives the call; `gen` is writable.
+            let status = unsafe {
+                let size = std::mem::size_of::<rimeflake_config>();
+                rimeflake_config_init_sized(config.as_mut_ptr(), size);
+                let mut config = config.assume_init();
+                config.backend = url.as_ptr();
+                config.max_wait_ms = 200;
+                rimeflake_generator_new(&config, &mut gen)
+            };
+            // SAFETY: the message is a NUL-terminated string of this thread.
+            let message =
+                unsafe { CStr::from_ptr(crate::boundary::rimeflake_last_error_message()) };
+            let message = message.to_string_lossy();
+            assert!(gen.is_null(), "{url:?}: a generator was made");
+            if built {
+                assert_ne!(
+                    status,
+                    rimeflake_status::RIMEFLAKE_CONFIG,
+                    "{url:?}: {message}"
+                );
+            } else {
+                assert_eq!(
+                    status,
+                    rimeflake_status::RIMEFLAKE_CONFIG,
+                    "{url:?}: {message}"
+                );
+                assert!(
+                    message.contains(&format!("cargo feature \"{feature}\"")),
+                    "{url:?}: {message}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn version_is_the_crate_version() {
         // SAFETY: rimeflake_version returns a static NUL-terminated string.

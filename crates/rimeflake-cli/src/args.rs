@@ -164,12 +164,8 @@ fn parse_worker(text: &str) -> Result<u64, String> {
 
 impl GeneratorArgs {
     /// A generator with what these arguments give; the core resolves the rest (environment,
-    /// defaults) and reports warnings, which go to stderr.
-    pub fn build(&self) -> Result<Generator, Failure> {
-        Ok(self.build_generator()?)
-    }
-
-    /// [`GeneratorArgs::build`] with the core's error as it is (its kind kept).
+    /// defaults) and reports warnings, which go to stderr. The core's error is kept as it is
+    /// (its kind too).
     pub fn build_generator(&self) -> rimeflake::Result<Generator> {
         self.build_with(crate::warn::Warnings::default(), None)
     }
@@ -294,6 +290,7 @@ pub struct BenchArgs {
 }
 
 /// The environment variable of `serve`'s bearer token (empty counts as unset).
+#[cfg_attr(not(feature = "serve"), allow(dead_code))]
 pub const SERVE_TOKEN_ENV: &str = "RIMEFLAKE_SERVE_TOKEN";
 
 /// The endpoints and the environment of `serve`, after its options in `serve --help`.
@@ -330,6 +327,8 @@ pub enum LeafKeys {
 
 #[derive(Debug, Args)]
 #[command(after_help = SERVE_AFTER_HELP)]
+// Read by `serve` alone, which a build without the feature leaves out.
+#[cfg_attr(not(feature = "serve"), allow(dead_code))]
 pub struct ServeArgs {
     /// The address and port to listen on, a host name or an IP address (0 for any free port;
     /// the one taken is printed)

@@ -3,16 +3,31 @@
 //! path's (one for every key, or one per key with the key as its namespace) in Leaf's layout
 //! unless told otherwise.
 
-use crate::args::{GeneratorArgs, LeafKeys, LogArg, ServeArgs, SERVE_TOKEN_ENV};
+use crate::args::ServeArgs;
 use crate::fail::Failure;
-use crate::warn::Warnings;
-use rimeflake::{Generator, Layout};
-use rimeflake_serve::log::Value;
-use rimeflake_serve::{LeafPath, Log, LogFormat, Stop};
-use std::net::{SocketAddr, ToSocketAddrs};
-use std::sync::Arc;
-use std::time::Duration;
+#[cfg(feature = "serve")]
+use {
+    crate::args::{GeneratorArgs, LeafKeys, LogArg, SERVE_TOKEN_ENV},
+    crate::warn::Warnings,
+    rimeflake::{Generator, Layout},
+    rimeflake_serve::log::Value,
+    rimeflake_serve::{LeafPath, Log, LogFormat, Stop},
+    std::net::{SocketAddr, ToSocketAddrs},
+    std::sync::Arc,
+    std::time::Duration,
+};
 
+/// A build without the `serve` feature (`make demo`'s) has the subcommand and its arguments, so
+/// that `rimeflake serve` says what is missing rather than that no such command exists.
+#[cfg(not(feature = "serve"))]
+pub fn run(_args: &ServeArgs) -> Result<(), Failure> {
+    Err(Failure::usage(
+        "serve is not in this build of rimeflake: it was built without the cargo feature \"serve\" \
+         (cargo build -p rimeflake-cli builds every feature; so do the release and cargo install)",
+    ))
+}
+
+#[cfg(feature = "serve")]
 pub fn run(args: &ServeArgs) -> Result<(), Failure> {
     let log = Log::new(match args.log {
         LogArg::Text => LogFormat::Text,
@@ -150,6 +165,7 @@ pub fn run(args: &ServeArgs) -> Result<(), Failure> {
     }
 }
 
+#[cfg(feature = "serve")]
 /// What the start line says of the generators and where they keep their state.
 struct About {
     main: String,
@@ -158,6 +174,7 @@ struct About {
     worker: u64,
 }
 
+#[cfg(feature = "serve")]
 /// The start line, with the whole configuration; and a warning when other hosts can reach a
 /// service that asks for no token.
 fn started(
@@ -218,6 +235,7 @@ fn started(
     }
 }
 
+#[cfg(feature = "serve")]
 /// Where the generators keep their leases and state, its password masked.
 fn backend(args: &GeneratorArgs) -> String {
     if args.in_memory {
@@ -237,6 +255,7 @@ fn backend(args: &GeneratorArgs) -> String {
     }
 }
 
+#[cfg(feature = "serve")]
 /// `--listen`: an IP address or a host name with a port; a name that resolves to several
 /// addresses is served on the first, IPv4 first.
 fn resolve(listen: &str) -> Result<SocketAddr, Failure> {
@@ -255,4 +274,29 @@ fn resolve(listen: &str) -> Result<SocketAddr, Failure> {
         .or(addrs.first())
         .copied()
         .ok_or_else(|| bad("the name resolves to no address".into()))
+}
+
+/// What a build without the `serve` feature (`make demo`'s) says when asked to serve:
+/// `cargo test -p rimeflake-cli --no-default-features --bins` runs it. (A server URL in such a
+/// build is the core's to refuse: its tests without the backends' features check the message.)
+#[cfg(all(test, not(feature = "serve")))]
+mod tests {
+    use crate::args::{Cli, Command};
+    use crate::fail::{Failure, EXIT_USAGE};
+    use clap::Parser;
+
+    #[test]
+    fn serve_says_it_was_left_out() {
+        let cli = Cli::try_parse_from(["rimeflake", "serve", "--listen", "127.0.0.1:0"]).unwrap();
+        let Command::Serve(args) = &cli.command else {
+            panic!("not serve: {:?}", cli.command)
+        };
+        match super::run(args) {
+            Err(Failure::Error { code, message }) => {
+                assert_eq!(code, EXIT_USAGE, "{message}");
+                assert!(message.contains("cargo feature \"serve\""), "{message}");
+            }
+            other => panic!("not a usage error: {other:?}"),
+        }
+    }
 }

@@ -9,13 +9,18 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 #[allow(dead_code)] // only read on some targets
 static CALLS: AtomicU64 = AtomicU64::new(0);
 
+/// The getrandom(2) system call itself, not glibc's wrapper of it: the wrapper came in glibc 2.25,
+/// and a library that calls it cannot be loaded by an older glibc (2.17 is the oldest the
+/// release artifacts run on).
 #[cfg(any(target_os = "linux", target_os = "android"))]
 pub(crate) fn os_random(buf: &mut [u8]) {
     let mut filled = 0;
     while filled < buf.len() {
-        // SAFETY: the pointer and length describe the unfilled rest of `buf`.
-        let n =
-            unsafe { libc::getrandom(buf[filled..].as_mut_ptr().cast(), buf.len() - filled, 0) };
+        let rest = &mut buf[filled..];
+        let flags: libc::c_uint = 0;
+        // SAFETY: the pointer and length describe the unfilled rest of `buf`; getrandom(2) takes
+        // a buffer, its length and flags, and writes at most that many bytes.
+        let n = unsafe { libc::syscall(libc::SYS_getrandom, rest.as_mut_ptr(), rest.len(), flags) };
         if n > 0 {
             filled += n as usize;
         } else if n < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted
@@ -66,5 +71,21 @@ fn fallback_random(buf: &mut [u8]) {
         h.write_u32(std::process::id());
         let v = h.finish().to_le_bytes();
         chunk.copy_from_slice(&v[..chunk.len()]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::os_random;
+
+    /// Every byte of a long buffer is drawn (not only a first chunk), and two draws differ.
+    #[test]
+    fn draws_fill_the_buffer_and_differ() {
+        let (mut a, mut b) = ([0u8; 4099], [0u8; 4099]);
+        os_random(&mut a);
+        os_random(&mut b);
+        assert_ne!(a, b);
+        // A zero in the last 64 bytes of both draws would be a 1 in 2^1024 chance.
+        assert!(a[4035..].iter().chain(&b[4035..]).any(|&x| x != 0));
     }
 }

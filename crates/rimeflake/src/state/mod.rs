@@ -114,7 +114,8 @@ pub(crate) fn reserve_above_id(
         return Err(Error::new(
             ErrorKind::Config,
             format!(
-                "no ID of layout {} lies above {id}: it is on the last clock-id ({}) at the end                  of the time field ({}); is it an ID of this layout?",
+                "no ID of layout {} lies above {id}: it is on the last clock-id ({}) at the end of the \
+                 time field ({}); is it an ID of this layout?",
                 layout.name(),
                 parts.clock_id,
                 crate::utc::iso8601(layout.expires_at_ms())
