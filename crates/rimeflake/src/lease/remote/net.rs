@@ -59,12 +59,15 @@ impl std::fmt::Display for ConnectError {
     }
 }
 
+/// A lookup running on its thread: the name and port, and where its answer comes.
+type Pending = (String, u16, mpsc::Receiver<io::Result<Vec<SocketAddr>>>);
+
 /// Host-name lookups, each on a thread of its own so that a resolver that does not answer
 /// fails the call by its deadline. A lookup still running when its caller gave up is waited for
 /// again by the next call for the same name, rather than started a second time beside it.
 pub(crate) struct Lookup {
     resolver: Resolver,
-    pending: Option<(String, u16, mpsc::Receiver<io::Result<Vec<SocketAddr>>>)>,
+    pending: Option<Pending>,
 }
 
 impl Lookup {

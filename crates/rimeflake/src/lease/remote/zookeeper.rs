@@ -11,7 +11,7 @@
 //! - `<root>/workers/<ns>/<id>`: the token of the holder that last took the worker ID; every
 //!   take writes it, so its version tells one lease from the next.
 //! - `<root>/workers/<ns>/<id>/lease`: ephemeral, tied to the holder's session: the lease. Its
-//!   data is the holder's token and its session's timeout.
+//!   data is the holder's token and its session's timeout (ms), a space between.
 //! - `<root>/workers/<ns>/<id>/state`: the state, `version text`, written only in a
 //!   transaction that checks the lease node is there and the worker's node still at the
 //!   version of the take (the fence), over the state's node version read with it.
@@ -249,7 +249,7 @@ impl ZkConn {
         let parents = self.parents_of(&worker);
         self.with(Some(ttl_ms), "acquire", |s, ens, d| {
             let lease = format!("{worker}/lease");
-            let data = format!("{token}\n{}", s.timeout_ms);
+            let data = format!("{token} {}", s.timeout_ms);
             let create = Op::Multi(vec![
                 Op::Create {
                     path: &lease,
@@ -263,7 +263,7 @@ impl ZkConn {
                 },
             ]);
             for _ in 0..2 {
-                match one(s.call(ens, &[create.clone()], d)?)? {
+                match one(s.call(ens, std::slice::from_ref(&create), d)?)? {
                     Reply::Done => return Ok(true),
                     Reply::Failed { code: NO_NODE, .. } => make_all(s, ens, &parents, d)?,
                     Reply::Failed {
@@ -341,7 +341,8 @@ impl Held {
         Ok(Held {
             taker: data(&replies[1])?.map(|(t, stat)| (text(t), stat.version)),
             lease: data(&replies[2])?.map(|(t, stat)| {
-                (text(t).lines().next().unwrap_or("").to_string(), stat)
+                let token = text(t).split(' ').next().unwrap_or("").to_string();
+                (token, stat)
             }),
             state: data(&replies[3])?,
         })
@@ -371,7 +372,7 @@ fn rehome(
         return Ok(false);
     };
     let lease = format!("{worker}/lease");
-    let data = format!("{token}\n{}", s.timeout_ms);
+    let data = format!("{token} {}", s.timeout_ms);
     let mut ops = vec![Op::Check {
         path: worker,
         version: taken,
@@ -516,7 +517,7 @@ impl Conn for ZkConn {
                 // Free, or this token's own (taken again, as by `acquire`).
                 let open = |r: &Reply| match r {
                     Reply::Failed { code: NO_NODE, .. } => true,
-                    Reply::Data(data, _) => data.split(|b| *b == b'\n').next() == Some(token.as_bytes()),
+                    Reply::Data(data, _) => data.split(|b| *b == b' ').next() == Some(token.as_bytes()),
                     _ => false,
                 };
                 batch
@@ -842,7 +843,7 @@ impl Conn for ZkConn {
             let (holder, expires_in_ms) = match &replies[0] {
                 Reply::Data(data, _) => {
                     let text = String::from_utf8_lossy(data);
-                    let mut lines = text.lines();
+                    let mut lines = text.split(' ');
                     let token = lines.next().unwrap_or("").to_string();
                     // The ensemble keeps no expiry: the lease lasts until its session has not
                     // been heard from for its timeout, which is shown.
