@@ -52,6 +52,7 @@ macro_rules! internal {
 pub mod admin;
 mod backend;
 pub mod clock;
+mod contract;
 mod encoding;
 mod env;
 mod error;

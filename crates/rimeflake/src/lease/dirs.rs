@@ -7,7 +7,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 /// Environment variable that names the state directory, above every other default.
-pub const STATE_DIR_ENV: &str = "RIMEFLAKE_STATE_DIR";
+pub use crate::env::STATE_DIR_ENV;
 /// Set to `1` to silence the warning about the default directory in a container.
 pub const NO_CONTAINER_WARNING_ENV: &str = "RIMEFLAKE_NO_CONTAINER_WARNING";
 /// Set to `1` to allow a state directory on a network or FUSE file system.
