@@ -24,16 +24,12 @@ pub fn run(args: &ServeArgs) -> Result<(), Failure> {
     let main = args.generator.build()?;
     let namespace = args
         .generator
-        .namespace
-        .clone()
-        .unwrap_or_else(|| main.layout().default_namespace());
+        .namespace()
+        .map_or_else(|| main.layout().default_namespace(), str::to_string);
     let worker = main.worker_id();
     let base = args.generator.clone();
-    let factory: rimeflake_serve::Factory = Arc::new(move |key: &str| {
-        let mut keyed = base.clone();
-        keyed.namespace = Some(key.to_string());
-        keyed.build_generator()
-    });
+    let factory: rimeflake_serve::Factory =
+        Arc::new(move |key: &str| base.with_namespace(key).build_generator());
     let ns = namespace.clone();
     rimeflake_serve::run(config, main, namespace, factory, move |addr| {
         eprintln!(

@@ -279,3 +279,30 @@ fn bench_at_the_cap_says_so_and_shows_the_uncapped_cost() {
     // Far below the cap's 1,953 ns an ID: the call's own cost.
     assert!(ns > 0.0 && ns < 1_953.0, "{per_call}");
 }
+
+#[test]
+fn a_misspelt_flag_or_preset_gets_the_nearest_by_the_cores_suggestion() {
+    assert_eq!(
+        error_line(&run(&["gen", "--workr", "1"], &[]), 2),
+        "rimeflake: error: unexpected argument '--workr'; did you mean '--worker'? (see \
+         rimeflake --help)"
+    );
+    assert_eq!(
+        error_line(&run(&["state", "reset", "--abov-id", "1"], &[]), 2),
+        "rimeflake: error: unexpected argument '--abov-id'; did you mean '--above-id'? (see \
+         rimeflake --help)"
+    );
+    for args in [
+        &["gen", "--layout", "Twitter", "--in-memory", "--worker", "1"][..],
+        &["decode", "--layout", "TWITTER", "1"],
+        &["gen", "--layout", "twiter", "--in-memory", "--worker", "1"],
+    ] {
+        let line = error_line(&run(args, &[]), 2);
+        assert!(
+            line.contains("unknown preset") && line.contains("did you mean \"twitter\"?"),
+            "{args:?}: {line}"
+        );
+    }
+    let far = error_line(&run(&["gen", "--zzz"], &[]), 2);
+    assert!(!far.contains("did you mean"), "{far}");
+}
