@@ -43,7 +43,7 @@ from ._native import (
     parse,
 )
 from ._parts import Parts
-from ._types import BackendName, BackendURL, LayoutName, LeaseState, Stats
+from ._types import BackendName, BackendURL, GeneratorOptions, LayoutName, LeaseState, Stats
 from ._warning import RimeflakeWarning
 
 __all__ = [
@@ -55,6 +55,7 @@ __all__ = [
     "ClosedError",
     "ConfigError",
     "Generator",
+    "GeneratorOptions",
     "InterruptedWaitError",
     "InvalidIdError",
     "Layout",

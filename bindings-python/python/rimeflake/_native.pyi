@@ -1,12 +1,11 @@
 """Stubs of the native module ``rimeflake._native`` (checked by ``mypy.stubtest``)."""
 
-import os
 from typing import Final, Literal, SupportsIndex, final, overload
 
-from typing_extensions import Buffer, Self
+from typing_extensions import Buffer, Self, Unpack
 
 from ._parts import Parts
-from ._types import BackendName, BackendURL, LayoutName, Stats
+from ._types import GeneratorOptions, LayoutName, Stats
 
 __all__ = [
     "__version__",
@@ -41,7 +40,6 @@ EPOCH_2024: Final[int]
 PRESETS: Final[list[str]]
 
 _Encoding = Literal["dec", "decimal", "hex", "base62", "base32"]
-_Policy = Literal["bump", "bump_clock", "wait", "error"]
 _Order = Literal["sequence_below_worker", "sequence_above_worker"]
 
 @final
@@ -130,19 +128,11 @@ class Layout:
 
 @final
 class Generator:
+    # The keyword arguments are the core's table of settings (GeneratorOptions, generated).
     def __new__(
         cls,
         worker_id: SupportsIndex | None = None,
-        *,
-        layout: LayoutName | str | Layout | None = None,
-        namespace: str | None = None,
-        state_dir: str | os.PathLike[str] | None = None,
-        backend: BackendName | BackendURL | None = None,
-        max_drift_ms: SupportsIndex = 2000,
-        on_rollback: _Policy | None = None,
-        max_wait_ms: SupportsIndex = 5000,
-        strict_monotonic: bool = False,
-        lease_ttl_ms: SupportsIndex | None = None,
+        **options: Unpack[GeneratorOptions],
     ) -> Self: ...
     def next_id(self) -> int: ...
     def next_ids(self, n: SupportsIndex) -> list[int]: ...

@@ -1,13 +1,13 @@
 //! The endpoints: routing, the answers and every refusal (a 4xx with a one-line reason, a 503
 //! with the generator's error kind).
 
-use crate::text::{json_string, percent_decode, push_decimal, query_value, same_secret};
+use crate::text::{json_string, percent_decode, query_value, same_secret};
 use crate::{Response, Shared};
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::header::{HeaderValue, ACCEPT, ALLOW, AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
 use hyper::{Method, Request, StatusCode};
-use rimeflake::frontend::iso8601;
+use rimeflake::frontend::{iso8601, DecimalDigits};
 use rimeflake::{format, parse, Encoding, Error, ErrorKind, Generator, Layout};
 use std::sync::Arc;
 
@@ -248,7 +248,7 @@ async fn blocking<T: Send + 'static>(
 /// Appends `id` in `encoding`.
 fn put(body: &mut Vec<u8>, id: u64, encoding: Encoding) {
     match encoding {
-        Encoding::Decimal => push_decimal(body, id),
+        Encoding::Decimal => body.extend_from_slice(DecimalDigits::new(id).as_bytes()),
         e => body.extend_from_slice(format(id, e).as_bytes()),
     }
 }

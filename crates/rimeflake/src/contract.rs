@@ -151,6 +151,29 @@ impl Frontend {
     }
 }
 
+/// `snake_case` as `camelCase`: Node's spelling of a name of the tables (`lease_ttl_ms` is
+/// `leaseTtlMs`, as `stats()`'s `lease_renewals` is `leaseRenewals`).
+///
+/// # Example
+/// ```
+/// assert_eq!(rimeflake::frontend::camel_case("lease_renewal_failures"), "leaseRenewalFailures");
+/// ```
+pub fn camel_case(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for (i, word) in name.split('_').enumerate() {
+        let mut chars = word.chars();
+        if let Some(first) = chars.next() {
+            if i == 0 {
+                out.push(first);
+            } else {
+                out.push(first.to_ascii_uppercase());
+            }
+            out.push_str(chars.as_str());
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -168,6 +191,13 @@ mod tests {
                 "worker_id"
             ]
         );
+    }
+
+    #[test]
+    fn nodes_keys_are_the_camel_case_of_pythons() {
+        for row in SETTINGS {
+            assert_eq!(camel_case(row.python), row.node);
+        }
     }
 
     #[test]

@@ -150,9 +150,10 @@ pub const SETTINGS: [SettingInfo; 10] = [
         SettingKind::WorkerId,
         SettingDefault::Resolved,
         "lease a free one: the lowest of the state directory, or one from a random start on a \
-         server backend; ordinal: a Kubernetes StatefulSet pod's ordinal",
+         server backend",
         Some(env::WORKER_ID_ENV),
-        "A fixed worker ID, locked and kept durable like a leased one",
+        "A fixed worker ID, locked and kept durable like a leased one (RIMEFLAKE_WORKER_ID=ordinal \
+         takes a Kubernetes StatefulSet pod's ordinal)",
     ),
     row(
         Setting::Layout,
@@ -315,20 +316,6 @@ mod tests {
     #[test]
     fn spellings_follow_the_rules_or_say_why_not() {
         for row in SETTINGS {
-            let camel: String = row
-                .python
-                .split('_')
-                .enumerate()
-                .map(|(i, w)| {
-                    let mut c = w.chars();
-                    match (i, c.next()) {
-                        (0, Some(f)) => f.to_string() + c.as_str(),
-                        (_, Some(f)) => f.to_ascii_uppercase().to_string() + c.as_str(),
-                        _ => String::new(),
-                    }
-                })
-                .collect();
-            assert_eq!(row.node, camel, "Node's key is the camelCase of Python's");
             if row.setting != Setting::WorkerId {
                 assert_eq!(row.cli, format!("--{}", row.python.replace('_', "-")));
             }

@@ -107,7 +107,7 @@ stats! {
         "Renewals of the server's lease that failed (an error, or the server refused)";
     /// Whether a server's lease is held now ([`LeaseState::None`] without a server lease).
     lease: LeaseState, Lease, Gauge "rimeflake_lease_state",
-        "The server lease's state (none: no server leases the worker ID, held, lost): 1 for the state it is in",
+        "The server lease's state: none (no server leases the worker ID), held, or lost (no ID is issued until it is held again)",
         c "lease_state";
 }
 

@@ -193,12 +193,13 @@ impl Layout {
         )
     }
 
-    /// A preset by name: `default`, `twitter`, `sonyflake`, `sonyflake_v2`, `baidu` (with
-    /// Baidu's own default epoch: it decodes, but a generator needs a later epoch, such as
-    /// `Layout::from_spec("baidu,epoch=2025-01-01T00:00:00Z")`), `js_safe`.
+    /// A preset by name (or an alias) of [`Layout::PRESET_LIST`]; `baidu` has Baidu's own
+    /// default epoch: it decodes, but a generator needs a later epoch, such as
+    /// `Layout::from_spec("baidu,epoch=2025-01-01T00:00:00Z")`.
     ///
     /// # Errors
-    /// [`ErrorKind::Config`](crate::ErrorKind::Config) for an unknown name.
+    /// [`ErrorKind::Config`](crate::ErrorKind::Config) for an unknown name, with the nearest
+    /// preset when one is near (`Twitter`: did you mean `twitter`?).
     pub fn preset(name: &str) -> Result<Self> {
         if let Some(p) = PRESET_LIST
             .iter()
