@@ -3,15 +3,15 @@
 //! .call(gen)` and the type declarations) and the calls that are not per-ID.
 
 use crate::args::Arg;
-use crate::decode::{parts, Parts};
 use crate::env::EnvData;
 use crate::errors::throw;
 use crate::handle::Handle;
 use crate::layout::Layout;
 use crate::options::Options;
-use napi::bindgen_prelude::Object;
-use napi::bindgen_prelude::{BigUint64Array, This};
+use crate::parts::{parts, Parts};
+use napi::bindgen_prelude::{BigUint64Array, FromNapiValue, Function, JsObjectValue, Object, This};
 use napi::{Env, JsValue, Result, Unknown};
+use rimeflake::frontend::StatValue;
 use std::sync::Arc;
 
 /// A generator of 64-bit, time-ordered, unique IDs. With no options it is the embedded default:
@@ -58,7 +58,7 @@ impl Generator {
         ts_args_type = "options?: GeneratorOptions",
         ts_return_type = "Generator"
     )]
-    pub fn shared(env: &Env, options: Option<Unknown>) -> Result<Unknown<'static>> {
+    pub fn shared<'e>(env: &'e Env, options: Option<Unknown>) -> Result<Unknown<'e>> {
         let options = Options::from_js(env, options)?;
         let key = format!("{options:?}");
         let mut warnings = Vec::new();
@@ -77,21 +77,13 @@ impl Generator {
             unsafe { crate::env::EnvData::class(env.raw(), "Generator") }.ok_or_else(|| {
                 napi::Error::from_reason("rimeflake: the module is not set up in this environment")
             })?;
+        // SAFETY: the current call's env, and the class `init` kept in its data.
+        let class = unsafe { Function::<(), Unknown>::from_napi_value(env.raw(), class) }?;
         SHARED_HOLD.with(|slot| slot.set(Some(handle)));
-        let mut instance = std::ptr::null_mut();
-        // SAFETY: the current call's env and a class value of it, no arguments (a null argv
-        // with argc 0), `instance` a local to write.
-        let status = unsafe {
-            napi::sys::napi_new_instance(env.raw(), class, 0, std::ptr::null(), &mut instance)
-        };
+        let instance = class.new_instance(());
         // Whatever happened, the slot is empty again (a failed constructor dropped nothing).
         drop(SHARED_HOLD.with(|slot| slot.take()));
-        if status != napi::sys::Status::napi_ok {
-            return Err(crate::errors::pending());
-        }
-        // SAFETY: `instance` is a value napi just made in this call's scope, returned from
-        // this call (napi-rs hands it back to JavaScript before the scope closes).
-        Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), instance) })
+        instance
     }
 
     /// The next ID. IDs of one generator strictly increase (except across a clock-id reuse,
@@ -148,29 +140,22 @@ impl Generator {
     }
 
     /// Counters since the start: IDs issued, rollbacks seen, clock-id switches, waits, state
-    /// writes, and the server lease's state and renewals.
-    #[napi]
-    pub fn stats(&self) -> Stats {
+    /// writes, and the server lease's state and renewals (the core's table of them, each
+    /// under its camelCase name).
+    #[napi(ts_return_type = "Stats")]
+    pub fn stats<'e>(&self, env: &'e Env) -> Result<Object<'e>> {
         let s = self.handle.core.stats();
-        Stats {
-            ids_issued: s.ids_issued as f64,
-            rollbacks: s.rollbacks as f64,
-            largest_rollback_ms: s.largest_rollback_ms as f64,
-            clock_id_bumps: s.clock_id_bumps as f64,
-            clock_id_reuses: s.clock_id_reuses as f64,
-            waits: s.waits as f64,
-            waited_ms: s.waited_ms as f64,
-            borrowed_ms: s.borrowed_ms as f64,
-            clock_id: s.clock_id as f64,
-            server_skew_ms: s.server_skew_ms as f64,
-            reservation_writes: s.reservation_writes as f64,
-            reservation_write_failures: s.reservation_write_failures as f64,
-            reservation_write_ns: s.reservation_write_ns as f64,
-            lease: s.lease.as_str().to_string(),
-            lease_remaining_ms: s.lease_remaining_ms as f64,
-            lease_renewals: s.lease_renewals as f64,
-            lease_renewal_failures: s.lease_renewal_failures as f64,
+        let mut out = Object::new(env)?;
+        for field in rimeflake::Stats::FIELDS {
+            let key = rimeflake::frontend::camel_case(field.name);
+            match field.value(&s) {
+                StatValue::Unsigned(v) => out.set_named_property(&key, v as f64)?,
+                StatValue::Signed(v) => out.set_named_property(&key, v as f64)?,
+                StatValue::Lease(state) => out.set_named_property(&key, state.as_str())?,
+                other => out.set_named_property(&key, format!("{other:?}"))?,
+            }
         }
+        Ok(out)
     }
 
     /// The layout of this generator's IDs.
@@ -219,31 +204,6 @@ impl Generator {
         &self.handle
     }
 
-    /// The `Generator` inside a JavaScript object, if it is one (type tag checked).
-    ///
-    /// # Safety
-    /// `env` and `value` belong to the current call.
-    pub unsafe fn unwrap<'a>(
-        env: napi::sys::napi_env,
-        value: napi::sys::napi_value,
-    ) -> Option<&'a Generator> {
-        use napi::bindgen_prelude::{validate_type_tag, TypeTag};
-        let mut p = std::ptr::null_mut();
-        let tag = <Generator as TypeTag>::type_tag();
-        // SAFETY: `env` and `value` are the current call's (this function's contract).
-        if unsafe { validate_type_tag(env, value, &tag, "Generator") }.is_err() {
-            return None;
-        }
-        // SAFETY: as above; `p` is a local to write.
-        if unsafe { napi::sys::napi_unwrap(env, value, &mut p) } != napi::sys::Status::napi_ok {
-            return None;
-        }
-        // SAFETY: the object carries Generator's type tag, which only napi-rs's constructor of
-        // this class puts on the objects it wraps a Generator in, so a non-null `p` is that
-        // Generator, alive as long as the object, which the current call holds.
-        (!p.is_null()).then(|| unsafe { &*(p as *const Generator) })
-    }
-
     fn one(&self, env: &Env) -> Result<u64> {
         match self.handle.try_next_id() {
             Some(id) => Ok(id),
@@ -254,38 +214,4 @@ impl Generator {
     fn fill_ids(&self, env: &Env, ids: &mut [u64]) -> Result<()> {
         crate::errors::guard(env.raw(), || self.handle.check_open()?.fill(ids))
     }
-}
-
-/// A generator's counters.
-#[napi_derive::napi(object)]
-pub struct Stats {
-    pub ids_issued: f64,
-    pub rollbacks: f64,
-    pub largest_rollback_ms: f64,
-    pub clock_id_bumps: f64,
-    pub clock_id_reuses: f64,
-    pub waits: f64,
-    pub waited_ms: f64,
-    pub borrowed_ms: f64,
-    /// The clock-id in use.
-    pub clock_id: f64,
-    /// On a server backend: the server's clock minus this host's when the lease was taken, in
-    /// ms; 0 otherwise.
-    pub server_skew_ms: f64,
-    /// Writes of the durable state (reservations, clock-id switches, start, close), failed
-    /// ones included.
-    pub reservation_writes: f64,
-    /// Of those, writes that failed.
-    pub reservation_write_failures: f64,
-    /// Time spent in those writes, in ns.
-    pub reservation_write_ns: f64,
-    /// The server lease: `'none'` (no server leases the worker ID), `'held'` or `'lost'`.
-    #[napi(ts_type = "'none' | 'held' | 'lost'")]
-    pub lease: String,
-    /// While the lease is held: how long it stays valid without another renewal, in ms; else 0.
-    pub lease_remaining_ms: f64,
-    /// Renewals of the server lease answered, failed ones included.
-    pub lease_renewals: f64,
-    /// Of those, renewals that failed.
-    pub lease_renewal_failures: f64,
 }

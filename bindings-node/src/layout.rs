@@ -1,11 +1,10 @@
 //! `Layout`: how the 63 bits of an ID are shared; a preset or a layout spec, parsed by the core.
 
 use crate::args::Arg;
-use crate::decode::{parts, Parts};
 use crate::errors::throw;
-use napi::bindgen_prelude::{validate_type_tag, Object, TypeTag};
-use napi::sys;
-use napi::{Env, JsValue, Result, Unknown};
+use crate::parts::{parts, Parts};
+use napi::bindgen_prelude::{ClassInstance, FromNapiValue, Object};
+use napi::{Env, JsValue, Result, Unknown, ValueType};
 
 /// How the 63 bits of an ID are shared between clock-id, time, worker and sequence.
 ///
@@ -21,34 +20,35 @@ pub fn parse(text: &str) -> rimeflake::Result<rimeflake::Layout> {
 }
 
 impl Layout {
-    /// The `Layout` inside a JavaScript object, if it is one (its type tag is checked, so a
-    /// look-alike object is refused).
-    ///
-    /// # Safety
-    /// `env` and `value` belong to the current call.
-    pub unsafe fn unwrap<'a>(env: sys::napi_env, value: sys::napi_value) -> Option<&'a Layout> {
-        let mut p = std::ptr::null_mut();
-        let tag = <Layout as TypeTag>::type_tag();
-        // SAFETY: `env` and `value` are the current call's (this function's contract).
-        if unsafe { validate_type_tag(env, value, &tag, "Layout") }.is_err() {
-            return None;
+    /// The core's layout inside a JavaScript value, if it is a `Layout` (napi-rs checks its
+    /// type tag, so a look-alike object is refused).
+    pub fn core_of(a: &Arg) -> Option<rimeflake::Layout> {
+        // SAFETY: the current call's env and value.
+        let instance = unsafe { ClassInstance::<Layout>::from_napi_value(a.env, a.value) }.ok()?;
+        Some(instance.0.clone())
+    }
+}
+
+/// A layout argument: a string (preset name or layout spec, parsed by the core) or a `Layout`.
+pub fn layout_arg(env: &Env, a: Arg) -> Result<rimeflake::Layout> {
+    match a.kind() {
+        ValueType::String => {
+            let text = a.string()?;
+            parse(&text).map_err(|e| throw(env.raw(), &e))
         }
-        // SAFETY: as above; `p` is a local to write.
-        if unsafe { sys::napi_unwrap(env, value, &mut p) } != sys::Status::napi_ok {
-            return None;
-        }
-        // SAFETY: the object carries Layout's type tag, which only napi-rs's constructor of
-        // this class puts on the objects it wraps a Layout in, so a non-null `p` is that
-        // Layout, alive as long as the object, which the current call holds.
-        (!p.is_null()).then(|| unsafe { &*(p as *const Layout) })
+        ValueType::Object => match Layout::core_of(&a) {
+            Some(layout) => Ok(layout),
+            None => Err(a.wrong_type("a string or a Layout")),
+        },
+        _ => Err(a.wrong_type("a string or a Layout")),
     }
 }
 
 #[napi_derive::napi]
 impl Layout {
-    /// A preset name (`default`, `twitter`, `sonyflake`, `sonyflake_v2`, `baidu` with `epoch_ms=`,
-    /// `js_safe`) or a layout spec (`Layout.describe()` prints one; it reads back the same).
-    #[napi(constructor, ts_args_type = "spec: string")]
+    /// A preset name (a `LayoutName`; `baidu` needs `epoch_ms=` to generate) or a layout spec
+    /// (`Layout.describe()` prints one; it reads back the same).
+    #[napi(constructor, ts_args_type = "spec: LayoutName | (string & {})")]
     pub fn new(env: &Env, spec: Unknown) -> Result<Self> {
         let text = Arg {
             env: env.raw(),
@@ -73,8 +73,8 @@ impl Layout {
             .map_err(|e| throw(env.raw(), &e))
     }
 
-    /// The names of the presets.
-    #[napi]
+    /// The names of the presets (the core's list of them).
+    #[napi(ts_return_type = "Array<LayoutName>")]
     pub fn presets() -> Vec<&'static str> {
         rimeflake::Layout::PRESETS.to_vec()
     }

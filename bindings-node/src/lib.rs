@@ -14,6 +14,7 @@ mod handle;
 mod hot;
 mod layout;
 mod options;
+mod parts;
 #[cfg(feature = "internals")]
 mod shape;
 mod warnings;
@@ -43,20 +44,11 @@ pub fn init(mut exports: Object, env: Env) -> Result<()> {
 /// (shape.rs): only in a build with the `internals` feature.
 #[cfg(feature = "internals")]
 fn install_bench_shape(env: &Env, class: Unknown) -> Result<()> {
-    let mut proto = std::ptr::null_mut();
-    // SAFETY: the current call's env and the class value it just read; the property name is
-    // NUL-terminated; `proto` is a local and then a value of this call, as install_prototype
-    // needs.
-    unsafe {
-        napi::check_status!(napi::sys::napi_get_named_property(
-            env.raw(),
-            class.raw(),
-            c"prototype".as_ptr(),
-            &mut proto
-        ))?;
-        shape::install_prototype(env.raw(), proto)?;
-    }
-    Ok(())
+    // SAFETY: the current call's env and the class (a function, so an object) it just read.
+    let class = unsafe { class.cast::<Object>() }?;
+    let proto: Unknown = class.get_named_property("prototype")?;
+    // SAFETY: the current call's env and the prototype object it just read.
+    unsafe { shape::install_prototype(env.raw(), proto.raw()) }
 }
 
 /// The package's version (the workspace's).
