@@ -122,13 +122,14 @@ $(DEPS_STAMP):
 # What `make check` runs: no server, no libfaketime, no other language, no release build, so it
 # needs nothing but the Rust toolchain. The core's tests without cargo features (the remote
 # backends' tests need servers); each test binary is named, so a new one is added here on
-# purpose (docs/development.md lists what is left to `make test`). The simulation runs half of
-# its seed budget here (100 seeds, the least for which it checks that every case was met);
-# `make test` runs all 200.
+# purpose (docs/development.md lists what is left to `make test`). The tests of the core's own
+# modules (tests/internal/: the file store, the local lease, the simulation) run with --lib.
+# The simulation runs half of its seed budget here (100 seeds, the least for which it checks
+# that every case was met); `make test` runs all 200.
 CHECK_SIM_SEEDS := 100
-CHECK_CORE_TESTS := --lib --test contract --test durable --test file_store --test fill_atomic --test fork \
-  --test fork_registry --test hung_store --test lease --test peers --test proptest \
-  --test rollback --test simulation --test start_interrupt --test vectors
+CHECK_CORE_TESTS := --lib --test contract --test fill_atomic --test fork \
+  --test fork_registry --test peers --test proptest --test rollback --test start_interrupt \
+  --test vectors
 CHECK_CLI_TESTS := --bins --test cli --test messages --test resolver --test settings
 
 .PHONY: check contract
@@ -221,8 +222,8 @@ SOAK_SECONDS ?= 300
 
 .PHONY: soak
 soak: rust ## the deterministic simulation on fresh seeds for SOAK_SECONDS (default 300); prints any failing seed
-	RIMEFLAKE_SIM_SECONDS=$(SOAK_SECONDS) $(CARGO) test -p rimeflake --test simulation \
-	  crashes_clock_jumps -- --nocapture
+	RIMEFLAKE_SIM_SECONDS=$(SOAK_SECONDS) $(CARGO) test -p rimeflake --lib \
+	  internal_tests::simulation::crashes_clock_jumps -- --nocapture
 
 # ---- peer vectors ------------------------------------------------------------------------------
 

@@ -217,7 +217,7 @@ fn warnings_never_come_before_an_error_and_the_container_one_comes_once() {
         .0
         .join(".local/state/rimeflake/.container-warning-shown");
     let stderr = text(&first.stderr);
-    if rimeflake::lease::dirs::in_container() {
+    if rimeflake::frontend::in_container() {
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
         assert!(
             stderr.starts_with("rimeflake: warning: running in a container"),

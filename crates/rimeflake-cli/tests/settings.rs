@@ -259,7 +259,7 @@ fn the_container_warning_goes_to_stderr_once_and_names_only_what_exists() {
     let out = run(&["gen"], &[("HOME", home.path())]);
     stdout_ok(&out);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    if rimeflake::lease::dirs::in_container() {
+    if rimeflake::frontend::in_container() {
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
         assert!(
             stderr.starts_with("rimeflake: warning: running in a container"),

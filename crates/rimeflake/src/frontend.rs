@@ -28,6 +28,7 @@ pub use crate::generator::{
     MetricKind, SettingValue, StatField, StatUnit, StatValue, DEFAULT_MAX_DRIFT, DEFAULT_MAX_WAIT,
 };
 pub use crate::layout::guess::assumed_layout_warning;
+pub use crate::lease::dirs::in_container;
 pub use crate::settings::{backend_from_env, layout, layout_if_given, state_dir, state_dir_as};
 pub use crate::utc::{iso8601, parse_time};
 
