@@ -40,7 +40,7 @@ impl Options {
         let object = a.object()?;
         check_keys(&a, &object)?;
         let mut given = Vec::new();
-        for row in &SETTINGS {
+        for row in SETTINGS {
             let Some(v) = object.get::<Unknown>(row.node)? else {
                 continue;
             };

@@ -208,7 +208,7 @@ pub fn set_signature(m: &Bound<'_, PyModule>) -> PyResult<()> {
         parameter.getattr("KEYWORD_ONLY")?,
     );
     let mut params = Vec::new();
-    for row in &SETTINGS {
+    for row in SETTINGS {
         let kind = if row.python == "worker_id" {
             &positional
         } else {

@@ -25,7 +25,7 @@ pub fn apply(
             }
         }
     }
-    for row in &SETTINGS {
+    for row in SETTINGS {
         let value = match row.setting {
             Setting::WorkerId => worker_id.cloned(),
             _ => match options {

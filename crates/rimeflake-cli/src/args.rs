@@ -211,7 +211,7 @@ impl clap::FromArgMatches for SettingArgs {
     }
 
     fn update_from_arg_matches(&mut self, m: &clap::ArgMatches) -> Result<(), clap::Error> {
-        for row in &SETTINGS {
+        for row in SETTINGS {
             let id = row.python;
             let value = match row.kind {
                 SettingKind::Flag => m.get_flag(id).then_some(SettingValue::Flag(true)),

@@ -140,7 +140,7 @@ const POLICIES: &[&str] = &["bump", "wait", "error"];
 
 /// Every setting a front end offers, in the order front ends list them (a [`Setting`]'s
 /// discriminant is its row).
-pub const SETTINGS: [SettingInfo; 10] = [
+pub const SETTINGS: &[SettingInfo] = &[
     row(
         Setting::WorkerId,
         "worker_id",
