@@ -137,8 +137,9 @@ CHECK_CLI_TESTS := --bins --test cli --test messages --test resolver --test sett
 # stubs' blocks (Python, TypeScript), C's stats struct and the docs' tables; then the C header.
 # The core's test `contract` (in `make check`) fails while one is stale.
 contract: rust ## rewrite what the core's tables of settings, counters and presets generate (stubs, C struct, docs tables, include/rimeflake.h)
-	RIMEFLAKE_CONTRACT_UPDATE=1 $(CARGO) test --quiet -p rimeflake --test contract
+	RIMEFLAKE_CONTRACT_UPDATE=1 $(CARGO) test --quiet -p rimeflake --test contract generated_blocks
 	$(MAKE) --no-print-directory header
+	$(CARGO) test --quiet -p rimeflake --test contract
 
 check: rust-lint-tools ## the fast inner loop (debug, no servers): fmt check, clippy of the workspace, the core's unit tests and server-free integration tests, the CLI's fast tests
 	$(call say,check: cargo fmt --check)
