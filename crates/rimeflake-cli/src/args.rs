@@ -235,24 +235,23 @@ impl clap::FromArgMatches for SettingArgs {
 
 /// `--worker`: a clear message for `-1` or `abc`, which clap would call an unknown argument.
 fn parse_worker(text: &str) -> Result<u64, String> {
-    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(format!(
-            "{text:?} is not a worker ID: expected a non-negative integer"
-        ));
-    }
-    text.parse()
-        .map_err(|_| format!("{text} is too large for a worker ID"))
+    whole_number(text, "a worker ID")
 }
 
 /// A number of milliseconds: a clear message for `-1` or `1s`.
 fn parse_millis(text: &str) -> Result<u64, String> {
+    whole_number(text, "a number of milliseconds")
+}
+
+/// A whole number from 0, or a message that names what `text` is not.
+fn whole_number(text: &str, what: &str) -> Result<u64, String> {
     if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
         return Err(format!(
-            "{text:?} is not a number of milliseconds: expected a non-negative integer"
+            "{text:?} is not {what}: expected a non-negative integer"
         ));
     }
     text.parse()
-        .map_err(|_| format!("{text} is too large a number of milliseconds"))
+        .map_err(|_| format!("{text} is too large for {what}"))
 }
 
 impl GeneratorArgs {
