@@ -202,7 +202,7 @@ fn ts_options() -> String {
          export interface GeneratorOptions {\n",
     );
     for row in SETTINGS {
-        let doc = format!("{} Default: {}.", sentence(row.doc), default_of(&row));
+        let doc = format!("{} Default: {}.", sentence(row.doc), default_of(row));
         out += "  /**\n";
         out += &wrap(&doc, "   * ", 100);
         out += "   */\n";
@@ -273,7 +273,7 @@ fn docs_settings() -> String {
             row.python,
             row.node,
             row.c,
-            cell(&default_of(&row))
+            cell(&default_of(row))
         );
     }
     out
