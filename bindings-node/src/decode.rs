@@ -8,6 +8,7 @@ use napi::{Env, JsValue, Result, Unknown};
 /// The parts of `id` (a bigint, a decimal string or a safe-integer Number) under `layout` (a
 /// preset name, a layout spec or a `Layout`; default `'default'`).
 #[napi_derive::napi(
+    catch_unwind,
     ts_args_type = "id: bigint | string | number, layout?: LayoutName | (string & {}) | Layout"
 )]
 pub fn decode<'e>(env: &'e Env, id: Unknown, layout: Option<Unknown>) -> Result<Parts<'e>> {
@@ -66,6 +67,7 @@ fn encoding(env: &Env, name: Option<Unknown>) -> Result<rimeflake::Encoding> {
 /// digits), `'base62'` (11 characters) or `'base32'` (13, Crockford). The fixed-width forms sort
 /// as the numbers do.
 #[napi_derive::napi(
+    catch_unwind,
     ts_args_type = "id: bigint | string | number, encoding?: 'dec' | 'hex' | 'base62' | 'base32'"
 )]
 pub fn format(env: &Env, id: Unknown, encoding_name: Option<Unknown>) -> Result<String> {
@@ -81,6 +83,7 @@ pub fn format(env: &Env, id: Unknown, encoding_name: Option<Unknown>) -> Result<
 /// The number that `text` spells in `encoding` (see `format`). Throws `InvalidIdError` for
 /// text that is not one.
 #[napi_derive::napi(
+    catch_unwind,
     ts_return_type = "bigint",
     ts_args_type = "text: string, encoding?: 'dec' | 'hex' | 'base62' | 'base32'"
 )]

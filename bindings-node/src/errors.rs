@@ -170,7 +170,7 @@ pub fn range_error(env: sys::napi_env, message: &str) -> Error {
 /// `[[name, code, class]]` for every kind of the core: the test that every kind is mapped.
 /// Built only with the `internals` feature, as is `_throwKind`.
 #[cfg(feature = "internals")]
-#[napi_derive::napi(js_name = "_errorKinds", skip_typescript)]
+#[napi_derive::napi(catch_unwind, js_name = "_errorKinds", skip_typescript)]
 pub fn error_kinds() -> Vec<Vec<String>> {
     ErrorKind::ALL
         .iter()
@@ -180,7 +180,7 @@ pub fn error_kinds() -> Vec<Vec<String>> {
 
 /// Throws the error that the core's kind called `name` maps to (for the mapping's test).
 #[cfg(feature = "internals")]
-#[napi_derive::napi(js_name = "_throwKind", skip_typescript)]
+#[napi_derive::napi(catch_unwind, js_name = "_throwKind", skip_typescript)]
 pub fn throw_kind(env: &Env, name: String) -> Result<()> {
     match ErrorKind::ALL.iter().find(|k| k.name() == name) {
         Some(kind) => Err(throw(
@@ -196,7 +196,7 @@ pub fn throw_kind(env: &Env, name: String) -> Result<()> {
 
 /// Panics inside [`guard`] (for the test that a panic throws instead of aborting).
 #[cfg(feature = "internals")]
-#[napi_derive::napi(js_name = "_panic", skip_typescript)]
+#[napi_derive::napi(catch_unwind, js_name = "_panic", skip_typescript)]
 pub fn panic_inside(env: &Env, message: String) -> Result<()> {
     guard(env.raw(), || -> rimeflake::Result<()> {
         panic!("{message}")
@@ -206,7 +206,7 @@ pub fn panic_inside(env: &Env, message: String) -> Result<()> {
 /// Makes `generator`'s next call panic on the hot path, inside the `extern "C"` function that
 /// runs it (for the test that such a panic throws instead of aborting the process).
 #[cfg(feature = "internals")]
-#[napi_derive::napi(js_name = "_panicOnNextCall", skip_typescript)]
+#[napi_derive::napi(catch_unwind, js_name = "_panicOnNextCall", skip_typescript)]
 pub fn panic_on_next_call(generator: &crate::generator::Generator) {
     generator.handle().panic_on_next_call();
 }

@@ -38,7 +38,7 @@ fn start(env: &Env, this: &Object, handle: Arc<Handle>) -> Result<Generator> {
 #[napi_derive::napi]
 impl Generator {
     /// A new generator with a lease of its own.
-    #[napi(constructor, ts_args_type = "options?: GeneratorOptions")]
+    #[napi(catch_unwind, constructor, ts_args_type = "options?: GeneratorOptions")]
     pub fn new(env: &Env, this: This, options: Option<Unknown>) -> Result<Self> {
         // `Generator.shared` constructs its instances through here, with the hold it took.
         if let Some(handle) = SHARED_HOLD.with(|slot| slot.take()) {
@@ -55,6 +55,7 @@ impl Generator {
     /// `worker_thread`, shares one lease and one counter. Each returned object is one user; the
     /// generator closes when the last user closes (or its thread exits).
     #[napi(
+        catch_unwind,
         ts_args_type = "options?: GeneratorOptions",
         ts_return_type = "Generator"
     )]
@@ -88,20 +89,20 @@ impl Generator {
 
     /// The next ID. IDs of one generator strictly increase (except across a clock-id reuse,
     /// counted in `stats()`).
-    #[napi(ts_return_type = "bigint")]
+    #[napi(catch_unwind, ts_return_type = "bigint")]
     pub fn next_id(&self, env: &Env) -> Result<u64> {
         self.one(env)
     }
 
     /// The next ID in decimal, for JSON (where a bigint does not serialize).
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn next_id_string(&self, env: &Env) -> Result<String> {
         Ok(self.one(env)?.to_string())
     }
 
     /// The next ID as a Number: only on a layout of at most 53 bits (`'js_safe'`), where it is
     /// exact; else a `ConfigError`.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn next_id_number(&self, env: &Env) -> Result<f64> {
         if self.handle.core.layout().total_bits() > 53 {
             let e = rimeflake::Error::new(
@@ -114,7 +115,7 @@ impl Generator {
     }
 
     /// `n` increasing IDs.
-    #[napi(ts_args_type = "n: number")]
+    #[napi(catch_unwind, ts_args_type = "n: number")]
     pub fn next_ids(&self, env: &Env, n: Unknown) -> Result<BigUint64Array> {
         let n = Arg {
             env: env.raw(),
@@ -128,7 +129,7 @@ impl Generator {
     }
 
     /// Fills `array` with increasing IDs, in place; returns how many it wrote.
-    #[napi(ts_args_type = "array: BigUint64Array")]
+    #[napi(catch_unwind, ts_args_type = "array: BigUint64Array")]
     pub fn fill(&self, env: &Env, array: Unknown) -> Result<u32> {
         // Taken as a napi value, not as napi-rs's BigUint64Array, whose only way to the memory
         // is a `&mut [u64]`: a SharedArrayBuffer's memory must never be behind a reference
@@ -142,7 +143,7 @@ impl Generator {
     /// Counters since the start: IDs issued, rollbacks seen, clock-id switches, waits, state
     /// writes, and the server lease's state and renewals (the core's table of them, each
     /// under its camelCase name).
-    #[napi(ts_return_type = "Stats")]
+    #[napi(catch_unwind, ts_return_type = "Stats")]
     pub fn stats<'e>(&self, env: &'e Env) -> Result<Object<'e>> {
         let s = self.handle.core.stats();
         let mut out = Object::new(env)?;
@@ -159,25 +160,25 @@ impl Generator {
     }
 
     /// The layout of this generator's IDs.
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn layout(&self) -> Layout {
         Layout(self.handle.core.layout().clone())
     }
 
     /// The worker ID in use.
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn worker_id(&self) -> f64 {
         self.handle.core.worker_id() as f64
     }
 
     /// Whether `close()` was called (or the thread that made it is exiting).
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn closed(&self) -> bool {
         self.handle.is_closed()
     }
 
     /// The parts of an ID of this generator's layout.
-    #[napi(ts_args_type = "id: bigint | string | number")]
+    #[napi(catch_unwind, ts_args_type = "id: bigint | string | number")]
     pub fn decode<'e>(&self, env: &'e Env, id: Unknown) -> Result<Parts<'e>> {
         parts(
             env,
@@ -193,7 +194,7 @@ impl Generator {
     /// Closes the generator (for a shared one: this user's hold): later calls throw
     /// `ClosedError`. The last reservation is stored and the lease released. Closing twice is
     /// harmless.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn close(&self, env: &Env) -> Result<()> {
         crate::errors::guard(env.raw(), || self.handle.close())
     }

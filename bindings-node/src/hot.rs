@@ -260,7 +260,7 @@ static CALLER_ARRAY_STORES: AtomicU64 = AtomicU64::new(0);
 /// How many IDs `fill` stored into callers' arrays with atomic stores so far (this process).
 /// Built only with the `internals` feature.
 #[cfg(feature = "internals")]
-#[napi_derive::napi(js_name = "_callerArrayStores", skip_typescript)]
+#[napi_derive::napi(catch_unwind, js_name = "_callerArrayStores", skip_typescript)]
 pub fn caller_array_stores() -> u64 {
     CALLER_ARRAY_STORES.load(std::sync::atomic::Ordering::Relaxed)
 }

@@ -48,7 +48,11 @@ pub fn layout_arg(env: &Env, a: Arg) -> Result<rimeflake::Layout> {
 impl Layout {
     /// A preset name (a `LayoutName`; `baidu` needs `epoch_ms=` to generate) or a layout spec
     /// (`Layout.describe()` prints one; it reads back the same).
-    #[napi(constructor, ts_args_type = "spec: LayoutName | (string & {})")]
+    #[napi(
+        catch_unwind,
+        constructor,
+        ts_args_type = "spec: LayoutName | (string & {})"
+    )]
     pub fn new(env: &Env, spec: Unknown) -> Result<Self> {
         let text = Arg {
             env: env.raw(),
@@ -60,7 +64,7 @@ impl Layout {
     }
 
     /// Baidu's layout (28 time bits of 1 s, 22 worker, 13 sequence) with the epoch it needs.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn baidu(env: &Env, epoch_ms: Unknown) -> Result<Self> {
         let epoch = Arg {
             env: env.raw(),
@@ -74,115 +78,115 @@ impl Layout {
     }
 
     /// The names of the presets (the core's list of them).
-    #[napi(ts_return_type = "Array<LayoutName>")]
+    #[napi(catch_unwind, ts_return_type = "Array<LayoutName>")]
     pub fn presets() -> Vec<&'static str> {
         rimeflake::Layout::PRESETS.to_vec()
     }
 
     /// The preset's name, or `custom`.
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn name(&self) -> &'static str {
         self.0.name()
     }
 
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn clock_id_bits(&self) -> u32 {
         self.0.clock_id_bits().into()
     }
 
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn time_bits(&self) -> u32 {
         self.0.time_bits().into()
     }
 
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn worker_bits(&self) -> u32 {
         self.0.worker_bits().into()
     }
 
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn sequence_bits(&self) -> u32 {
         self.0.sequence_bits().into()
     }
 
     /// Bits in use: 63, or 53 for a layout whose IDs are exact as a Number.
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn total_bits(&self) -> u32 {
         self.0.total_bits().into()
     }
 
     /// Milliseconds per time unit.
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn unit_ms(&self) -> f64 {
         self.0.unit_ms() as f64
     }
 
     /// The epoch, in Unix milliseconds.
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn epoch_ms(&self) -> f64 {
         self.0.epoch_ms() as f64
     }
 
     /// `'worker_first'` (worker above sequence, as Twitter) or `'sequence_first'` (Sonyflake's
     /// order): the word the layout spec's `order=` uses.
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn order(&self) -> &'static str {
         self.0.order().spec_name()
     }
 
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn max_worker_id(&self) -> f64 {
         self.0.max_worker_id() as f64
     }
 
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn max_clock_id(&self) -> f64 {
         self.0.max_clock_id() as f64
     }
 
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn max_sequence(&self) -> f64 {
         self.0.max_sequence() as f64
     }
 
     /// The largest value of the time field, in units.
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn max_time(&self) -> f64 {
         self.0.max_time() as f64
     }
 
     /// Whether the layout keeps IDs within 53 bits (exact as a Number).
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn is_js_safe(&self) -> bool {
         self.0.is_js_safe()
     }
 
     /// A 64-bit digest of the fields: a namespace keeps one layout, checked by it.
-    #[napi(getter, ts_return_type = "bigint")]
+    #[napi(catch_unwind, getter, ts_return_type = "bigint")]
     pub fn fingerprint(&self) -> u64 {
         self.0.fingerprint()
     }
 
     /// When the time field runs out, in Unix milliseconds.
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn expires_at_ms(&self) -> f64 {
         self.0.expires_at_ms() as f64
     }
 
     /// The layout spec of this layout: `new Layout(l.describe())` equals `l`.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn describe(&self) -> String {
         self.0.describe()
     }
 
     /// The same as `describe()`, so a layout prints as its spec.
-    #[napi(js_name = "toString")]
+    #[napi(catch_unwind, js_name = "toString")]
     pub fn as_string(&self) -> String {
         self.0.describe()
     }
 
     /// Whether `other` has the same fields.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn equals(&self, other: &Layout) -> bool {
         self.0 == other.0
     }
@@ -190,6 +194,7 @@ impl Layout {
     /// The ID made of `parts` (each a number; `clockId` defaults to 0). Throws `ConfigError` for
     /// a field above its maximum, `TimeRangeError` for a time outside the layout's range.
     #[napi(
+        catch_unwind,
         ts_args_type = "parts: { clockId?: number, timestampMs: number, datacenterId?: number, workerId: number, sequence: number }",
         ts_return_type = "bigint"
     )]
@@ -233,7 +238,7 @@ impl Layout {
     }
 
     /// The parts of an ID of this layout (a bigint, a decimal string or a safe-integer Number).
-    #[napi(ts_args_type = "id: bigint | string | number")]
+    #[napi(catch_unwind, ts_args_type = "id: bigint | string | number")]
     pub fn decode<'e>(&self, env: &'e Env, id: Unknown) -> Result<Parts<'e>> {
         parts(
             env,

@@ -169,6 +169,10 @@ test('a panic on the hot path (inside the functions installed on each generator)
       return true
     })
   }
+  // The prototype's twins are #[napi] methods, under napi-rs's guard: an Error too, no abort.
+  for (const name of ['nextId', 'nextIdString', 'nextIdNumber']) {
+    assert.throws(() => rf.Generator.prototype[name].call(gen), (e) => e instanceof Error && /test's panic/.test(e.message))
+  }
   gen.close()
   // The process is still here, and so is the addon.
   assert.equal(typeof new rf.Generator({ backend: 'memory', workerId: 2 }).nextIdString(), 'string')
