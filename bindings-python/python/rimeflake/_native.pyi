@@ -1,12 +1,11 @@
 """Stubs of the native module ``rimeflake._native`` (checked by ``mypy.stubtest``)."""
 
-import os
 from typing import Final, Literal, SupportsIndex, final, overload
 
-from typing_extensions import Buffer, Self
+from typing_extensions import Buffer, Self, Unpack
 
 from ._parts import Parts
-from ._types import BackendName, LayoutName, Stats
+from ._types import GeneratorOptions, LayoutName, Stats
 
 __all__ = [
     "__version__",
@@ -42,7 +41,6 @@ PRESETS: Final[list[str]]
 """The preset names a ``layout`` argument takes."""
 
 _Encoding = Literal["dec", "decimal", "hex", "base62", "base32"]
-_Policy = Literal["bump", "bump_clock", "wait", "error"]
 _Order = Literal["sequence_below_worker", "sequence_above_worker"]
 
 @final
@@ -210,16 +208,7 @@ class Generator:
     def __new__(
         cls,
         worker_id: SupportsIndex | None = None,
-        *,
-        layout: LayoutName | str | Layout | None = None,
-        namespace: str | None = None,
-        state_dir: str | os.PathLike[str] | None = None,
-        backend: BackendName | str | None = None,
-        max_drift_ms: SupportsIndex = 2000,
-        on_rollback: _Policy | None = None,
-        max_wait_ms: SupportsIndex = 5000,
-        strict_monotonic: bool = False,
-        lease_ttl_ms: SupportsIndex | None = None,
+        **options: Unpack[GeneratorOptions],
     ) -> Self: ...
     def next_id(self) -> int:
         """The next ID, an ``int``. IDs of one generator strictly increase (except across a
