@@ -147,10 +147,14 @@ fn a_corrupt_state_file_names_the_reset_that_fixes_it() {
     stdout_ok(&run(&gen, &[]));
     let file = state.join("orders/worker-00005.state");
     let mut bytes = std::fs::read(&file).unwrap();
-    // The file is two slots of one size, each a record: spoil a byte of each.
-    let slot_size = bytes.len() / 2;
-    for slot in [0, slot_size] {
-        bytes[slot + 20] ^= 0x5a;
+    // The file's two slots each hold a record that begins with the magic `RFST`: spoil a byte
+    // of each.
+    let records: Vec<usize> = (0..bytes.len().saturating_sub(3))
+        .filter(|&at| &bytes[at..at + 4] == b"RFST")
+        .collect();
+    assert_eq!(records.len(), 2, "two records in {}", file.display());
+    for at in records {
+        bytes[at + 20] ^= 0x5a;
     }
     std::fs::write(&file, bytes).unwrap();
 
