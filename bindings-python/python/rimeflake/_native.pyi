@@ -222,12 +222,9 @@ class Generator:
         number of IDs written.
         """
     def stats(self) -> Stats:
-        """Counters: ``ids_issued``, ``rollbacks``, ``largest_rollback_ms``, ``clock_id_bumps``,
-        ``clock_id_reuses``, ``waits``, ``waited_ms``, ``borrowed_ms``, ``clock_id``,
-        ``server_skew_ms`` (on a server backend, the server's clock minus this host's when the
-        lease was taken; 0 otherwise), ``reservation_writes``, ``reservation_write_failures``,
-        ``reservation_write_ns``, ``lease`` (``"none"``, ``"held"`` or ``"lost"``),
-        ``lease_remaining_ms``, ``lease_renewals`` and ``lease_renewal_failures``.
+        """Counters: a dict of every field of the core's ``Stats`` (``ids_issued``, ``rollbacks``,
+        ..., ``lease``: ``"none"``, ``"held"`` or ``"lost"``), under the same names; the
+        ``Stats`` typed dict says what each is.
         """
     @property
     def layout(self) -> Layout:

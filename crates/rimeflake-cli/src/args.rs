@@ -153,6 +153,7 @@ pub struct SettingArgs {
 
 impl SettingArgs {
     /// The value given for `setting`, if any.
+    #[cfg_attr(not(feature = "serve"), allow(dead_code))]
     pub fn get(&self, setting: Setting) -> Option<&SettingValue> {
         self.given
             .iter()
@@ -254,6 +255,8 @@ fn whole_number(text: &str, what: &str) -> Result<u64, String> {
         .map_err(|_| format!("{text} is too large for {what}"))
 }
 
+// What `serve` reads of the generator's flags, which a build without it leaves out.
+#[cfg_attr(not(feature = "serve"), allow(dead_code))]
 impl GeneratorArgs {
     /// The text given for `setting` (a layout spec, a namespace, a backend), if any.
     pub fn text(&self, setting: Setting) -> Option<&str> {
