@@ -34,3 +34,115 @@ export declare interface Generator {
   /** Closes the generator: `using gen = new Generator()` closes it at the end of the scope. */
   [Symbol.dispose](): void
 }
+
+// <contract:layout-name> generated from the core's tables by `make contract`: do not edit
+/** A preset's name; a `layout` takes one of these, a layout spec, or a `Layout`. */
+export type LayoutName = 'default' | 'twitter' | 'sonyflake' | 'sonyflake_v2' | 'baidu' | 'js_safe'
+// </contract:layout-name>
+
+// <contract:generator-options> generated from the core's tables by `make contract`: do not edit
+/**
+ * Options of `new Generator(options)` and `Generator.shared(options)`. Every one is optional:
+ * with none, the generator is the embedded default (a worker ID leased in the state directory),
+ * as in every other front end.
+ */
+export interface GeneratorOptions {
+  /**
+   * A fixed worker ID, locked and kept durable like a leased one (RIMEFLAKE_WORKER_ID=ordinal takes
+   * a Kubernetes StatefulSet pod's ordinal). Default: `RIMEFLAKE_WORKER_ID`, else lease a free one:
+   * the lowest of the state directory, or one from a random start on a server backend.
+   */
+  workerId?: number
+  /**
+   * The bit layout: a preset or a layout spec such as
+   * clock_id=0,time=41,worker=10,sequence=12,epoch_ms=1420070400000. Default: `RIMEFLAKE_LAYOUT`,
+   * else default.
+   */
+  layout?: LayoutName | (string & {}) | Layout
+  /**
+   * The namespace: worker IDs and state are separate per namespace, and a namespace keeps one
+   * layout. Default: the layout's own: default, twitter, ..., custom-<fingerprint>.
+   */
+  namespace?: string
+  /**
+   * The state directory: worker leases and durable state, for the local backend. Default:
+   * `RIMEFLAKE_STATE_DIR`, else $XDG_STATE_HOME/rimeflake or ~/.local/state/rimeflake.
+   */
+  stateDir?: string
+  /**
+   * Where leases and state live: local (the state directory), memory (no state: not restart-safe,
+   * needs a worker ID), or a server many hosts share: redis[s]://[:PASSWORD@]HOST[:PORT][/DB] or
+   * postgresql://USER[:PASSWORD]@HOST[:PORT]/DB. Default: `RIMEFLAKE_BACKEND`, else local.
+   */
+  backend?: string
+  /**
+   * How far the clock may step back and still be absorbed by counting on, in ms. Default: 2000.
+   */
+  maxDriftMs?: number
+  /**
+   * The longest any call waits (for the clock, a reservation or a lease) before it fails, in ms.
+   * Default: 5000.
+   */
+  maxWaitMs?: number
+  /**
+   * After a larger step back: bump (to the next clock-id), wait (for the clock, at most the longest
+   * wait) or error. Default: bump when the layout has clock-id bits, else wait.
+   */
+  onRollback?: 'bump' | 'wait' | 'error'
+  /**
+   * Never reuse an older clock-id, so IDs always increase (at the cost of waiting when no higher
+   * one is free). Default: off.
+   */
+  strictMonotonic?: boolean
+  /**
+   * With a server backend: how long a lease lasts without renewal, 200 ms to a day, in ms; a killed
+   * process's worker ID is free again after it. Default: `RIMEFLAKE_LEASE_TTL_MS`, else 10000.
+   */
+  leaseTtlMs?: number
+}
+// </contract:generator-options>
+
+// <contract:stats> generated from the core's tables by `make contract`: do not edit
+/** A generator's counters. */
+export interface Stats {
+  /** IDs handed out. */
+  idsIssued: number
+  /** Times the clock was seen to go back (each step back counts once). */
+  rollbacks: number
+  /** The largest step back of the clock seen, in ms. */
+  largestRollbackMs: number
+  /** Switches to another clock-id after a large rollback. */
+  clockIdBumps: number
+  /** Of the switches, those to a lower clock-id whose IDs all lie in the past (unique, not
+  increasing across it). */
+  clockIdReuses: number
+  /** Calls that had to wait (for the clock to catch up, or for a reservation). */
+  waits: number
+  /** Time spent in those waits, in ms. */
+  waitedMs: number
+  /** Time the counter moved ahead of the clock when a unit's sequence ran out, in ms. */
+  borrowedMs: number
+  /** The clock-id in use. */
+  clockId: number
+  /** On a server backend: the server's clock minus this host's when the lease was taken; 0
+  otherwise, in ms. */
+  serverSkewMs: number
+  /** Writes of the durable state (reservations, clock-id switches, start and close), failed ones
+  included. */
+  reservationWrites: number
+  /** Writes of the durable state that failed. */
+  reservationWriteFailures: number
+  /** Time spent in writes of the durable state (over the writes: their mean latency), in ns. */
+  reservationWriteNs: number
+  /** While the server's lease is held: how long it stays valid without another renewal; 0
+  otherwise, in ms. */
+  leaseRemainingMs: number
+  /** Renewals of the server's lease answered, failed ones included. */
+  leaseRenewals: number
+  /** Renewals of the server's lease that failed (an error, or the server refused). */
+  leaseRenewalFailures: number
+  /** The server lease's state: none (no server leases the worker ID), held, or lost (no ID is
+  issued until it is held again). */
+  lease: 'none' | 'held' | 'lost'
+}
+// </contract:stats>

@@ -34,6 +34,118 @@ export declare interface Generator {
   /** Closes the generator: `using gen = new Generator()` closes it at the end of the scope. */
   [Symbol.dispose](): void
 }
+
+// <contract:layout-name> generated from the core's tables by `make contract`: do not edit
+/** A preset's name; a `layout` takes one of these, a layout spec, or a `Layout`. */
+export type LayoutName = 'default' | 'twitter' | 'sonyflake' | 'sonyflake_v2' | 'baidu' | 'js_safe'
+// </contract:layout-name>
+
+// <contract:generator-options> generated from the core's tables by `make contract`: do not edit
+/**
+ * Options of `new Generator(options)` and `Generator.shared(options)`. Every one is optional:
+ * with none, the generator is the embedded default (a worker ID leased in the state directory),
+ * as in every other front end.
+ */
+export interface GeneratorOptions {
+  /**
+   * A fixed worker ID, locked and kept durable like a leased one (RIMEFLAKE_WORKER_ID=ordinal takes
+   * a Kubernetes StatefulSet pod's ordinal). Default: `RIMEFLAKE_WORKER_ID`, else lease a free one:
+   * the lowest of the state directory, or one from a random start on a server backend.
+   */
+  workerId?: number
+  /**
+   * The bit layout: a preset or a layout spec such as
+   * clock_id=0,time=41,worker=10,sequence=12,epoch_ms=1420070400000. Default: `RIMEFLAKE_LAYOUT`,
+   * else default.
+   */
+  layout?: LayoutName | (string & {}) | Layout
+  /**
+   * The namespace: worker IDs and state are separate per namespace, and a namespace keeps one
+   * layout. Default: the layout's own: default, twitter, ..., custom-<fingerprint>.
+   */
+  namespace?: string
+  /**
+   * The state directory: worker leases and durable state, for the local backend. Default:
+   * `RIMEFLAKE_STATE_DIR`, else $XDG_STATE_HOME/rimeflake or ~/.local/state/rimeflake.
+   */
+  stateDir?: string
+  /**
+   * Where leases and state live: local (the state directory), memory (no state: not restart-safe,
+   * needs a worker ID), or a server many hosts share: redis[s]://[:PASSWORD@]HOST[:PORT][/DB] or
+   * postgresql://USER[:PASSWORD]@HOST[:PORT]/DB. Default: `RIMEFLAKE_BACKEND`, else local.
+   */
+  backend?: string
+  /**
+   * How far the clock may step back and still be absorbed by counting on, in ms. Default: 2000.
+   */
+  maxDriftMs?: number
+  /**
+   * The longest any call waits (for the clock, a reservation or a lease) before it fails, in ms.
+   * Default: 5000.
+   */
+  maxWaitMs?: number
+  /**
+   * After a larger step back: bump (to the next clock-id), wait (for the clock, at most the longest
+   * wait) or error. Default: bump when the layout has clock-id bits, else wait.
+   */
+  onRollback?: 'bump' | 'wait' | 'error'
+  /**
+   * Never reuse an older clock-id, so IDs always increase (at the cost of waiting when no higher
+   * one is free). Default: off.
+   */
+  strictMonotonic?: boolean
+  /**
+   * With a server backend: how long a lease lasts without renewal, 200 ms to a day, in ms; a killed
+   * process's worker ID is free again after it. Default: `RIMEFLAKE_LEASE_TTL_MS`, else 10000.
+   */
+  leaseTtlMs?: number
+}
+// </contract:generator-options>
+
+// <contract:stats> generated from the core's tables by `make contract`: do not edit
+/** A generator's counters. */
+export interface Stats {
+  /** IDs handed out. */
+  idsIssued: number
+  /** Times the clock was seen to go back (each step back counts once). */
+  rollbacks: number
+  /** The largest step back of the clock seen, in ms. */
+  largestRollbackMs: number
+  /** Switches to another clock-id after a large rollback. */
+  clockIdBumps: number
+  /** Of the switches, those to a lower clock-id whose IDs all lie in the past (unique, not
+  increasing across it). */
+  clockIdReuses: number
+  /** Calls that had to wait (for the clock to catch up, or for a reservation). */
+  waits: number
+  /** Time spent in those waits, in ms. */
+  waitedMs: number
+  /** Time the counter moved ahead of the clock when a unit's sequence ran out, in ms. */
+  borrowedMs: number
+  /** The clock-id in use. */
+  clockId: number
+  /** On a server backend: the server's clock minus this host's when the lease was taken; 0
+  otherwise, in ms. */
+  serverSkewMs: number
+  /** Writes of the durable state (reservations, clock-id switches, start and close), failed ones
+  included. */
+  reservationWrites: number
+  /** Writes of the durable state that failed. */
+  reservationWriteFailures: number
+  /** Time spent in writes of the durable state (over the writes: their mean latency), in ns. */
+  reservationWriteNs: number
+  /** While the server's lease is held: how long it stays valid without another renewal; 0
+  otherwise, in ms. */
+  leaseRemainingMs: number
+  /** Renewals of the server's lease answered, failed ones included. */
+  leaseRenewals: number
+  /** Renewals of the server's lease that failed (an error, or the server refused). */
+  leaseRenewalFailures: number
+  /** The server lease's state: none (no server leases the worker ID), held, or lost (no ID is
+  issued until it is held again). */
+  lease: 'none' | 'held' | 'lost'
+}
+// </contract:stats>
 /**
  * A generator of 64-bit, time-ordered, unique IDs. With no options it is the embedded default:
  * a worker ID leased in the state directory, so processes sharing it never share a worker ID,
@@ -68,7 +180,8 @@ export declare class Generator {
   fill(array: BigUint64Array): number
   /**
    * Counters since the start: IDs issued, rollbacks seen, clock-id switches, waits, state
-   * writes, and the server lease's state and renewals.
+   * writes, and the server lease's state and renewals (the core's table of them, each
+   * under its camelCase name).
    */
   stats(): Stats
   /** The layout of this generator's IDs. */
@@ -96,14 +209,14 @@ export declare class Generator {
  */
 export declare class Layout {
   /**
-   * A preset name (`default`, `twitter`, `sonyflake`, `sonyflake_v2`, `baidu` with `epoch_ms=`,
-   * `js_safe`) or a layout spec (`Layout.describe()` prints one; it reads back the same).
+   * A preset name (a `LayoutName`; `baidu` needs `epoch_ms=` to generate) or a layout spec
+   * (`Layout.describe()` prints one; it reads back the same).
    */
-  constructor(spec: string)
+  constructor(spec: LayoutName | (string & {}))
   /** Baidu's layout (28 time bits of 1 s, 22 worker, 13 sequence) with the epoch it needs. */
   static baidu(epochMs: unknown): Layout
-  /** The names of the presets. */
-  static presets(): Array<string>
+  /** The names of the presets (the core's list of them). */
+  static presets(): Array<LayoutName>
   /** The preset's name, or `custom`. */
   get name(): string
   get clockIdBits(): number
@@ -151,7 +264,7 @@ export declare class Layout {
  * The parts of `id` (a bigint, a decimal string or a safe-integer Number) under `layout` (a
  * preset name, a layout spec or a `Layout`; default `'default'`).
  */
-export declare function decode(id: bigint | string | number, layout?: string | Layout): Parts
+export declare function decode(id: bigint | string | number, layout?: LayoutName | (string & {}) | Layout): Parts
 
 /**
  * `id` (any 64-bit unsigned number) as text: `'dec'` (decimal, the default), `'hex'` (16
@@ -159,55 +272,6 @@ export declare function decode(id: bigint | string | number, layout?: string | L
  * as the numbers do.
  */
 export declare function format(id: bigint | string | number, encoding?: 'dec' | 'hex' | 'base62' | 'base32'): string
-
-/**
- * Options of `new Generator(options)` and `Generator.shared(options)`. Every one is optional:
- * with none, the generator is the embedded default (a worker ID leased in the state directory,
- * `RIMEFLAKE_STATE_DIR`, `RIMEFLAKE_WORKER_ID`), as in every other front end.
- */
-export interface GeneratorOptions {
-  /**
-   * A fixed worker ID (else `RIMEFLAKE_WORKER_ID`, else one is leased).
-   * `RIMEFLAKE_WORKER_ID=ordinal`: a Kubernetes StatefulSet pod's ordinal
-   * (`RIMEFLAKE_POD_INDEX`, else the `-<n>` ending `HOSTNAME`).
-   */
-  workerId?: number
-  /**
-   * A preset name (`'default'`, `'twitter'`, `'sonyflake'`, `'js_safe'`, ...), a layout spec
-   * such as `'clock_id=0,time=41,worker=10,sequence=12,epoch_ms=1420070400000'`, or a `Layout`
-   * (else `RIMEFLAKE_LAYOUT`, else `'default'`).
-   */
-  layout?: string | Layout
-  /** The namespace whose worker IDs and state this generator uses (default: follows the layout). */
-  namespace?: string
-  /** Where leases and durable state live (default: `RIMEFLAKE_STATE_DIR`, else the XDG state directory). */
-  stateDir?: string
-  /**
-   * `'local'` (the default: leases and state in the state directory), `'memory'` (no state;
-   * not restart-safe; needs a `workerId`), or a server that many hosts share:
-   * `'redis://[:password@]host[:port][/db]'` (`rediss://` for TLS) or
-   * `'postgresql://user[:password]@host[:port]/db'` (TLS by libpq's `sslmode`, `sslrootcert`,
-   * `sslcert`, `sslkey`); parsed by the core, as in every front end (else `RIMEFLAKE_BACKEND`).
-   */
-  backend?: string
-  /** A clock that goes back by at most this much is absorbed by counting on (default 2000). */
-  maxDriftMs?: number
-  /** The longest any call waits for the clock before it fails (default 5000). */
-  maxWaitMs?: number
-  /**
-   * After a large rollback: `'bump'` (the next clock-id; the default when the layout has
-   * clock-id bits), `'wait'` (the default otherwise) or `'error'`.
-   */
-  onRollback?: 'bump' | 'wait' | 'error'
-  /** Refuse to reuse a clock-id (IDs then strictly increase, at the cost of waiting). */
-  strictMonotonic?: boolean
-  /**
-   * With a server backend: how long a lease lasts without renewal, from 200 ms to a day
-   * (default `RIMEFLAKE_LEASE_TTL_MS`, else 10000). A killed process's worker ID is free
-   * again after it.
-   */
-  leaseTtlMs?: number
-}
 
 /**
  * The number that `text` spells in `encoding` (see `format`). Throws `InvalidIdError` for
@@ -227,42 +291,6 @@ export interface Parts {
   datacenterId?: number
   workerId: number
   sequence: number
-}
-
-/** A generator's counters. */
-export interface Stats {
-  idsIssued: number
-  rollbacks: number
-  largestRollbackMs: number
-  clockIdBumps: number
-  clockIdReuses: number
-  waits: number
-  waitedMs: number
-  borrowedMs: number
-  /** The clock-id in use. */
-  clockId: number
-  /**
-   * On a server backend: the server's clock minus this host's when the lease was taken, in
-   * ms; 0 otherwise.
-   */
-  serverSkewMs: number
-  /**
-   * Writes of the durable state (reservations, clock-id switches, start, close), failed
-   * ones included.
-   */
-  reservationWrites: number
-  /** Of those, writes that failed. */
-  reservationWriteFailures: number
-  /** Time spent in those writes, in ns. */
-  reservationWriteNs: number
-  /** The server lease: `'none'` (no server leases the worker ID), `'held'` or `'lost'`. */
-  lease: 'none' | 'held' | 'lost'
-  /** While the lease is held: how long it stays valid without another renewal, in ms; else 0. */
-  leaseRemainingMs: number
-  /** Renewals of the server lease answered, failed ones included. */
-  leaseRenewals: number
-  /** Of those, renewals that failed. */
-  leaseRenewalFailures: number
 }
 
 /** The package's version (the workspace's). */

@@ -29,6 +29,9 @@
 #define RIMEFLAKE_VERSION_NUMBER 1000
 #define RIMEFLAKE_VERSION_STRING "0.1.0"
 
+// A buffer of this many bytes holds any layout's description (rimeflake_layout_describe).
+#define RIMEFLAKE_LAYOUT_DESCRIBE_MAX 256
+
 // rimeflake_generator_stats.lease_state without a server lease.
 #define RIMEFLAKE_LEASE_NONE 0
 
@@ -37,9 +40,6 @@
 
 // rimeflake_generator_stats.lease_state while the server lease is lost (no ID is issued).
 #define RIMEFLAKE_LEASE_LOST 2
-
-// A buffer of this many bytes holds any layout's description (rimeflake_layout_describe).
-#define RIMEFLAKE_LAYOUT_DESCRIBE_MAX 256
 
 // A buffer of this many bytes holds any ID in any encoding, with its NUL (20 decimal digits).
 #define RIMEFLAKE_FORMAT_MAX 21
@@ -164,41 +164,42 @@ typedef struct rimeflake_config {
 typedef struct rimeflake_generator_stats {
   // IDs handed out.
   uint64_t ids_issued;
-  // Times the clock was seen to go back.
+  // Times the clock was seen to go back (each step back counts once).
   uint64_t rollbacks;
-  // The largest step back seen, in ms.
+  // The largest step back of the clock seen, in ms.
   uint64_t largest_rollback_ms;
   // Switches to another clock-id after a large rollback.
   uint64_t clock_id_bumps;
-  // Of those, switches to a lower clock-id (IDs unique, not increasing across it).
+  // Of the switches, those to a lower clock-id whose IDs all lie in the past (unique, not
+  // increasing across it).
   uint64_t clock_id_reuses;
-  // Calls that had to wait.
+  // Calls that had to wait (for the clock to catch up, or for a reservation).
   uint64_t waits;
-  // Time spent waiting, in ms.
+  // Time spent in those waits, in ms.
   uint64_t waited_ms;
-  // Time borrowed ahead of the clock when a time unit's sequence ran out, in ms.
+  // Time the counter moved ahead of the clock when a unit's sequence ran out, in ms.
   uint64_t borrowed_ms;
-  // The clock-id in use now.
+  // The clock-id in use.
   uint64_t clock_id;
-  // On a server backend: the server's clock minus this host's when the lease was taken, in
-  // ms; 0 otherwise.
+  // On a server backend: the server's clock minus this host's when the lease was taken; 0
+  // otherwise, in ms.
   int64_t server_skew_ms;
-  // Writes of the durable state (reservations, clock-id switches, start, close), failed
-  // ones included; 0 in memory.
+  // Writes of the durable state (reservations, clock-id switches, start and close), failed ones
+  // included.
   uint64_t reservation_writes;
-  // Of those, writes that failed.
+  // Writes of the durable state that failed.
   uint64_t reservation_write_failures;
-  // Time spent in those writes, in ns.
+  // Time spent in writes of the durable state (over the writes: their mean latency), in ns.
   uint64_t reservation_write_ns;
-  // While the server lease is held: how long it stays valid without another renewal, in
-  // ms; 0 otherwise.
+  // While the server's lease is held: how long it stays valid without another renewal; 0
+  // otherwise, in ms.
   uint64_t lease_remaining_ms;
-  // Renewals of the server lease answered, failed ones included.
+  // Renewals of the server's lease answered, failed ones included.
   uint64_t lease_renewals;
-  // Of those, renewals that failed.
+  // Renewals of the server's lease that failed (an error, or the server refused).
   uint64_t lease_renewal_failures;
   // The server lease: RIMEFLAKE_LEASE_NONE (no server leases the worker ID),
-  // RIMEFLAKE_LEASE_HELD or RIMEFLAKE_LEASE_LOST.
+  // RIMEFLAKE_LEASE_HELD or RIMEFLAKE_LEASE_LOST (no ID is issued until it is held again).
   uint32_t lease_state;
 } rimeflake_generator_stats;
 

@@ -5,56 +5,61 @@
 //! Every `napi_env` and `napi_value` in this crate is the current callback's (its environment,
 //! its arguments, or values made during it, held by its handle scope), used on the thread that
 //! runs it: what napi requires of every call below. The `SAFETY` notes rely on that and say
-//! what else a call needs.
+//! what else a call needs. The values are read through napi-rs's conversions, each after the
+//! value's type was checked.
 
 use crate::errors::{range_error, throw, type_error};
-use napi::{sys, Result};
+use napi::bindgen_prelude::{BigInt, FromNapiValue};
+use napi::{sys, Result, Unknown, ValueType};
 use rimeflake::{Error, ErrorKind};
-use std::ptr;
 
 /// The largest integer a Number holds exactly.
 const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
 
 /// A JavaScript value of the current call.
 #[derive(Clone, Copy)]
-pub struct Arg {
+pub struct Arg<'n> {
     pub env: sys::napi_env,
     pub value: sys::napi_value,
-    pub name: &'static str,
+    /// How messages name it (`id`, `options.workerId`).
+    pub name: &'n str,
 }
 
-pub fn type_of(env: sys::napi_env, value: sys::napi_value) -> sys::napi_valuetype {
-    let mut t = sys::ValueType::napi_undefined;
-    // SAFETY: `env` and `value` are the current call's; `t` is a local to write.
-    unsafe { sys::napi_typeof(env, value, &mut t) };
-    t
-}
-
-fn describe(t: sys::napi_valuetype) -> &'static str {
+fn describe(t: ValueType) -> &'static str {
     match t {
-        sys::ValueType::napi_undefined => "undefined",
-        sys::ValueType::napi_null => "null",
-        sys::ValueType::napi_boolean => "a boolean",
-        sys::ValueType::napi_number => "a number",
-        sys::ValueType::napi_string => "a string",
-        sys::ValueType::napi_symbol => "a symbol",
-        sys::ValueType::napi_object => "an object",
-        sys::ValueType::napi_function => "a function",
-        sys::ValueType::napi_bigint => "a bigint",
+        ValueType::Undefined => "undefined",
+        ValueType::Null => "null",
+        ValueType::Boolean => "a boolean",
+        ValueType::Number => "a number",
+        ValueType::String => "a string",
+        ValueType::Symbol => "a symbol",
+        ValueType::Object => "an object",
+        ValueType::Function => "a function",
+        ValueType::BigInt => "a bigint",
         _ => "an external",
     }
 }
 
-impl Arg {
-    pub fn kind(&self) -> sys::napi_valuetype {
-        type_of(self.env, self.value)
+impl Arg<'_> {
+    /// The value as napi-rs's `Unknown`.
+    pub fn unknown(&self) -> Unknown<'_> {
+        // SAFETY: the current call's env and value.
+        unsafe { Unknown::from_raw_unchecked(self.env, self.value) }
+    }
+
+    pub fn kind(&self) -> ValueType {
+        self.unknown().get_type().unwrap_or(ValueType::Unknown)
+    }
+
+    /// The value as `T`, which its type (checked by the caller) is.
+    fn read<T: FromNapiValue>(&self) -> Result<T> {
+        // SAFETY: the current call's env and value, of the type `T` reads (each caller checked
+        // `kind()` first).
+        unsafe { T::from_napi_value(self.env, self.value) }
     }
 
     pub fn is_nullish(&self) -> bool {
-        matches!(
-            self.kind(),
-            sys::ValueType::napi_undefined | sys::ValueType::napi_null
-        )
+        matches!(self.kind(), ValueType::Undefined | ValueType::Null)
     }
 
     pub fn wrong_type(&self, expected: &str) -> napi::Error {
@@ -70,12 +75,10 @@ impl Arg {
 
     /// A Number that is an integer from `min` to `max`.
     pub fn integer(&self, min: f64, max: f64) -> Result<f64> {
-        if self.kind() != sys::ValueType::napi_number {
+        if self.kind() != ValueType::Number {
             return Err(self.wrong_type("a number"));
         }
-        let mut v = 0f64;
-        // SAFETY: the current call's env and value (a number, checked above); `v` is a local.
-        unsafe { sys::napi_get_value_double(self.env, self.value, &mut v) };
+        let v: f64 = self.read()?;
         if v.fract() != 0.0 || !(min..=max).contains(&v) {
             return Err(range_error(
                 self.env,
@@ -94,39 +97,25 @@ impl Arg {
     }
 
     pub fn string(&self) -> Result<String> {
-        if self.kind() != sys::ValueType::napi_string {
+        if self.kind() != ValueType::String {
             return Err(self.wrong_type("a string"));
         }
-        let mut len = 0usize;
-        // SAFETY: the current call's env and value (a string, checked above); a null buffer asks
-        // for the length only, into the local `len`.
-        unsafe {
-            sys::napi_get_value_string_utf8(self.env, self.value, ptr::null_mut(), 0, &mut len)
-        };
-        let mut buf = vec![0u8; len + 1];
-        // SAFETY: as above; `buf` is writable for the `len + 1` bytes passed (the string and
-        // its NUL), and napi writes at most that many.
-        unsafe {
-            sys::napi_get_value_string_utf8(
-                self.env,
-                self.value,
-                buf.as_mut_ptr().cast(),
-                len + 1,
-                &mut len,
-            )
-        };
-        buf.truncate(len);
-        Ok(String::from_utf8_lossy(&buf).into_owned())
+        self.read()
+    }
+
+    /// An object (any but `null`), for its properties.
+    pub fn object(&self) -> Result<napi::bindgen_prelude::Object<'_>> {
+        if self.kind() != ValueType::Object {
+            return Err(self.wrong_type("an object"));
+        }
+        self.read()
     }
 
     pub fn boolean(&self) -> Result<bool> {
-        if self.kind() != sys::ValueType::napi_boolean {
+        if self.kind() != ValueType::Boolean {
             return Err(self.wrong_type("a boolean"));
         }
-        let mut v = false;
-        // SAFETY: the current call's env and value (a boolean, checked above); `v` is a local.
-        unsafe { sys::napi_get_value_bool(self.env, self.value, &mut v) };
-        Ok(v)
+        self.read()
     }
 
     /// A 64-bit word: a bigint from 0 to 2^64 - 1, a decimal string, or a safe-integer Number.
@@ -134,37 +123,31 @@ impl Arg {
     pub fn word(&self, limit: u64) -> Result<u64> {
         let bad = |why: String| Err(throw(self.env, &Error::new(ErrorKind::InvalidId, why)));
         match self.kind() {
-            sys::ValueType::napi_bigint => {
-                let (mut v, mut lossless) = (0u64, false);
-                // SAFETY: the current call's env and value (a bigint, checked above); locals to write.
-                unsafe {
-                    sys::napi_get_value_bigint_uint64(self.env, self.value, &mut v, &mut lossless)
-                };
-                let (mut signed, mut fits) = (0i64, false);
-                // SAFETY: as above.
-                unsafe {
-                    sys::napi_get_value_bigint_int64(self.env, self.value, &mut signed, &mut fits)
-                };
-                if fits && signed < 0 {
+            ValueType::BigInt => {
+                let big: BigInt = self.read()?;
+                let low = big.words.first().copied().unwrap_or(0);
+                let wide = big.words.iter().skip(1).any(|w| *w != 0);
+                let negative = big.sign_bit && (low != 0 || wide);
+                if negative && !wide && low <= 1 << 63 {
                     bad(format!(
-                        "{}: {signed}n is not an ID: IDs are not negative",
+                        "{}: -{low}n is not an ID: IDs are not negative",
                         self.name
                     ))
-                } else if !lossless && !fits {
+                } else if negative || wide {
                     bad(format!(
                         "{}: the bigint is not an ID: it is negative or needs more than 64 bits",
                         self.name
                     ))
-                } else if v > limit {
+                } else if low > limit {
                     bad(format!(
-                        "{}: {v}n is not an ID: IDs are below 2^63 (the sign bit is always 0)",
+                        "{}: {low}n is not an ID: IDs are below 2^63 (the sign bit is always 0)",
                         self.name
                     ))
                 } else {
-                    Ok(v)
+                    Ok(low)
                 }
             }
-            sys::ValueType::napi_string => {
+            ValueType::String => {
                 let text = self.string()?;
                 match rimeflake::parse(&text, rimeflake::Encoding::Decimal) {
                     Ok(v) if v <= limit => Ok(v),
@@ -175,7 +158,7 @@ impl Arg {
                     Err(e) => Err(throw(self.env, &e)),
                 }
             }
-            sys::ValueType::napi_number => {
+            ValueType::Number => {
                 // Above 2^53 a Number is not exact: the ID it stands for is unknown.
                 let v = self.integer(0.0, MAX_SAFE)?;
                 Ok(v as u64)

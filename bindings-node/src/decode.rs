@@ -2,46 +2,22 @@
 
 use crate::args::Arg;
 use crate::errors::throw;
-use napi::{Env, JsDate, JsValue, Result, Unknown};
-
-/// The parts of an ID.
-#[napi_derive::napi(object, object_from_js = false)]
-pub struct Parts<'e> {
-    /// The clock-id (0 on layouts without clock-id bits).
-    pub clock_id: u32,
-    /// When the ID was made, in Unix milliseconds (rounded down to the layout's time unit).
-    pub timestamp_ms: f64,
-    /// `timestampMs` as a `Date`.
-    pub date: JsDate<'e>,
-    /// The datacenter part of the worker field, on a layout that names one (`twitter`).
-    pub datacenter_id: Option<u32>,
-    pub worker_id: u32,
-    pub sequence: u32,
-}
-
-pub fn parts<'e>(env: &'e Env, layout: &rimeflake::Layout, id: Arg) -> Result<Parts<'e>> {
-    let id = id.word(i64::MAX as u64)?;
-    let p = layout.decode(id).map_err(|e| throw(env.raw(), &e))?;
-    Ok(Parts {
-        clock_id: p.clock_id as u32,
-        timestamp_ms: p.timestamp_ms as f64,
-        date: env.create_date(p.timestamp_ms as f64)?,
-        datacenter_id: p.datacenter_id.map(|d| d as u32),
-        worker_id: p.worker_id as u32,
-        sequence: p.sequence as u32,
-    })
-}
+use crate::parts::{parts, Parts};
+use napi::{Env, JsValue, Result, Unknown};
 
 /// The parts of `id` (a bigint, a decimal string or a safe-integer Number) under `layout` (a
 /// preset name, a layout spec or a `Layout`; default `'default'`).
-#[napi_derive::napi(ts_args_type = "id: bigint | string | number, layout?: string | Layout")]
+#[napi_derive::napi(
+    catch_unwind,
+    ts_args_type = "id: bigint | string | number, layout?: LayoutName | (string & {}) | Layout"
+)]
 pub fn decode<'e>(env: &'e Env, id: Unknown, layout: Option<Unknown>) -> Result<Parts<'e>> {
     let layout = match layout.map(|l| Arg {
         env: env.raw(),
         value: l.raw(),
         name: "layout",
     }) {
-        Some(a) if !a.is_nullish() => crate::options::layout_arg(env, a)?,
+        Some(a) if !a.is_nullish() => crate::layout::layout_arg(env, a)?,
         _ => return decode_assumed(env, id),
     };
     parts(
@@ -91,6 +67,7 @@ fn encoding(env: &Env, name: Option<Unknown>) -> Result<rimeflake::Encoding> {
 /// digits), `'base62'` (11 characters) or `'base32'` (13, Crockford). The fixed-width forms sort
 /// as the numbers do.
 #[napi_derive::napi(
+    catch_unwind,
     ts_args_type = "id: bigint | string | number, encoding?: 'dec' | 'hex' | 'base62' | 'base32'"
 )]
 pub fn format(env: &Env, id: Unknown, encoding_name: Option<Unknown>) -> Result<String> {
@@ -106,6 +83,7 @@ pub fn format(env: &Env, id: Unknown, encoding_name: Option<Unknown>) -> Result<
 /// The number that `text` spells in `encoding` (see `format`). Throws `InvalidIdError` for
 /// text that is not one.
 #[napi_derive::napi(
+    catch_unwind,
     ts_return_type = "bigint",
     ts_args_type = "text: string, encoding?: 'dec' | 'hex' | 'base62' | 'base32'"
 )]

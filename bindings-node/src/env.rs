@@ -1,15 +1,19 @@
 //! Per-environment data (the main thread and each worker thread is one environment): the error
 //! classes, and the generators made here, so that a cleanup hook releases their leases when the
 //! thread or the process exits.
+//!
+//! Its table of classes is the one registry here beside `Generator.shared`'s (handle.rs): the
+//! values this environment made once (the error classes, the `Generator` class, the warning
+//! helper), found again by name, because an error can be thrown, or a shared generator made,
+//! from any call of the environment.
 
 use crate::handle::Handle;
-use napi::{sys, Env, Result};
-use std::ffi::c_void;
-use std::ptr;
+use napi::bindgen_prelude::{Object, ObjectRef};
+use napi::{sys, Env, JsValue, Result};
 use std::sync::{Arc, Mutex, Weak};
 
 pub struct EnvData {
-    classes: Vec<(String, sys::napi_ref)>,
+    classes: Vec<(String, ObjectRef<false>)>,
     handles: Handles,
 }
 
@@ -19,30 +23,19 @@ type Handles = Arc<Mutex<Vec<Weak<Handle>>>>;
 impl EnvData {
     /// Makes this environment's data, registers it and arms the cleanup hook.
     pub fn create(env: &Env) -> Result<&'static mut EnvData> {
-        let data = Box::into_raw(Box::new(EnvData {
-            classes: Vec::new(),
-            handles: Handles::default(),
-        }));
-        // SAFETY: `data` came from Box::into_raw just above: valid, and not yet shared.
-        let hook = Arc::into_raw(unsafe { &*data }.handles.clone());
-        // SAFETY: the current call's env. napi keeps `data` until the environment goes, then
-        // `finalize` frees it (once); `hook` is one strong count of the Arc, which `cleanup`
-        // takes back (once). The `&mut` returned is the only reference made from `data` until
-        // init has finished with it (nothing reads the instance data before init returns).
-        unsafe {
-            napi::check_status!(sys::napi_set_instance_data(
-                env.raw(),
-                data.cast(),
-                Some(finalize),
-                ptr::null_mut()
-            ))?;
-            napi::check_status!(sys::napi_add_env_cleanup_hook(
-                env.raw(),
-                Some(cleanup),
-                hook as *mut c_void
-            ))?;
-            Ok(&mut *data)
-        }
+        let handles = Handles::default();
+        // The references die with the environment; napi-rs drops the Rust side when it goes.
+        env.set_instance_data(
+            EnvData {
+                classes: Vec::new(),
+                handles: handles.clone(),
+            },
+            (),
+            |_| {},
+        )?;
+        env.add_env_cleanup_hook(handles, cleanup)?;
+        env.get_instance_data::<EnvData>()?
+            .ok_or_else(|| napi::Error::from_reason("rimeflake: no instance data was kept"))
     }
 
     /// This environment's data, if the module was initialised in it.
@@ -50,16 +43,11 @@ impl EnvData {
     /// # Safety
     /// `env` is a live environment.
     pub unsafe fn get<'a>(env: sys::napi_env) -> Option<&'a EnvData> {
-        let mut data = ptr::null_mut();
-        // SAFETY: `env` is live (this function's contract); `data` is a local to write.
-        let ok = unsafe { sys::napi_get_instance_data(env, &mut data) } == sys::Status::napi_ok;
-        if ok && !data.is_null() {
-            // SAFETY: this module's instance data is only ever an EnvData from `create`, freed
-            // only by `finalize` when the environment goes (after every call in it).
-            Some(unsafe { &*(data as *const EnvData) })
-        } else {
-            None
-        }
+        Env::from_raw(env)
+            .get_instance_data::<EnvData>()
+            .ok()
+            .flatten()
+            .map(|data| &*data)
     }
 
     /// Keeps a reference to `value` (an error class, the Generator class, a helper) by name.
@@ -69,10 +57,8 @@ impl EnvData {
         name: impl Into<String>,
         class: sys::napi_value,
     ) -> Result<()> {
-        let mut r = ptr::null_mut();
-        // SAFETY: the current call's env and a value of it; `r` is a local to write.
-        napi::check_status!(unsafe { sys::napi_create_reference(env.raw(), class, 1, &mut r) })?;
-        self.classes.push((name.into(), r));
+        let reference = Object::from_raw(env.raw(), class).create_ref::<false>()?;
+        self.classes.push((name.into(), reference));
         Ok(())
     }
 
@@ -83,13 +69,10 @@ impl EnvData {
     pub unsafe fn class(env: sys::napi_env, name: &str) -> Option<sys::napi_value> {
         // SAFETY: `env` is the current call's (this function's contract), so live.
         let data = unsafe { EnvData::get(env) }?;
-        let (_, r) = data.classes.iter().find(|(n, _)| *n == name)?;
-        let mut value = ptr::null_mut();
-        // SAFETY: a reference made in this environment by keep_class and never deleted before
-        // the environment goes; `value` is a local.
-        (unsafe { sys::napi_get_reference_value(env, *r, &mut value) } == sys::Status::napi_ok
-            && !value.is_null())
-        .then_some(value)
+        let (_, reference) = data.classes.iter().find(|(n, _)| *n == name)?;
+        let env = Env::from_raw(env);
+        let value = reference.get_value(&env).ok()?.raw();
+        Some(value)
     }
 
     /// Remembers a generator made in this environment (and forgets those already gone).
@@ -104,20 +87,13 @@ impl EnvData {
 }
 
 /// The environment is going away (its thread or the process exits): release every generator
-/// that is still open, so no lease outlives its thread.
-unsafe extern "C" fn cleanup(data: *mut c_void) {
-    // SAFETY: `data` is the `hook` that `create` made with Arc::into_raw for this hook,
-    // which napi calls once: the count it held is taken back once.
-    let handles = unsafe { Arc::from_raw(data as *const Mutex<Vec<Weak<Handle>>>) };
-    let handles = std::mem::take(&mut *handles.lock().unwrap_or_else(|e| e.into_inner()));
-    for h in handles.iter().filter_map(Weak::upgrade) {
-        let _ = h.close();
-    }
-}
-
-unsafe extern "C" fn finalize(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
-    // References die with the environment; only the Rust side is freed here.
-    // SAFETY: `data` is the Box::into_raw of `create`, which napi hands to this finalizer
-    // once, when the environment goes and no call in it can read the data any more.
-    drop(unsafe { Box::from_raw(data as *mut EnvData) });
+/// that is still open, so no lease outlives its thread. A panic stays here: there is no caller
+/// to throw it to.
+fn cleanup(handles: Handles) {
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let handles = std::mem::take(&mut *handles.lock().unwrap_or_else(|e| e.into_inner()));
+        for h in handles.iter().filter_map(Weak::upgrade) {
+            let _ = h.close();
+        }
+    }));
 }

@@ -6,34 +6,37 @@
 //! them in the environment's data and throws instances of them.
 
 use crate::env::EnvData;
-use napi::bindgen_prelude::{JsObjectValue, Object};
+use napi::bindgen_prelude::{FnArgs, FromNapiValue, Function, JsObjectValue, Object};
 use napi::{sys, Env, Error, JsValue, Result, Status, Unknown};
 use rimeflake::ErrorKind;
-use std::ffi::CString;
-use std::ptr;
 
 /// The JavaScript class of a kind: the core's stem and `Error`, as in every binding.
 pub fn class_of(kind: ErrorKind) -> String {
     format!("{}Error", kind.class_stem())
 }
 
-/// The base class (`RimeflakeError`), which every class derives from.
-pub const BASE: &str = "RimeflakeError";
+/// The base class (`RimeflakeError`), which every class derives from: the core's root stem and
+/// `Error`, as in every binding.
+pub fn base() -> String {
+    format!("{}Error", ErrorKind::ROOT_CLASS_STEM)
+}
 
 /// `err.code` of a kind: the core's stable code string.
 pub fn code_of(kind: ErrorKind) -> &'static str {
     kind.error_code()
 }
 
-const MAKE_CLASSES: &str = r#"(function (kinds) {
-  class RimeflakeError extends Error {
+/// Makes the classes from the names and codes it is given (the root's and each kind's, all the
+/// core's): napi has no way to declare a subclass of `Error` itself.
+const MAKE_CLASSES: &str = r#"(function (root, rootCode, kinds) {
+  const Root = { [root]: class extends Error {
     constructor(message, code) {
       super(message);
-      this.code = code === undefined ? 'ERR_RIMEFLAKE' : code;
+      this.code = code === undefined ? rootCode : code;
     }
-  }
-  Object.defineProperty(RimeflakeError.prototype, 'name', { value: 'RimeflakeError', writable: true, configurable: true });
-  const classes = { RimeflakeError };
+  } }[root];
+  Object.defineProperty(Root.prototype, 'name', { value: root, writable: true, configurable: true });
+  const classes = { [root]: Root };
   for (const [name, code, parent] of kinds) {
     const Base = classes[parent];
     const cls = { [name]: class extends Base { constructor(message, c) { super(message, c === undefined ? code : c); } } }[name];
@@ -45,7 +48,7 @@ const MAKE_CLASSES: &str = r#"(function (kinds) {
 
 /// Makes the classes of this environment, exports them and keeps references in `data`.
 pub fn install(env: &Env, exports: &mut Object, data: &mut EnvData) -> Result<()> {
-    let make: napi::bindgen_prelude::Function<Unknown, Object> = env.run_script(MAKE_CLASSES)?;
+    let make: Function<FnArgs<(String, String, Unknown)>, Object> = env.run_script(MAKE_CLASSES)?;
     let mut kinds = env.create_array(0)?;
     // A class comes after the one it derives from (the core's `broader` kind, else the base).
     let mut kinds_in_order: Vec<ErrorKind> = ErrorKind::ALL.to_vec();
@@ -54,12 +57,15 @@ pub fn install(env: &Env, exports: &mut Object, data: &mut EnvData) -> Result<()
         let mut entry = env.create_array(3)?;
         entry.set(0, class_of(kind))?;
         entry.set(1, code_of(kind))?;
-        entry.set(2, kind.broader().map_or(BASE.to_string(), class_of))?;
+        entry.set(2, kind.broader().map_or_else(base, class_of))?;
         kinds.insert(entry)?;
     }
-    let classes = make.call(kinds.to_unknown())?;
-    let names =
-        std::iter::once(BASE.to_string()).chain(ErrorKind::ALL.iter().map(|k| class_of(*k)));
+    let classes = make.call(FnArgs::from((
+        base(),
+        ErrorKind::ROOT_ERROR_CODE.to_string(),
+        kinds.to_unknown(),
+    )))?;
+    let names = std::iter::once(base()).chain(ErrorKind::ALL.iter().map(|k| class_of(*k)));
     for name in names {
         let class: Unknown = classes.get_named_property(&name)?;
         exports.set_named_property(&name, class)?;
@@ -74,8 +80,11 @@ pub fn throw(env: sys::napi_env, e: &rimeflake::Error) -> Error {
     throw_class(env, &class_of(e.kind()), e.message(), code_of(e.kind()))
 }
 
-/// `err.code` of a panic in the core (a bug of rimeflake's), thrown as a `RimeflakeError`.
-pub const PANIC_CODE: &str = "ERR_RIMEFLAKE_PANIC";
+/// `err.code` of a panic in the core (a bug of rimeflake's), thrown as a `RimeflakeError`: the
+/// core's root code and `_PANIC`.
+pub fn panic_code() -> String {
+    format!("{}_PANIC", ErrorKind::ROOT_ERROR_CODE)
+}
 
 /// Runs `f`, a call into the core, and throws what it fails with; a panic (which would abort
 /// the process if it unwound into Node) becomes a `RimeflakeError` with code
@@ -95,7 +104,7 @@ pub fn throw_panic(env: sys::napi_env, payload: &(dyn std::any::Any + Send)) -> 
         .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
         .unwrap_or("no message");
     let message = format!("internal error: rimeflake panicked ({said}); please report it");
-    throw_class(env, BASE, &message, PANIC_CODE)
+    throw_class(env, &base(), &message, &panic_code())
 }
 
 /// Throws an instance of the class called `name`, made with `message` and `code`; without
@@ -105,10 +114,7 @@ fn throw_class(env: sys::napi_env, name: &str, message: &str, code: &str) -> Err
     // SAFETY: `env` is the environment of the current call, as every caller's is.
     let thrown = unsafe { throw_instance(env, name, message, code) };
     if !thrown {
-        let code = CString::new(code).unwrap_or_default();
-        let msg = CString::new(message.replace('\0', " ")).unwrap_or_default();
-        // SAFETY: as above; both strings are NUL-terminated and outlive the call.
-        unsafe { sys::napi_throw_error(env, code.as_ptr(), msg.as_ptr()) };
+        let _ = Env::from_raw(env).throw_error(&message.replace('\0', " "), Some(code));
     }
     pending()
 }
@@ -122,27 +128,15 @@ unsafe fn throw_instance(env: sys::napi_env, name: &str, message: &str, code: &s
     let Some(class) = (unsafe { EnvData::class(env, name) }) else {
         return false;
     };
-    let mut args = [ptr::null_mut(); 2];
-    let mut err = ptr::null_mut();
-    // SAFETY: the current call's env; each string's pointer and length are a live &str's
-    // (napi copies it), `args` holds the two values made before `napi_new_instance` reads it
-    // (the && stops at the first failure), and `class` is a value of this call.
-    unsafe {
-        sys::napi_create_string_utf8(
-            env,
-            message.as_ptr().cast(),
-            message.len() as isize,
-            &mut args[0],
-        ) == sys::Status::napi_ok
-            && sys::napi_create_string_utf8(
-                env,
-                code.as_ptr().cast(),
-                code.len() as isize,
-                &mut args[1],
-            ) == sys::Status::napi_ok
-            && sys::napi_new_instance(env, class, 2, args.as_ptr(), &mut err)
-                == sys::Status::napi_ok
-            && sys::napi_throw(env, err) == sys::Status::napi_ok
+    // SAFETY: the current call's env, and a class (a function) kept by this environment.
+    let Ok(class) =
+        (unsafe { Function::<FnArgs<(String, String)>, Unknown>::from_napi_value(env, class) })
+    else {
+        return false;
+    };
+    match class.new_instance(FnArgs::from((message.to_string(), code.to_string()))) {
+        Ok(error) => Env::from_raw(env).throw(error).is_ok(),
+        Err(_) => false,
     }
 }
 
@@ -153,43 +147,22 @@ pub fn pending() -> Error {
 
 /// A `TypeError` with Node's code `ERR_INVALID_ARG_TYPE`, thrown now.
 pub fn type_error(env: sys::napi_env, message: &str) -> Error {
-    throw_node(
-        env,
-        sys::napi_throw_type_error,
-        "ERR_INVALID_ARG_TYPE",
-        message,
-    )
+    let _ = Env::from_raw(env)
+        .throw_type_error(&message.replace('\0', " "), Some("ERR_INVALID_ARG_TYPE"));
+    pending()
 }
 
 /// A `RangeError` with Node's code `ERR_OUT_OF_RANGE`, thrown now.
 pub fn range_error(env: sys::napi_env, message: &str) -> Error {
-    throw_node(
-        env,
-        sys::napi_throw_range_error,
-        "ERR_OUT_OF_RANGE",
-        message,
-    )
-}
-
-type Thrower = unsafe extern "C" fn(
-    sys::napi_env,
-    *const std::ffi::c_char,
-    *const std::ffi::c_char,
-) -> sys::napi_status;
-
-fn throw_node(env: sys::napi_env, thrower: Thrower, code: &str, message: &str) -> Error {
-    let code = CString::new(code).unwrap_or_default();
-    let msg = CString::new(message.replace('\0', " ")).unwrap_or_default();
-    // SAFETY: every caller passes the current call's env; `thrower` is one of napi's throw
-    // functions; both strings are NUL-terminated and live until after the call (napi copies).
-    unsafe { thrower(env, code.as_ptr(), msg.as_ptr()) };
+    let _ =
+        Env::from_raw(env).throw_range_error(&message.replace('\0', " "), Some("ERR_OUT_OF_RANGE"));
     pending()
 }
 
 /// `[[name, code, class]]` for every kind of the core: the test that every kind is mapped.
 /// Built only with the `internals` feature, as is `_throwKind`.
 #[cfg(feature = "internals")]
-#[napi_derive::napi(js_name = "_errorKinds", skip_typescript)]
+#[napi_derive::napi(catch_unwind, js_name = "_errorKinds", skip_typescript)]
 pub fn error_kinds() -> Vec<Vec<String>> {
     ErrorKind::ALL
         .iter()
@@ -199,7 +172,7 @@ pub fn error_kinds() -> Vec<Vec<String>> {
 
 /// Throws the error that the core's kind called `name` maps to (for the mapping's test).
 #[cfg(feature = "internals")]
-#[napi_derive::napi(js_name = "_throwKind", skip_typescript)]
+#[napi_derive::napi(catch_unwind, js_name = "_throwKind", skip_typescript)]
 pub fn throw_kind(env: &Env, name: String) -> Result<()> {
     match ErrorKind::ALL.iter().find(|k| k.name() == name) {
         Some(kind) => Err(throw(
@@ -215,9 +188,17 @@ pub fn throw_kind(env: &Env, name: String) -> Result<()> {
 
 /// Panics inside [`guard`] (for the test that a panic throws instead of aborting).
 #[cfg(feature = "internals")]
-#[napi_derive::napi(js_name = "_panic", skip_typescript)]
+#[napi_derive::napi(catch_unwind, js_name = "_panic", skip_typescript)]
 pub fn panic_inside(env: &Env, message: String) -> Result<()> {
     guard(env.raw(), || -> rimeflake::Result<()> {
         panic!("{message}")
     })
+}
+
+/// Makes `generator`'s next call panic on the hot path, inside the `extern "C"` function that
+/// runs it (for the test that such a panic throws instead of aborting the process).
+#[cfg(feature = "internals")]
+#[napi_derive::napi(catch_unwind, js_name = "_panicOnNextCall", skip_typescript)]
+pub fn panic_on_next_call(generator: &crate::generator::Generator) {
+    generator.handle().panic_on_next_call();
 }

@@ -3,15 +3,15 @@
 //! .call(gen)` and the type declarations) and the calls that are not per-ID.
 
 use crate::args::Arg;
-use crate::decode::{parts, Parts};
 use crate::env::EnvData;
 use crate::errors::throw;
 use crate::handle::Handle;
 use crate::layout::Layout;
 use crate::options::Options;
-use napi::bindgen_prelude::Object;
-use napi::bindgen_prelude::{BigUint64Array, This};
+use crate::parts::{parts, Parts};
+use napi::bindgen_prelude::{BigUint64Array, FromNapiValue, Function, JsObjectValue, Object, This};
 use napi::{Env, JsValue, Result, Unknown};
+use rimeflake::frontend::StatValue;
 use std::sync::Arc;
 
 /// A generator of 64-bit, time-ordered, unique IDs. With no options it is the embedded default:
@@ -38,7 +38,7 @@ fn start(env: &Env, this: &Object, handle: Arc<Handle>) -> Result<Generator> {
 #[napi_derive::napi]
 impl Generator {
     /// A new generator with a lease of its own.
-    #[napi(constructor, ts_args_type = "options?: GeneratorOptions")]
+    #[napi(catch_unwind, constructor, ts_args_type = "options?: GeneratorOptions")]
     pub fn new(env: &Env, this: This, options: Option<Unknown>) -> Result<Self> {
         // `Generator.shared` constructs its instances through here, with the hold it took.
         if let Some(handle) = SHARED_HOLD.with(|slot| slot.take()) {
@@ -55,10 +55,11 @@ impl Generator {
     /// `worker_thread`, shares one lease and one counter. Each returned object is one user; the
     /// generator closes when the last user closes (or its thread exits).
     #[napi(
+        catch_unwind,
         ts_args_type = "options?: GeneratorOptions",
         ts_return_type = "Generator"
     )]
-    pub fn shared(env: &Env, options: Option<Unknown>) -> Result<Unknown<'static>> {
+    pub fn shared<'e>(env: &'e Env, options: Option<Unknown>) -> Result<Unknown<'e>> {
         let options = Options::from_js(env, options)?;
         let key = format!("{options:?}");
         let mut warnings = Vec::new();
@@ -77,39 +78,31 @@ impl Generator {
             unsafe { crate::env::EnvData::class(env.raw(), "Generator") }.ok_or_else(|| {
                 napi::Error::from_reason("rimeflake: the module is not set up in this environment")
             })?;
+        // SAFETY: the current call's env, and the class `init` kept in its data.
+        let class = unsafe { Function::<(), Unknown>::from_napi_value(env.raw(), class) }?;
         SHARED_HOLD.with(|slot| slot.set(Some(handle)));
-        let mut instance = std::ptr::null_mut();
-        // SAFETY: the current call's env and a class value of it, no arguments (a null argv
-        // with argc 0), `instance` a local to write.
-        let status = unsafe {
-            napi::sys::napi_new_instance(env.raw(), class, 0, std::ptr::null(), &mut instance)
-        };
+        let instance = class.new_instance(());
         // Whatever happened, the slot is empty again (a failed constructor dropped nothing).
         drop(SHARED_HOLD.with(|slot| slot.take()));
-        if status != napi::sys::Status::napi_ok {
-            return Err(crate::errors::pending());
-        }
-        // SAFETY: `instance` is a value napi just made in this call's scope, returned from
-        // this call (napi-rs hands it back to JavaScript before the scope closes).
-        Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), instance) })
+        instance
     }
 
     /// The next ID. IDs of one generator strictly increase (except across a clock-id reuse,
     /// counted in `stats()`).
-    #[napi(ts_return_type = "bigint")]
+    #[napi(catch_unwind, ts_return_type = "bigint")]
     pub fn next_id(&self, env: &Env) -> Result<u64> {
         self.one(env)
     }
 
     /// The next ID in decimal, for JSON (where a bigint does not serialize).
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn next_id_string(&self, env: &Env) -> Result<String> {
         Ok(self.one(env)?.to_string())
     }
 
     /// The next ID as a Number: only on a layout of at most 53 bits (`'js_safe'`), where it is
     /// exact; else a `ConfigError`.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn next_id_number(&self, env: &Env) -> Result<f64> {
         if self.handle.core.layout().total_bits() > 53 {
             let e = rimeflake::Error::new(
@@ -122,7 +115,7 @@ impl Generator {
     }
 
     /// `n` increasing IDs.
-    #[napi(ts_args_type = "n: number")]
+    #[napi(catch_unwind, ts_args_type = "n: number")]
     pub fn next_ids(&self, env: &Env, n: Unknown) -> Result<BigUint64Array> {
         let n = Arg {
             env: env.raw(),
@@ -136,7 +129,7 @@ impl Generator {
     }
 
     /// Fills `array` with increasing IDs, in place; returns how many it wrote.
-    #[napi(ts_args_type = "array: BigUint64Array")]
+    #[napi(catch_unwind, ts_args_type = "array: BigUint64Array")]
     pub fn fill(&self, env: &Env, array: Unknown) -> Result<u32> {
         // Taken as a napi value, not as napi-rs's BigUint64Array, whose only way to the memory
         // is a `&mut [u64]`: a SharedArrayBuffer's memory must never be behind a reference
@@ -148,51 +141,44 @@ impl Generator {
     }
 
     /// Counters since the start: IDs issued, rollbacks seen, clock-id switches, waits, state
-    /// writes, and the server lease's state and renewals.
-    #[napi]
-    pub fn stats(&self) -> Stats {
+    /// writes, and the server lease's state and renewals (the core's table of them, each
+    /// under its camelCase name).
+    #[napi(catch_unwind, ts_return_type = "Stats")]
+    pub fn stats<'e>(&self, env: &'e Env) -> Result<Object<'e>> {
         let s = self.handle.core.stats();
-        Stats {
-            ids_issued: s.ids_issued as f64,
-            rollbacks: s.rollbacks as f64,
-            largest_rollback_ms: s.largest_rollback_ms as f64,
-            clock_id_bumps: s.clock_id_bumps as f64,
-            clock_id_reuses: s.clock_id_reuses as f64,
-            waits: s.waits as f64,
-            waited_ms: s.waited_ms as f64,
-            borrowed_ms: s.borrowed_ms as f64,
-            clock_id: s.clock_id as f64,
-            server_skew_ms: s.server_skew_ms as f64,
-            reservation_writes: s.reservation_writes as f64,
-            reservation_write_failures: s.reservation_write_failures as f64,
-            reservation_write_ns: s.reservation_write_ns as f64,
-            lease: s.lease.as_str().to_string(),
-            lease_remaining_ms: s.lease_remaining_ms as f64,
-            lease_renewals: s.lease_renewals as f64,
-            lease_renewal_failures: s.lease_renewal_failures as f64,
+        let mut out = Object::new(env)?;
+        for field in rimeflake::Stats::FIELDS {
+            let key = rimeflake::frontend::camel_case(field.name);
+            match field.value(&s) {
+                StatValue::Unsigned(v) => out.set_named_property(&key, v as f64)?,
+                StatValue::Signed(v) => out.set_named_property(&key, v as f64)?,
+                StatValue::Lease(state) => out.set_named_property(&key, state.as_str())?,
+                other => out.set_named_property(&key, format!("{other:?}"))?,
+            }
         }
+        Ok(out)
     }
 
     /// The layout of this generator's IDs.
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn layout(&self) -> Layout {
         Layout(self.handle.core.layout().clone())
     }
 
     /// The worker ID in use.
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn worker_id(&self) -> f64 {
         self.handle.core.worker_id() as f64
     }
 
     /// Whether `close()` was called (or the thread that made it is exiting).
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn closed(&self) -> bool {
         self.handle.is_closed()
     }
 
     /// The parts of an ID of this generator's layout.
-    #[napi(ts_args_type = "id: bigint | string | number")]
+    #[napi(catch_unwind, ts_args_type = "id: bigint | string | number")]
     pub fn decode<'e>(&self, env: &'e Env, id: Unknown) -> Result<Parts<'e>> {
         parts(
             env,
@@ -208,7 +194,7 @@ impl Generator {
     /// Closes the generator (for a shared one: this user's hold): later calls throw
     /// `ClosedError`. The last reservation is stored and the lease released. Closing twice is
     /// harmless.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn close(&self, env: &Env) -> Result<()> {
         crate::errors::guard(env.raw(), || self.handle.close())
     }
@@ -217,31 +203,6 @@ impl Generator {
 impl Generator {
     pub fn handle(&self) -> &Handle {
         &self.handle
-    }
-
-    /// The `Generator` inside a JavaScript object, if it is one (type tag checked).
-    ///
-    /// # Safety
-    /// `env` and `value` belong to the current call.
-    pub unsafe fn unwrap<'a>(
-        env: napi::sys::napi_env,
-        value: napi::sys::napi_value,
-    ) -> Option<&'a Generator> {
-        use napi::bindgen_prelude::{validate_type_tag, TypeTag};
-        let mut p = std::ptr::null_mut();
-        let tag = <Generator as TypeTag>::type_tag();
-        // SAFETY: `env` and `value` are the current call's (this function's contract).
-        if unsafe { validate_type_tag(env, value, &tag, "Generator") }.is_err() {
-            return None;
-        }
-        // SAFETY: as above; `p` is a local to write.
-        if unsafe { napi::sys::napi_unwrap(env, value, &mut p) } != napi::sys::Status::napi_ok {
-            return None;
-        }
-        // SAFETY: the object carries Generator's type tag, which only napi-rs's constructor of
-        // this class puts on the objects it wraps a Generator in, so a non-null `p` is that
-        // Generator, alive as long as the object, which the current call holds.
-        (!p.is_null()).then(|| unsafe { &*(p as *const Generator) })
     }
 
     fn one(&self, env: &Env) -> Result<u64> {
@@ -254,38 +215,4 @@ impl Generator {
     fn fill_ids(&self, env: &Env, ids: &mut [u64]) -> Result<()> {
         crate::errors::guard(env.raw(), || self.handle.check_open()?.fill(ids))
     }
-}
-
-/// A generator's counters.
-#[napi_derive::napi(object)]
-pub struct Stats {
-    pub ids_issued: f64,
-    pub rollbacks: f64,
-    pub largest_rollback_ms: f64,
-    pub clock_id_bumps: f64,
-    pub clock_id_reuses: f64,
-    pub waits: f64,
-    pub waited_ms: f64,
-    pub borrowed_ms: f64,
-    /// The clock-id in use.
-    pub clock_id: f64,
-    /// On a server backend: the server's clock minus this host's when the lease was taken, in
-    /// ms; 0 otherwise.
-    pub server_skew_ms: f64,
-    /// Writes of the durable state (reservations, clock-id switches, start, close), failed
-    /// ones included.
-    pub reservation_writes: f64,
-    /// Of those, writes that failed.
-    pub reservation_write_failures: f64,
-    /// Time spent in those writes, in ns.
-    pub reservation_write_ns: f64,
-    /// The server lease: `'none'` (no server leases the worker ID), `'held'` or `'lost'`.
-    #[napi(ts_type = "'none' | 'held' | 'lost'")]
-    pub lease: String,
-    /// While the lease is held: how long it stays valid without another renewal, in ms; else 0.
-    pub lease_remaining_ms: f64,
-    /// Renewals of the server lease answered, failed ones included.
-    pub lease_renewals: f64,
-    /// Of those, renewals that failed.
-    pub lease_renewal_failures: f64,
 }

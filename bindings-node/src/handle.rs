@@ -12,15 +12,23 @@
 
 use rimeflake::Generator as Core;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 
 pub struct Handle {
     pub core: Arc<Core>,
-    /// This user closed its hold (the core may still serve other users of a shared one).
-    closed: AtomicBool,
+    /// [`OPEN`], or [`CLOSED`] when this user closed its hold (the core may still serve other
+    /// users of a shared one); one word the hot path reads.
+    state: AtomicU8,
     shared_key: Option<String>,
 }
+
+const OPEN: u8 = 0;
+const CLOSED: u8 = 1;
+/// A test's state (`_panicOnNextCall`, only with the `internals` feature): the next call
+/// panics where the hot path runs, to show the panic thrown instead of aborting the process.
+#[cfg(feature = "internals")]
+const PANIC_NEXT: u8 = 2;
 
 struct Entry {
     core: Arc<Core>,
@@ -47,7 +55,7 @@ impl Handle {
     pub fn own(core: Core) -> Arc<Handle> {
         Arc::new(Handle {
             core: Arc::new(core),
-            closed: AtomicBool::new(false),
+            state: AtomicU8::new(OPEN),
             shared_key: None,
         })
     }
@@ -89,7 +97,7 @@ impl Handle {
         };
         Ok(Arc::new(Handle {
             core,
-            closed: AtomicBool::new(false),
+            state: AtomicU8::new(OPEN),
             shared_key: Some(key),
         }))
     }
@@ -97,15 +105,38 @@ impl Handle {
     /// The next ID if the hot path gives one at once (a closed hold never does).
     #[inline(always)]
     pub fn try_next_id(&self) -> Option<u64> {
-        if self.closed.load(Relaxed) {
-            return None;
+        if self.state.load(Relaxed) != OPEN {
+            return self.not_open();
         }
         self.core.try_next_id()
     }
 
+    /// The hot path's answer for a hold that is not open: none (the slow path says why).
+    #[cold]
+    #[inline(never)]
+    fn not_open(&self) -> Option<u64> {
+        self.test_panic();
+        None
+    }
+
+    /// A test's panic, where `_panicOnNextCall` asked for one (`internals` only).
+    fn test_panic(&self) {
+        #[cfg(feature = "internals")]
+        if self.state.load(Relaxed) == PANIC_NEXT {
+            panic!("a test's panic on the hot path (_panicOnNextCall)");
+        }
+    }
+
+    /// Makes the next call on this hold panic on the hot path (a test's; `internals` only).
+    #[cfg(feature = "internals")]
+    pub fn panic_on_next_call(&self) {
+        self.state.store(PANIC_NEXT, Relaxed);
+    }
+
     /// Fails with the core's `Closed` error when this hold was closed.
     pub fn check_open(&self) -> rimeflake::Result<&Core> {
-        if self.closed.load(Relaxed) {
+        if self.state.load(Relaxed) != OPEN {
+            self.test_panic();
             return Err(rimeflake::Error::new(
                 rimeflake::ErrorKind::Closed,
                 "this generator was closed: make a new one (or call Generator.shared again)",
@@ -115,7 +146,7 @@ impl Handle {
     }
 
     pub fn is_closed(&self) -> bool {
-        self.closed.load(Relaxed) || self.core.is_closed()
+        self.state.load(Relaxed) != OPEN || self.core.is_closed()
     }
 
     /// Gives this hold back: an own generator closes; a shared one closes with its last user.
@@ -129,7 +160,7 @@ impl Handle {
 
     /// Marks this hold closed; the core to close now, if this was its last user.
     fn give_back(&self) -> Option<Arc<Core>> {
-        if self.closed.swap(true, Relaxed) {
+        if self.state.swap(CLOSED, Relaxed) == CLOSED {
             return None;
         }
         let Some(key) = &self.shared_key else {

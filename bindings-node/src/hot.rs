@@ -3,12 +3,19 @@
 //! on the instance as own properties. A call then costs what an exported function costs: no
 //! `this` to unwrap, no argument conversion (for the single-ID calls), no lock, no allocation
 //! beyond the returned value. (A `#[napi]` class method measured ten times slower: the
-//! class-method row of bench/node, in bench/RESULTS.md.)
+//! class-method row of bench/node, in bench/RESULTS.md.) This file and `shape.rs` are the only
+//! ones that call napi directly: the measured floor needs it.
+//!
+//! Each callback's body runs under [`guarded`]: a panic (a bug of rimeflake's) becomes a
+//! thrown `RimeflakeError` with code `ERR_RIMEFLAKE_PANIC`, as every `#[napi]` entry's does
+//! through `errors::guard`, instead of unwinding out of an `extern "C"` function, which aborts
+//! the process.
 
 use crate::args::Arg;
-use crate::errors::{range_error, throw, type_error};
+use crate::errors::{range_error, throw, throw_panic, type_error};
 use crate::handle::Handle;
 use napi::{sys, Result};
+use rimeflake::frontend::DecimalDigits;
 use rimeflake::{Error, ErrorKind};
 use std::ffi::c_void;
 use std::ptr;
@@ -99,7 +106,9 @@ fn name_value(env: sys::napi_env, name: &str) -> Result<sys::napi_value> {
 unsafe extern "C" fn release(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
     // SAFETY: `data` is the Arc::into_raw of `install` for this function, which napi passes
     // to this finalizer once: the strong count it held is given back once.
-    drop(unsafe { Arc::from_raw(data as *const Handle) });
+    let handle = unsafe { Arc::from_raw(data as *const Handle) };
+    // A finalizer has no caller to throw to: a panic is dropped rather than abort the process.
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(handle)));
 }
 
 /// The generator of this call, and up to one argument.
@@ -140,6 +149,19 @@ unsafe fn handle_only<'a>(env: sys::napi_env, info: sys::napi_callback_info) -> 
     unsafe { &*(data as *const Handle) }
 }
 
+/// Runs the body of a callback, keeping a panic inside: it is thrown as a `RimeflakeError`
+/// (`ERR_RIMEFLAKE_PANIC`) and the callback returns no value. Free when nothing panics.
+#[inline(always)]
+pub fn guarded(env: sys::napi_env, body: impl FnOnce() -> sys::napi_value) -> sys::napi_value {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
+        Ok(value) => value,
+        Err(payload) => {
+            throw_panic(env, payload.as_ref());
+            ptr::null_mut()
+        }
+    }
+}
+
 /// One ID: the hot path, else the core decides (waits, errors) with panics kept inside.
 #[inline(always)]
 pub fn one(env: sys::napi_env, h: &Handle) -> Option<u64> {
@@ -156,75 +178,72 @@ fn slow_one(env: sys::napi_env, h: &Handle) -> Option<u64> {
 }
 
 unsafe extern "C" fn next_id(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
-    // SAFETY: `env` and `info` are this callback's, one of the functions `install` made.
-    let h = unsafe { handle_only(env, info) };
-    let mut out = ptr::null_mut();
-    if let Some(id) = one(env, h) {
-        // SAFETY: this callback's env; `out` is a local.
-        unsafe { sys::napi_create_bigint_uint64(env, id, &mut out) };
-    }
-    out
+    guarded(env, || {
+        // SAFETY: `env` and `info` are this callback's, one of the functions `install` made.
+        let h = unsafe { handle_only(env, info) };
+        let mut out = ptr::null_mut();
+        if let Some(id) = one(env, h) {
+            // SAFETY: this callback's env; `out` is a local.
+            unsafe { sys::napi_create_bigint_uint64(env, id, &mut out) };
+        }
+        out
+    })
 }
 
 unsafe extern "C" fn next_id_string(
     env: sys::napi_env,
     info: sys::napi_callback_info,
 ) -> sys::napi_value {
-    // SAFETY: `env` and `info` are this callback's, one of the functions `install` made.
-    let h = unsafe { handle_only(env, info) };
-    let mut out = ptr::null_mut();
-    if let Some(id) = one(env, h) {
-        // Decimal digits written backwards into a stack buffer: no allocation, no fmt.
-        let mut buf = [0u8; 20];
-        let mut i = buf.len();
-        let mut v = id;
-        loop {
-            i -= 1;
-            buf[i] = b'0' + (v % 10) as u8;
-            v /= 10;
-            if v == 0 {
-                break;
-            }
+    guarded(env, || {
+        // SAFETY: `env` and `info` are this callback's, one of the functions `install` made.
+        let h = unsafe { handle_only(env, info) };
+        let mut out = ptr::null_mut();
+        if let Some(id) = one(env, h) {
+            // The core's decimal writer: on the stack, no allocation, no fmt.
+            let digits = DecimalDigits::new(id);
+            let digits = digits.as_bytes();
+            // SAFETY: this callback's env; `digits` is live ASCII (Latin-1 text) of the length
+            // passed; `out` is a local.
+            unsafe {
+                sys::napi_create_string_latin1(
+                    env,
+                    digits.as_ptr().cast(),
+                    digits.len() as isize,
+                    &mut out,
+                )
+            };
         }
-        // SAFETY: this callback's env; `buf[i..]` is live ASCII digits (Latin-1 text) of the
-        // length passed; `out` is a local.
-        unsafe {
-            sys::napi_create_string_latin1(
-                env,
-                buf[i..].as_ptr().cast(),
-                (buf.len() - i) as isize,
-                &mut out,
-            )
-        };
-    }
-    out
+        out
+    })
 }
 
 unsafe extern "C" fn next_id_number(
     env: sys::napi_env,
     info: sys::napi_callback_info,
 ) -> sys::napi_value {
-    // SAFETY: `env` and `info` are this callback's, one of the functions `install` made.
-    let h = unsafe { handle_only(env, info) };
-    let mut out = ptr::null_mut();
-    let layout = h.core.layout();
-    if layout.total_bits() > 53 {
-        let e = Error::new(
-            ErrorKind::Config,
-            format!(
-                "nextIdNumber: layout {:?} has {} bits, more than a Number holds exactly (53): use nextId() (a bigint), nextIdString(), or layout 'js_safe'",
-                layout.name(),
-                layout.total_bits()
-            ),
-        );
-        throw(env, &e);
-        return out;
-    }
-    if let Some(id) = one(env, h) {
-        // SAFETY: this callback's env; `out` is a local.
-        unsafe { sys::napi_create_double(env, id as f64, &mut out) };
-    }
-    out
+    guarded(env, || {
+        // SAFETY: `env` and `info` are this callback's, one of the functions `install` made.
+        let h = unsafe { handle_only(env, info) };
+        let mut out = ptr::null_mut();
+        let layout = h.core.layout();
+        if layout.total_bits() > 53 {
+            let e = Error::new(
+                ErrorKind::Config,
+                format!(
+                    "nextIdNumber: layout {:?} has {} bits, more than a Number holds exactly (53): use nextId() (a bigint), nextIdString(), or layout 'js_safe'",
+                    layout.name(),
+                    layout.total_bits()
+                ),
+            );
+            throw(env, &e);
+            return out;
+        }
+        if let Some(id) = one(env, h) {
+            // SAFETY: this callback's env; `out` is a local.
+            unsafe { sys::napi_create_double(env, id as f64, &mut out) };
+        }
+        out
+    })
 }
 
 /// Fills `ids` (memory of a typed array this call made), keeping panics inside.
@@ -241,7 +260,7 @@ static CALLER_ARRAY_STORES: AtomicU64 = AtomicU64::new(0);
 /// How many IDs `fill` stored into callers' arrays with atomic stores so far (this process).
 /// Built only with the `internals` feature.
 #[cfg(feature = "internals")]
-#[napi_derive::napi(js_name = "_callerArrayStores", skip_typescript)]
+#[napi_derive::napi(catch_unwind, js_name = "_callerArrayStores", skip_typescript)]
 pub fn caller_array_stores() -> u64 {
     CALLER_ARRAY_STORES.load(std::sync::atomic::Ordering::Relaxed)
 }
@@ -279,16 +298,19 @@ pub unsafe fn fill_caller_array(
 }
 
 unsafe extern "C" fn fill(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
-    let mut value = ptr::null_mut();
-    // SAFETY: `env` and `info` are this callback's; its data is the Handle that `install` gave
-    // this function, alive until the function's finalizer runs, which cannot be during a call.
-    let h = unsafe { this_call(env, info, &mut value) };
-    let mut out = ptr::null_mut();
-    if let Some(len) = fill_typed_array(env, h, value) {
-        // SAFETY: `env` is this call's and `out` a place for the result.
-        unsafe { sys::napi_create_double(env, len as f64, &mut out) };
-    }
-    out
+    guarded(env, || {
+        let mut value = ptr::null_mut();
+        // SAFETY: `env` and `info` are this callback's; its data is the Handle that `install`
+        // gave this function, alive until the function's finalizer runs, which cannot be during
+        // a call.
+        let h = unsafe { this_call(env, info, &mut value) };
+        let mut out = ptr::null_mut();
+        if let Some(len) = fill_typed_array(env, h, value) {
+            // SAFETY: `env` is this call's and `out` a place for the result.
+            unsafe { sys::napi_create_double(env, len as f64, &mut out) };
+        }
+        out
+    })
 }
 
 /// `fill(array)`, the own property's and the prototype's: checks that `value` (this call's
@@ -338,59 +360,61 @@ unsafe extern "C" fn next_ids(
     env: sys::napi_env,
     info: sys::napi_callback_info,
 ) -> sys::napi_value {
-    let mut value = ptr::null_mut();
-    // SAFETY: `env` and `info` are this callback's, one of the functions `install` made.
-    let h = unsafe { this_call(env, info, &mut value) };
-    let mut out = ptr::null_mut();
-    if value.is_null() {
-        type_error(env, "n must be a number, not undefined");
-        return out;
-    }
-    // 2^31 IDs (16 GiB) is past any typed array Node allows: refuse it clearly before allocating.
-    let n = match (Arg {
-        env,
-        value,
-        name: "n",
-    })
-    .integer(0.0, (1u64 << 31) as f64)
-    {
-        Ok(n) => n as usize,
-        Err(_) => return out,
-    };
-    let (mut data, mut buffer) = (ptr::null_mut(), ptr::null_mut());
-    // SAFETY: this callback's env; `data` and `buffer` are locals to write.
-    if unsafe { sys::napi_create_arraybuffer(env, n * 8, &mut data, &mut buffer) }
-        != sys::Status::napi_ok
-    {
-        if !pending(env) {
-            range_error(env, &format!("n: no memory for {n} IDs"));
+    guarded(env, || {
+        let mut value = ptr::null_mut();
+        // SAFETY: `env` and `info` are this callback's, one of the functions `install` made.
+        let h = unsafe { this_call(env, info, &mut value) };
+        let mut out = ptr::null_mut();
+        if value.is_null() {
+            type_error(env, "n must be a number, not undefined");
+            return out;
         }
-        return out;
-    }
-    let ids: &mut [u64] = if n == 0 {
-        &mut []
-    } else {
-        // SAFETY: napi_create_arraybuffer just made `n * 8` bytes at `data` (n <= 2^31, so
-        // the size fits in isize), aligned for u64 (V8 allocates backing stores at least
-        // 8-aligned) and zeroed; no JavaScript has seen `buffer` yet, so this is the only
-        // access to them, and `buffer`, held by this call's scope, keeps them alive.
-        unsafe { std::slice::from_raw_parts_mut(data as *mut u64, n) }
-    };
-    if fill_slice(env, h, ids) {
-        // SAFETY: this callback's env and the `buffer` made above, `n` u64s from offset 0
-        // fit in it exactly; `out` is a local.
-        unsafe {
-            sys::napi_create_typedarray(
-                env,
-                sys::TypedarrayType::biguint64_array,
-                n,
-                buffer,
-                0,
-                &mut out,
-            )
+        // 2^31 IDs (16 GiB) is past any typed array Node allows: refuse it clearly before allocating.
+        let n = match (Arg {
+            env,
+            value,
+            name: "n",
+        })
+        .integer(0.0, (1u64 << 31) as f64)
+        {
+            Ok(n) => n as usize,
+            Err(_) => return out,
         };
-    }
-    out
+        let (mut data, mut buffer) = (ptr::null_mut(), ptr::null_mut());
+        // SAFETY: this callback's env; `data` and `buffer` are locals to write.
+        if unsafe { sys::napi_create_arraybuffer(env, n * 8, &mut data, &mut buffer) }
+            != sys::Status::napi_ok
+        {
+            if !pending(env) {
+                range_error(env, &format!("n: no memory for {n} IDs"));
+            }
+            return out;
+        }
+        let ids: &mut [u64] = if n == 0 {
+            &mut []
+        } else {
+            // SAFETY: napi_create_arraybuffer just made `n * 8` bytes at `data` (n <= 2^31, so
+            // the size fits in isize), aligned for u64 (V8 allocates backing stores at least
+            // 8-aligned) and zeroed; no JavaScript has seen `buffer` yet, so this is the only
+            // access to them, and `buffer`, held by this call's scope, keeps them alive.
+            unsafe { std::slice::from_raw_parts_mut(data as *mut u64, n) }
+        };
+        if fill_slice(env, h, ids) {
+            // SAFETY: this callback's env and the `buffer` made above, `n` u64s from offset 0
+            // fit in it exactly; `out` is a local.
+            unsafe {
+                sys::napi_create_typedarray(
+                    env,
+                    sys::TypedarrayType::biguint64_array,
+                    n,
+                    buffer,
+                    0,
+                    &mut out,
+                )
+            };
+        }
+        out
+    })
 }
 
 fn pending(env: sys::napi_env) -> bool {

@@ -1,11 +1,10 @@
 //! `Layout`: how the 63 bits of an ID are shared; a preset or a layout spec, parsed by the core.
 
 use crate::args::Arg;
-use crate::decode::{parts, Parts};
 use crate::errors::throw;
-use napi::bindgen_prelude::{validate_type_tag, Object, TypeTag};
-use napi::sys;
-use napi::{Env, JsValue, Result, Unknown};
+use crate::parts::{parts, Parts};
+use napi::bindgen_prelude::{ClassInstance, FromNapiValue, Object};
+use napi::{Env, JsValue, Result, Unknown, ValueType};
 
 /// How the 63 bits of an ID are shared between clock-id, time, worker and sequence.
 ///
@@ -21,34 +20,39 @@ pub fn parse(text: &str) -> rimeflake::Result<rimeflake::Layout> {
 }
 
 impl Layout {
-    /// The `Layout` inside a JavaScript object, if it is one (its type tag is checked, so a
-    /// look-alike object is refused).
-    ///
-    /// # Safety
-    /// `env` and `value` belong to the current call.
-    pub unsafe fn unwrap<'a>(env: sys::napi_env, value: sys::napi_value) -> Option<&'a Layout> {
-        let mut p = std::ptr::null_mut();
-        let tag = <Layout as TypeTag>::type_tag();
-        // SAFETY: `env` and `value` are the current call's (this function's contract).
-        if unsafe { validate_type_tag(env, value, &tag, "Layout") }.is_err() {
-            return None;
+    /// The core's layout inside a JavaScript value, if it is a `Layout` (napi-rs checks its
+    /// type tag, so a look-alike object is refused).
+    pub fn core_of(a: &Arg) -> Option<rimeflake::Layout> {
+        // SAFETY: the current call's env and value.
+        let instance = unsafe { ClassInstance::<Layout>::from_napi_value(a.env, a.value) }.ok()?;
+        Some(instance.0.clone())
+    }
+}
+
+/// A layout argument: a string (preset name or layout spec, parsed by the core) or a `Layout`.
+pub fn layout_arg(env: &Env, a: Arg) -> Result<rimeflake::Layout> {
+    match a.kind() {
+        ValueType::String => {
+            let text = a.string()?;
+            parse(&text).map_err(|e| throw(env.raw(), &e))
         }
-        // SAFETY: as above; `p` is a local to write.
-        if unsafe { sys::napi_unwrap(env, value, &mut p) } != sys::Status::napi_ok {
-            return None;
-        }
-        // SAFETY: the object carries Layout's type tag, which only napi-rs's constructor of
-        // this class puts on the objects it wraps a Layout in, so a non-null `p` is that
-        // Layout, alive as long as the object, which the current call holds.
-        (!p.is_null()).then(|| unsafe { &*(p as *const Layout) })
+        ValueType::Object => match Layout::core_of(&a) {
+            Some(layout) => Ok(layout),
+            None => Err(a.wrong_type("a string or a Layout")),
+        },
+        _ => Err(a.wrong_type("a string or a Layout")),
     }
 }
 
 #[napi_derive::napi]
 impl Layout {
-    /// A preset name (`default`, `twitter`, `sonyflake`, `sonyflake_v2`, `baidu` with `epoch_ms=`,
-    /// `js_safe`) or a layout spec (`Layout.describe()` prints one; it reads back the same).
-    #[napi(constructor, ts_args_type = "spec: string")]
+    /// A preset name (a `LayoutName`; `baidu` needs `epoch_ms=` to generate) or a layout spec
+    /// (`Layout.describe()` prints one; it reads back the same).
+    #[napi(
+        catch_unwind,
+        constructor,
+        ts_args_type = "spec: LayoutName | (string & {})"
+    )]
     pub fn new(env: &Env, spec: Unknown) -> Result<Self> {
         let text = Arg {
             env: env.raw(),
@@ -60,7 +64,7 @@ impl Layout {
     }
 
     /// Baidu's layout (28 time bits of 1 s, 22 worker, 13 sequence) with the epoch it needs.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn baidu(env: &Env, epoch_ms: Unknown) -> Result<Self> {
         let epoch = Arg {
             env: env.raw(),
@@ -73,116 +77,116 @@ impl Layout {
             .map_err(|e| throw(env.raw(), &e))
     }
 
-    /// The names of the presets.
-    #[napi]
+    /// The names of the presets (the core's list of them).
+    #[napi(catch_unwind, ts_return_type = "Array<LayoutName>")]
     pub fn presets() -> Vec<&'static str> {
         rimeflake::Layout::PRESETS.to_vec()
     }
 
     /// The preset's name, or `custom`.
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn name(&self) -> &'static str {
         self.0.name()
     }
 
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn clock_id_bits(&self) -> u32 {
         self.0.clock_id_bits().into()
     }
 
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn time_bits(&self) -> u32 {
         self.0.time_bits().into()
     }
 
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn worker_bits(&self) -> u32 {
         self.0.worker_bits().into()
     }
 
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn sequence_bits(&self) -> u32 {
         self.0.sequence_bits().into()
     }
 
     /// Bits in use: 63, or 53 for a layout whose IDs are exact as a Number.
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn total_bits(&self) -> u32 {
         self.0.total_bits().into()
     }
 
     /// Milliseconds per time unit.
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn unit_ms(&self) -> f64 {
         self.0.unit_ms() as f64
     }
 
     /// The epoch, in Unix milliseconds.
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn epoch_ms(&self) -> f64 {
         self.0.epoch_ms() as f64
     }
 
     /// `'worker_first'` (worker above sequence, as Twitter) or `'sequence_first'` (Sonyflake's
     /// order): the word the layout spec's `order=` uses.
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn order(&self) -> &'static str {
         self.0.order().spec_name()
     }
 
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn max_worker_id(&self) -> f64 {
         self.0.max_worker_id() as f64
     }
 
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn max_clock_id(&self) -> f64 {
         self.0.max_clock_id() as f64
     }
 
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn max_sequence(&self) -> f64 {
         self.0.max_sequence() as f64
     }
 
     /// The largest value of the time field, in units.
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn max_time(&self) -> f64 {
         self.0.max_time() as f64
     }
 
     /// Whether the layout keeps IDs within 53 bits (exact as a Number).
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn is_js_safe(&self) -> bool {
         self.0.is_js_safe()
     }
 
     /// A 64-bit digest of the fields: a namespace keeps one layout, checked by it.
-    #[napi(getter, ts_return_type = "bigint")]
+    #[napi(catch_unwind, getter, ts_return_type = "bigint")]
     pub fn fingerprint(&self) -> u64 {
         self.0.fingerprint()
     }
 
     /// When the time field runs out, in Unix milliseconds.
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn expires_at_ms(&self) -> f64 {
         self.0.expires_at_ms() as f64
     }
 
     /// The layout spec of this layout: `new Layout(l.describe())` equals `l`.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn describe(&self) -> String {
         self.0.describe()
     }
 
     /// The same as `describe()`, so a layout prints as its spec.
-    #[napi(js_name = "toString")]
+    #[napi(catch_unwind, js_name = "toString")]
     pub fn as_string(&self) -> String {
         self.0.describe()
     }
 
     /// Whether `other` has the same fields.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn equals(&self, other: &Layout) -> bool {
         self.0 == other.0
     }
@@ -190,6 +194,7 @@ impl Layout {
     /// The ID made of `parts` (each a number; `clockId` defaults to 0). Throws `ConfigError` for
     /// a field above its maximum, `TimeRangeError` for a time outside the layout's range.
     #[napi(
+        catch_unwind,
         ts_args_type = "parts: { clockId?: number, timestampMs: number, datacenterId?: number, workerId: number, sequence: number }",
         ts_return_type = "bigint"
     )]
@@ -233,7 +238,7 @@ impl Layout {
     }
 
     /// The parts of an ID of this layout (a bigint, a decimal string or a safe-integer Number).
-    #[napi(ts_args_type = "id: bigint | string | number")]
+    #[napi(catch_unwind, ts_args_type = "id: bigint | string | number")]
     pub fn decode<'e>(&self, env: &'e Env, id: Unknown) -> Result<Parts<'e>> {
         parts(
             env,

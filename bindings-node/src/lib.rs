@@ -14,6 +14,7 @@ mod handle;
 mod hot;
 mod layout;
 mod options;
+mod parts;
 #[cfg(feature = "internals")]
 mod shape;
 mod warnings;
@@ -24,7 +25,18 @@ use napi::{Env, JsValue, Result};
 /// Sets up this environment (the main thread or a worker): the error classes, the cleanup hook,
 /// and `Generator.prototype[Symbol.dispose]`.
 #[napi_derive::napi(module_exports)]
-pub fn init(mut exports: Object, env: Env) -> Result<()> {
+pub fn init(exports: Object, env: Env) -> Result<()> {
+    // Under the panic guard as every entry is: a panic here would abort `require()`.
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| set_up(exports, env))).unwrap_or_else(
+        |_| {
+            Err(napi::Error::from_reason(
+                "rimeflake: the module panicked while it was set up",
+            ))
+        },
+    )
+}
+
+fn set_up(mut exports: Object, env: Env) -> Result<()> {
     let data = env::EnvData::create(&env)?;
     errors::install(&env, &mut exports, &mut *data)?;
     let dispose: Function<Unknown, Unknown> = env.run_script(
@@ -43,20 +55,11 @@ pub fn init(mut exports: Object, env: Env) -> Result<()> {
 /// (shape.rs): only in a build with the `internals` feature.
 #[cfg(feature = "internals")]
 fn install_bench_shape(env: &Env, class: Unknown) -> Result<()> {
-    let mut proto = std::ptr::null_mut();
-    // SAFETY: the current call's env and the class value it just read; the property name is
-    // NUL-terminated; `proto` is a local and then a value of this call, as install_prototype
-    // needs.
-    unsafe {
-        napi::check_status!(napi::sys::napi_get_named_property(
-            env.raw(),
-            class.raw(),
-            c"prototype".as_ptr(),
-            &mut proto
-        ))?;
-        shape::install_prototype(env.raw(), proto)?;
-    }
-    Ok(())
+    // SAFETY: the current call's env and the class (a function, so an object) it just read.
+    let class = unsafe { class.cast::<Object>() }?;
+    let proto: Unknown = class.get_named_property("prototype")?;
+    // SAFETY: the current call's env and the prototype object it just read.
+    unsafe { shape::install_prototype(env.raw(), proto.raw()) }
 }
 
 /// The package's version (the workspace's).
@@ -65,13 +68,13 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// A trace ID in the SkyWalking Java agent's format, `{process}.{thread}.{ms * 10000 + seq}`,
 /// that never repeats in this process.
-#[napi_derive::napi(namespace = "skywalking")]
+#[napi_derive::napi(catch_unwind, namespace = "skywalking")]
 pub fn global_id() -> String {
     rimeflake::skywalking::global_id()
 }
 
 /// The process part of `globalId()` (32 hex digits, drawn anew in a forked child).
-#[napi_derive::napi(namespace = "skywalking")]
+#[napi_derive::napi(catch_unwind, namespace = "skywalking")]
 pub fn process_id() -> String {
     rimeflake::skywalking::process_id()
 }
@@ -79,7 +82,7 @@ pub fn process_id() -> String {
 /// The floor of the benchmarks: an exported function with no argument that returns a bigint
 /// (what any napi call returning an ID costs at least). Built only with the `internals` feature.
 #[cfg(feature = "internals")]
-#[napi_derive::napi(js_name = "_floor", skip_typescript)]
+#[napi_derive::napi(catch_unwind, js_name = "_floor", skip_typescript)]
 pub fn floor() -> u64 {
     1
 }

@@ -1,100 +1,25 @@
-//! `GeneratorOptions`: what the user passed, checked and named; everything left out is resolved
+//! The options of `new Generator(options)` and `Generator.shared(options)`, read by the core's
+//! table of settings: each key is a row's Node spelling, each value read by the row's kind and
+//! handed to the core (`Builder::set`), so a setting added to the core needs nothing here. A key
+//! no row has is a `TypeError` with the core's "did you mean"; everything left out is resolved
 //! by the core (environment, defaults) when the generator is built.
 
 use crate::args::Arg;
-use crate::errors::{throw, type_error};
-use crate::layout::Layout;
-use napi::bindgen_prelude::FromNapiValue;
-use napi::{sys, Env, JsValue, Result, Unknown};
-use rimeflake::{Backend, Frontend, Warning};
+use crate::errors::type_error;
+use crate::layout::{layout_arg, Layout};
+use napi::bindgen_prelude::{Array, FromNapiValue, JsObjectValue, KeyCollectionMode};
+use napi::bindgen_prelude::{KeyConversion, KeyFilter};
+use napi::{Env, JsValue, Result, Unknown, ValueType};
+use rimeflake::frontend::{Setting, SettingKind, SettingValue, SETTINGS};
+use rimeflake::{Frontend, Warning};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
-/// Options of `new Generator(options)` and `Generator.shared(options)`. Every one is optional:
-/// with none, the generator is the embedded default (a worker ID leased in the state directory,
-/// `RIMEFLAKE_STATE_DIR`, `RIMEFLAKE_WORKER_ID`), as in every other front end.
-#[napi_derive::napi(object, object_to_js = false)]
-pub struct GeneratorOptions<'a> {
-    /// A fixed worker ID (else `RIMEFLAKE_WORKER_ID`, else one is leased).
-    /// `RIMEFLAKE_WORKER_ID=ordinal`: a Kubernetes StatefulSet pod's ordinal
-    /// (`RIMEFLAKE_POD_INDEX`, else the `-<n>` ending `HOSTNAME`).
-    #[napi(ts_type = "number")]
-    pub worker_id: Option<Unknown<'a>>,
-    /// A preset name (`'default'`, `'twitter'`, `'sonyflake'`, `'js_safe'`, ...), a layout spec
-    /// such as `'clock_id=0,time=41,worker=10,sequence=12,epoch_ms=1420070400000'`, or a `Layout`
-    /// (else `RIMEFLAKE_LAYOUT`, else `'default'`).
-    #[napi(ts_type = "string | Layout")]
-    pub layout: Option<Unknown<'a>>,
-    /// The namespace whose worker IDs and state this generator uses (default: follows the layout).
-    #[napi(ts_type = "string")]
-    pub namespace: Option<Unknown<'a>>,
-    /// Where leases and durable state live (default: `RIMEFLAKE_STATE_DIR`, else the XDG state directory).
-    #[napi(ts_type = "string")]
-    pub state_dir: Option<Unknown<'a>>,
-    /// `'local'` (the default: leases and state in the state directory), `'memory'` (no state;
-    /// not restart-safe; needs a `workerId`), or a server that many hosts share:
-    /// `'redis://[:password@]host[:port][/db]'` (`rediss://` for TLS) or
-    /// `'postgresql://user[:password]@host[:port]/db'` (TLS by libpq's `sslmode`, `sslrootcert`,
-    /// `sslcert`, `sslkey`); parsed by the core, as in every front end (else `RIMEFLAKE_BACKEND`).
-    #[napi(ts_type = "string")]
-    pub backend: Option<Unknown<'a>>,
-    /// A clock that goes back by at most this much is absorbed by counting on (default 2000).
-    #[napi(ts_type = "number")]
-    pub max_drift_ms: Option<Unknown<'a>>,
-    /// The longest any call waits for the clock before it fails (default 5000).
-    #[napi(ts_type = "number")]
-    pub max_wait_ms: Option<Unknown<'a>>,
-    /// After a large rollback: `'bump'` (the next clock-id; the default when the layout has
-    /// clock-id bits), `'wait'` (the default otherwise) or `'error'`.
-    #[napi(ts_type = "'bump' | 'wait' | 'error'")]
-    pub on_rollback: Option<Unknown<'a>>,
-    /// Refuse to reuse a clock-id (IDs then strictly increase, at the cost of waiting).
-    #[napi(ts_type = "boolean")]
-    pub strict_monotonic: Option<Unknown<'a>>,
-    /// With a server backend: how long a lease lasts without renewal, from 200 ms to a day
-    /// (default `RIMEFLAKE_LEASE_TTL_MS`, else 10000). A killed process's worker ID is free
-    /// again after it.
-    #[napi(ts_type = "number")]
-    pub lease_ttl_ms: Option<Unknown<'a>>,
-}
-
-/// The options, checked. Its `Debug` form is the key of `Generator.shared`.
+/// The options, checked: each setting given and its value, in the table's order (whatever the
+/// order of the object's keys). Its `Debug` form is the key of `Generator.shared`.
 #[derive(Debug, Default)]
 pub struct Options {
-    worker_id: Option<u64>,
-    layout: Option<rimeflake::Layout>,
-    namespace: Option<String>,
-    state_dir: Option<String>,
-    backend: Option<String>,
-    max_drift_ms: Option<u64>,
-    max_wait_ms: Option<u64>,
-    on_rollback: Option<String>,
-    strict_monotonic: Option<bool>,
-    lease_ttl_ms: Option<u64>,
+    given: Vec<(Setting, SettingValue)>,
 }
-
-fn arg<'a>(env: &Env, value: &Option<Unknown<'a>>, name: &'static str) -> Option<Arg> {
-    let a = Arg {
-        env: env.raw(),
-        value: value.as_ref()?.raw(),
-        name,
-    };
-    (!a.is_nullish()).then_some(a)
-}
-
-/// The option names as JavaScript spells them (the fields of `GeneratorOptions`).
-const KNOWN: [&str; 10] = [
-    "workerId",
-    "layout",
-    "namespace",
-    "stateDir",
-    "backend",
-    "maxDriftMs",
-    "maxWaitMs",
-    "onRollback",
-    "strictMonotonic",
-    "leaseTtlMs",
-];
 
 impl Options {
     /// The options argument: left out, `undefined` or `null` is no options; anything but a
@@ -111,35 +36,32 @@ impl Options {
         if a.is_nullish() {
             return Ok(Options::default());
         }
-        check_shape(env, a)?;
-        check_keys(a)?;
-        // SAFETY: the current call's env and value (an object, checked by check_shape).
-        let o = unsafe { GeneratorOptions::from_napi_value(env.raw(), a.value) }?;
-        let string = |v, n| arg(env, v, n).map(|a| a.string()).transpose();
-        Ok(Options {
-            worker_id: arg(env, &o.worker_id, "options.workerId")
-                .map(|a| a.count())
-                .transpose()?,
-            layout: arg(env, &o.layout, "options.layout")
-                .map(|a| layout_arg(env, a))
-                .transpose()?,
-            namespace: string(&o.namespace, "options.namespace")?,
-            state_dir: string(&o.state_dir, "options.stateDir")?,
-            backend: string(&o.backend, "options.backend")?,
-            max_drift_ms: arg(env, &o.max_drift_ms, "options.maxDriftMs")
-                .map(|a| a.count())
-                .transpose()?,
-            max_wait_ms: arg(env, &o.max_wait_ms, "options.maxWaitMs")
-                .map(|a| a.count())
-                .transpose()?,
-            on_rollback: string(&o.on_rollback, "options.onRollback")?,
-            strict_monotonic: arg(env, &o.strict_monotonic, "options.strictMonotonic")
-                .map(|a| a.boolean())
-                .transpose()?,
-            lease_ttl_ms: arg(env, &o.lease_ttl_ms, "options.leaseTtlMs")
-                .map(|a| a.count())
-                .transpose()?,
-        })
+        check_shape(&a)?;
+        let object = a.object()?;
+        check_keys(&a, &object)?;
+        let mut given = Vec::new();
+        for row in SETTINGS {
+            let Some(v) = object.get::<Unknown>(row.node)? else {
+                continue;
+            };
+            let name = format!("options.{}", row.node);
+            let a = Arg {
+                env: env.raw(),
+                value: v.raw(),
+                name: &name,
+            };
+            if a.is_nullish() {
+                continue;
+            }
+            let value = match row.kind {
+                SettingKind::WorkerId | SettingKind::Millis => SettingValue::Number(a.count()?),
+                SettingKind::Layout => SettingValue::Layout(layout_arg(env, a)?),
+                SettingKind::Flag => SettingValue::Flag(a.boolean()?),
+                _ => SettingValue::Text(a.string()?),
+            };
+            given.push((row.setting, value));
+        }
+        Ok(Options { given })
     }
 
     /// The core generator these options describe, and the warnings the core gave while
@@ -147,41 +69,15 @@ impl Options {
     pub fn build(&self) -> rimeflake::Result<(rimeflake::Generator, Vec<Warning>)> {
         let seen: Arc<Mutex<Vec<Warning>>> = Arc::default();
         let sink = seen.clone();
-        let mut b = rimeflake::Generator::builder().on_warning(move |w| {
-            sink.lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push(w.clone())
-        });
-        b = b.frontend(Frontend::Node);
-        if let Some(l) = &self.layout {
-            b = b.layout(l.clone());
-        }
-        if let Some(id) = self.worker_id {
-            b = b.worker_id(id);
-        }
-        if let Some(ns) = &self.namespace {
-            b = b.namespace(ns.as_str());
-        }
-        if let Some(ms) = self.max_drift_ms {
-            b = b.max_drift(Duration::from_millis(ms));
-        }
-        if let Some(ms) = self.max_wait_ms {
-            b = b.max_wait(Duration::from_millis(ms));
-        }
-        if let Some(name) = &self.on_rollback {
-            b = b.rollback_policy(Frontend::Node.rollback_policy(name)?);
-        }
-        if let Some(strict) = self.strict_monotonic {
-            b = b.strict_monotonic(strict);
-        }
-        if let Some(ms) = self.lease_ttl_ms {
-            b = b.lease_ttl(Duration::from_millis(ms));
-        }
-        if let Some(backend) = &self.backend {
-            b = b.backend(Backend::parse(backend)?);
-        }
-        if let Some(dir) = &self.state_dir {
-            b = b.state_dir(dir);
+        let mut b = rimeflake::Generator::builder()
+            .frontend(Frontend::Node)
+            .on_warning(move |w| {
+                sink.lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(w.clone())
+            });
+        for (setting, value) in &self.given {
+            b = b.set(*setting, value.clone())?;
         }
         let core = b.build()?;
         let warnings = std::mem::take(&mut *seen.lock().unwrap_or_else(|e| e.into_inner()));
@@ -189,29 +85,13 @@ impl Options {
     }
 }
 
-/// A layout option: a string (preset name or layout spec, parsed by the core) or a `Layout`.
-pub fn layout_arg(env: &Env, a: Arg) -> Result<rimeflake::Layout> {
-    match a.kind() {
-        sys::ValueType::napi_string => {
-            let text = a.string()?;
-            crate::layout::parse(&text).map_err(|e| throw(env.raw(), &e))
-        }
-        // SAFETY: the current call's env and value.
-        sys::ValueType::napi_object => match unsafe { Layout::unwrap(env.raw(), a.value) } {
-            Some(l) => Ok(l.0.clone()),
-            None => Err(a.wrong_type("a string or a Layout")),
-        },
-        _ => Err(a.wrong_type("a string or a Layout")),
-    }
-}
-
 /// A plain object: a string, a number, an array or a `Layout` in its place is a `TypeError`
 /// that shows the object it should have been.
-fn check_shape(env: &Env, a: Arg) -> Result<()> {
+fn check_shape(a: &Arg) -> Result<()> {
     const EXAMPLE: &str = "options must be an object such as { layout: 'twitter', workerId: 1 }";
     match a.kind() {
-        sys::ValueType::napi_object => {}
-        sys::ValueType::napi_string => {
+        ValueType::Object => {}
+        ValueType::String => {
             // `new Generator('twitter')`: most likely a layout meant as `{ layout: ... }`.
             let text: String = a.string()?.chars().take(80).collect();
             let text = text.replace('\\', "\\\\").replace('\'', "\\'");
@@ -224,14 +104,10 @@ fn check_shape(env: &Env, a: Arg) -> Result<()> {
         }
         _ => return Err(a.wrong_type("an object such as { layout: 'twitter', workerId: 1 }")),
     }
-    let mut is_array = false;
-    // SAFETY: the current call's env and value; `is_array` is a local.
-    unsafe { sys::napi_is_array(a.env, a.value, &mut is_array) };
-    if is_array {
+    if a.unknown().is_array()? {
         return Err(type_error(a.env, &format!("{EXAMPLE}, not an array")));
     }
-    // SAFETY: the current call's env and value.
-    if unsafe { Layout::unwrap(env.raw(), a.value) }.is_some() {
+    if Layout::core_of(a).is_some() {
         return Err(type_error(
             a.env,
             &format!("{EXAMPLE}, not a Layout: pass {{ layout: theLayout }}"),
@@ -241,72 +117,28 @@ fn check_shape(env: &Env, a: Arg) -> Result<()> {
 }
 
 /// Every own enumerable key of the options object is an option; an unknown one is a
-/// `TypeError` naming it and the nearest option (a misspelt option would otherwise be ignored).
-fn check_keys(a: Arg) -> Result<()> {
-    let mut keys = std::ptr::null_mut();
-    let mut len = 0u32;
-    // SAFETY: the current call's env and value (an object, checked by check_shape); `keys`
-    // and `len` are locals, `keys` an array of this call once the first call succeeded.
-    unsafe {
-        napi::check_status!(sys::napi_get_all_property_names(
-            a.env,
-            a.value,
-            sys::KeyCollectionMode::own_only,
-            sys::KeyFilter::enumerable | sys::KeyFilter::skip_symbols,
-            sys::KeyConversion::numbers_to_strings,
-            &mut keys,
-        ))?;
-        napi::check_status!(sys::napi_get_array_length(a.env, keys, &mut len))?;
-    }
-    for i in 0..len {
-        let mut key = std::ptr::null_mut();
-        // SAFETY: the current call's env and the array of keys above; `key` is a local.
-        unsafe { napi::check_status!(sys::napi_get_element(a.env, keys, i, &mut key))? };
-        let name = Arg {
-            env: a.env,
-            value: key,
-            name: "options key",
+/// `TypeError` with the core's message (a misspelt option would otherwise be ignored).
+fn check_keys(a: &Arg, object: &napi::bindgen_prelude::Object) -> Result<()> {
+    let keys = object.get_all_property_names(
+        KeyCollectionMode::OwnOnly,
+        KeyFilter::Enumerable,
+        KeyConversion::NumbersToStrings,
+    )?;
+    // SAFETY: the current call's env, and the array napi just returned for it.
+    let keys = unsafe { Array::from_napi_value(a.env, keys.raw()) }?;
+    for i in 0..keys.len() {
+        // Symbol keys are no option's, and no misspelling of one: left alone.
+        let Some(key) = keys.get::<Unknown>(i)? else {
+            continue;
+        };
+        if key.get_type()? != ValueType::String {
+            continue;
         }
-        .string()?;
-        if !KNOWN.contains(&name.as_str()) {
-            return Err(type_error(a.env, &unknown_option(&name)));
+        // SAFETY: the current call's env, and a string (checked above).
+        let name = unsafe { key.cast::<String>() }?;
+        if Frontend::Node.find_setting(&name).is_none() {
+            return Err(type_error(a.env, &Frontend::Node.unknown_setting(&name)));
         }
     }
     Ok(())
-}
-
-/// The message for an unknown option key: the nearest option when one is near (a different
-/// case, a snake_case spelling or a typo or two), else the list of options.
-fn unknown_option(key: &str) -> String {
-    let fold = |s: &str| s.replace(['_', '-'], "").to_lowercase();
-    let nearest = KNOWN
-        .iter()
-        .map(|k| (edit_distance(&fold(key), &fold(k)), *k))
-        .min()
-        .filter(|(d, k)| *d <= 2.max(k.len() / 4));
-    match nearest {
-        Some((_, k)) => format!("options: unknown option '{key}'; did you mean '{k}'?"),
-        None => format!(
-            "options: unknown option '{key}'; the options are {}",
-            KNOWN.join(", ")
-        ),
-    }
-}
-
-/// Levenshtein distance, by characters.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let next = (row[j + 1] + 1)
-                .min(row[j] + 1)
-                .min(diagonal + usize::from(ca != *cb));
-            diagonal = row[j + 1];
-            row[j + 1] = next;
-        }
-    }
-    row[b.len()]
 }

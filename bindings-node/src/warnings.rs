@@ -8,9 +8,9 @@
 //! generator per request is not flooded.
 
 use crate::env::EnvData;
-use napi::{sys, Env, Result};
+use napi::bindgen_prelude::{FnArgs, FromNapiValue, Function};
+use napi::{Env, Result, Unknown};
 use rimeflake::Warning;
-use std::ptr;
 
 const EMIT: &str = r#"(function () {
   const emitted = new Set()
@@ -30,36 +30,17 @@ pub fn emit(env: &Env, warnings: &[Warning]) -> Result<()> {
     if warnings.is_empty() {
         return Ok(());
     }
-    let raw = env.raw();
     // SAFETY: the current call's env.
-    let f = unsafe { EnvData::class(raw, "emitWarning") }
+    let f = unsafe { EnvData::class(env.raw(), "emitWarning") }
         .ok_or_else(|| napi::Error::from_reason("rimeflake: no emitWarning here"))?;
+    // SAFETY: the current call's env, and the function `install` kept in its data.
+    let f =
+        unsafe { Function::<FnArgs<(String, String)>, Unknown>::from_napi_value(env.raw(), f) }?;
     for w in warnings {
-        let args = [string(raw, w.message())?, string(raw, w.kind())?];
-        let (mut global, mut out) = (ptr::null_mut(), ptr::null_mut());
-        // SAFETY: the current call's env; `f` and both `args` are values of it, `args` holds
-        // the 2 values that argc says; `global` and `out` are locals.
-        unsafe {
-            napi::check_status!(sys::napi_get_global(raw, &mut global))?;
-            napi::check_status!(sys::napi_call_function(
-                raw,
-                global,
-                f,
-                2,
-                args.as_ptr(),
-                &mut out
-            ))?;
-        }
+        f.call(FnArgs::from((
+            w.message().to_string(),
+            w.kind().to_string(),
+        )))?;
     }
     Ok(())
-}
-
-fn string(env: sys::napi_env, s: &str) -> Result<sys::napi_value> {
-    let mut v = ptr::null_mut();
-    // SAFETY: every caller passes the current call's env; the pointer and length are a live
-    // &str's (napi copies it); `v` is a local.
-    napi::check_status!(unsafe {
-        sys::napi_create_string_utf8(env, s.as_ptr().cast(), s.len() as isize, &mut v)
-    })?;
-    Ok(v)
 }

@@ -154,3 +154,26 @@ test('a panic in the core throws a RimeflakeError with code ERR_RIMEFLAKE_PANIC 
   // The process is still here, and so is the addon.
   assert.equal(typeof new rf.Generator({ backend: 'memory', workerId: 1 }).nextId(), 'bigint')
 })
+
+test('a panic on the hot path (inside the functions installed on each generator) throws instead of aborting', () => {
+  assert.equal(typeof rf._panicOnNextCall, 'function', 'the addon was built without --features internals: run make node-env')
+  const gen = new rf.Generator({ backend: 'memory', workerId: 1, layout: 'js_safe' })
+  assert.equal(typeof gen.nextId(), 'bigint')
+  rf._panicOnNextCall(gen)
+  // Each per-ID call runs the hot path first, where the test's panic waits.
+  for (const call of [() => gen.nextId(), () => gen.nextIdString(), () => gen.nextIdNumber(), () => gen.nextIds(2), () => gen.fill(new BigUint64Array(2))]) {
+    assert.throws(call, (e) => {
+      assert.ok(e instanceof rf.RimeflakeError, String(e))
+      assert.equal(e.code, 'ERR_RIMEFLAKE_PANIC')
+      assert.match(e.message, /panicked \(a test's panic on the hot path/)
+      return true
+    })
+  }
+  // The prototype's twins are #[napi] methods, under napi-rs's guard: an Error too, no abort.
+  for (const name of ['nextId', 'nextIdString', 'nextIdNumber']) {
+    assert.throws(() => rf.Generator.prototype[name].call(gen), (e) => e instanceof Error && /test's panic/.test(e.message))
+  }
+  gen.close()
+  // The process is still here, and so is the addon.
+  assert.equal(typeof new rf.Generator({ backend: 'memory', workerId: 2 }).nextIdString(), 'string')
+})

@@ -42,3 +42,30 @@ test('a TypeScript file using every export passes tsc --noEmit --strict', () => 
     assert.fail(`tsc failed:\n${e.stdout}${e.stderr}`)
   }
 })
+
+// The keys of an interface the core's tables generate into index.d.ts.
+function declaredKeys(name) {
+  const dts = fs.readFileSync(path.join(root, 'index.d.ts'), 'utf8')
+  const body = dts.match(new RegExp(`export interface ${name} \\{([\\s\\S]*?)\\n\\}`))
+  assert.ok(body, `index.d.ts declares no interface ${name}`)
+  return [...body[1].matchAll(/^ {2}(\w+)\??:/gm)].map((m) => m[1])
+}
+
+test('stats() has the keys that index.d.ts declares, both from the core table of counters', () => {
+  const gen = new rf.Generator({ backend: 'memory', workerId: 1 })
+  assert.deepEqual(Object.keys(gen.stats()), declaredKeys('Stats'))
+  gen.close()
+})
+
+test('every option index.d.ts declares is one the constructor takes, both from the core table of settings', () => {
+  const keys = declaredKeys('GeneratorOptions')
+  assert.ok(keys.includes('workerId') && keys.includes('leaseTtlMs'), keys.join())
+  // undefined is the same as left out, so each key alone must pass the check of the keys.
+  for (const key of keys) {
+    const options = { backend: 'memory', workerId: 1 }
+    if (!(key in options)) options[key] = undefined
+    new rf.Generator(options).close()
+  }
+  const presets = fs.readFileSync(path.join(root, 'index.d.ts'), 'utf8').match(/export type LayoutName = (.*)/)[1]
+  assert.deepEqual([...presets.matchAll(/'(\w+)'/g)].map((m) => m[1]), rf.Layout.presets())
+})

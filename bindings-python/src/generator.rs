@@ -6,8 +6,8 @@ use crate::{args, interrupt, layout};
 use pyo3::exceptions::PyMemoryError;
 use pyo3::prelude::*;
 use pyo3::types::{PyAny, PyDict, PyList};
+use rimeflake::frontend::StatValue;
 use rimeflake::Frontend;
-use std::time::Duration;
 
 /// A generator of 64-bit, time-ordered, unique IDs.
 ///
@@ -53,68 +53,14 @@ impl Drop for Generator {
 #[pymethods]
 impl Generator {
     #[new]
-    #[pyo3(signature = (worker_id=None, *, layout=None, namespace=None, state_dir=None,
-        backend=None, max_drift_ms=None, on_rollback=None, max_wait_ms=None, strict_monotonic=false,
-        lease_ttl_ms=None),
-        text_signature = "(worker_id=None, *, layout=None, namespace=None, state_dir=None, \
-        backend=None, max_drift_ms=2000, on_rollback=None, max_wait_ms=5000, \
-        strict_monotonic=False, lease_ttl_ms=None)")]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (worker_id=None, **options), text_signature = "(worker_id=None, **options)")]
     fn new(
         py: Python<'_>,
         worker_id: Option<&Bound<'_, PyAny>>,
-        layout: Option<&Bound<'_, PyAny>>,
-        namespace: Option<&str>,
-        state_dir: Option<std::path::PathBuf>,
-        backend: Option<&str>,
-        max_drift_ms: Option<&Bound<'_, PyAny>>,
-        on_rollback: Option<&str>,
-        max_wait_ms: Option<&Bound<'_, PyAny>>,
-        strict_monotonic: bool,
-        lease_ttl_ms: Option<&Bound<'_, PyAny>>,
+        options: Option<&Bound<'_, PyDict>>,
     ) -> Result<Self> {
-        let mut b = rimeflake::Generator::builder()
-            .frontend(Frontend::Python)
-            .strict_monotonic(strict_monotonic);
-        if let Some(ns) = namespace {
-            b = b.namespace(ns);
-        }
-        if let Some(ms) = max_drift_ms {
-            b = b.max_drift(Duration::from_millis(args::option(
-                "max_drift_ms",
-                ms,
-                u64::MAX,
-            )?));
-        }
-        if let Some(ms) = max_wait_ms {
-            b = b.max_wait(Duration::from_millis(args::option(
-                "max_wait_ms",
-                ms,
-                u64::MAX,
-            )?));
-        }
-        if let Some(ms) = lease_ttl_ms {
-            b = b.lease_ttl(Duration::from_millis(args::option(
-                "lease_ttl_ms",
-                ms,
-                u64::MAX,
-            )?));
-        }
-        if let Some(layout) = layout {
-            b = b.layout(layout::from_arg(layout)?);
-        }
-        if let Some(id) = worker_id {
-            b = b.worker_id(args::option("worker_id", id, u64::MAX)?);
-        }
-        if let Some(name) = on_rollback {
-            b = b.rollback_policy(Frontend::Python.rollback_policy(name)?);
-        }
-        if let Some(text) = backend {
-            b = b.backend(rimeflake::Backend::parse(text)?);
-        }
-        if let Some(dir) = state_dir {
-            b = b.state_dir(dir);
-        }
+        let b = rimeflake::Generator::builder().frontend(Frontend::Python);
+        let mut b = crate::options::apply(b, worker_id, options)?;
         let warnings = crate::warnings::Collected::default();
         b = b.on_warning(warnings.sink());
         // Starting takes a lock, syncs files and may wait for the clock: other threads run
@@ -158,36 +104,20 @@ impl Generator {
         Ok(ids.len())
     }
 
-    /// Counters: ``ids_issued``, ``rollbacks``, ``largest_rollback_ms``, ``clock_id_bumps``,
-    /// ``clock_id_reuses``, ``waits``, ``waited_ms``, ``borrowed_ms``, ``clock_id``,
-    /// ``server_skew_ms`` (on a server backend, the server's clock minus this host's when the
-    /// lease was taken; 0 otherwise), ``reservation_writes``, ``reservation_write_failures``,
-    /// ``reservation_write_ns``, ``lease`` (``"none"``, ``"held"`` or ``"lost"``),
-    /// ``lease_remaining_ms``, ``lease_renewals`` and ``lease_renewal_failures``.
+    /// Counters: a dict of every field of the core's ``Stats`` (``ids_issued``, ``rollbacks``,
+    /// ..., ``lease``: ``"none"``, ``"held"`` or ``"lost"``), under the same names; the
+    /// ``Stats`` typed dict says what each is.
     fn stats<'py>(&self, py: Python<'py>) -> Result<Bound<'py, PyDict>> {
         let s = self.inner.stats();
         let d = PyDict::new(py);
-        for (k, v) in [
-            ("ids_issued", s.ids_issued),
-            ("rollbacks", s.rollbacks),
-            ("largest_rollback_ms", s.largest_rollback_ms),
-            ("clock_id_bumps", s.clock_id_bumps),
-            ("clock_id_reuses", s.clock_id_reuses),
-            ("waits", s.waits),
-            ("waited_ms", s.waited_ms),
-            ("borrowed_ms", s.borrowed_ms),
-            ("clock_id", s.clock_id),
-            ("reservation_writes", s.reservation_writes),
-            ("reservation_write_failures", s.reservation_write_failures),
-            ("reservation_write_ns", s.reservation_write_ns),
-            ("lease_remaining_ms", s.lease_remaining_ms),
-            ("lease_renewals", s.lease_renewals),
-            ("lease_renewal_failures", s.lease_renewal_failures),
-        ] {
-            d.set_item(k, v)?;
+        for field in rimeflake::Stats::FIELDS {
+            match field.value(&s) {
+                StatValue::Unsigned(v) => d.set_item(field.name, v)?,
+                StatValue::Signed(v) => d.set_item(field.name, v)?,
+                StatValue::Lease(state) => d.set_item(field.name, state.as_str())?,
+                other => d.set_item(field.name, format!("{other:?}"))?,
+            }
         }
-        d.set_item("server_skew_ms", s.server_skew_ms)?;
-        d.set_item("lease", s.lease.as_str())?;
         Ok(d)
     }
 
@@ -263,4 +193,44 @@ impl Generator {
     fn fill_slice(&self, py: Python<'_>, ids: &mut [u64]) -> Result<()> {
         interrupt::detached(py, |hook| self.inner.fill_with(ids, hook))
     }
+}
+
+/// Gives `Generator` the signature `help()` and `inspect.signature` show: its keyword arguments
+/// are the core's table of settings (each with its default where the table has one, else
+/// `None`: the core resolves it), which a literal `text_signature` could not follow.
+pub fn set_signature(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    use rimeflake::frontend::{SettingDefault, SETTINGS};
+    let py = m.py();
+    let inspect = py.import("inspect")?;
+    let parameter = inspect.getattr("Parameter")?;
+    let (positional, keyword) = (
+        parameter.getattr("POSITIONAL_OR_KEYWORD")?,
+        parameter.getattr("KEYWORD_ONLY")?,
+    );
+    let mut params = Vec::new();
+    for row in SETTINGS {
+        let kind = if row.python == "worker_id" {
+            &positional
+        } else {
+            &keyword
+        };
+        let default = match row.default {
+            SettingDefault::Millis(ms) if row.env.is_none() => ms.into_pyobject(py)?.into_any(),
+            SettingDefault::Flag(on) => pyo3::types::PyBool::new(py, on).to_owned().into_any(),
+            _ => py.None().into_bound(py),
+        };
+        let kwargs = PyDict::new(py);
+        kwargs.set_item("default", default)?;
+        let p = parameter.call((row.python, kind), Some(&kwargs))?;
+        // The positional one first, as Python requires.
+        if row.python == "worker_id" {
+            params.insert(0, p);
+        } else {
+            params.push(p);
+        }
+    }
+    let signature = inspect
+        .getattr("Signature")?
+        .call1((PyList::new(py, params)?,))?;
+    m.getattr("Generator")?.setattr("__signature__", signature)
 }

@@ -9,6 +9,7 @@ mod errors;
 mod generator;
 mod interrupt;
 mod layout;
+mod options;
 mod warnings;
 
 use errors::Result;
@@ -93,6 +94,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("EPOCH_2024", rimeflake::layout::EPOCH_2024)?;
     m.add("PRESETS", rimeflake::Layout::PRESETS.to_vec())?;
     m.add_class::<generator::Generator>()?;
+    generator::set_signature(m)?;
     m.add_class::<layout::Layout>()?;
     m.add_function(wrap_pyfunction!(decode, m)?)?;
     m.add_function(wrap_pyfunction!(format, m)?)?;

@@ -59,3 +59,41 @@ def test_decode_without_a_layout_says_what_it_assumed() -> None:
         warnings.simplefilter("error")
         rimeflake.decode(twitter_id, "twitter")
         rimeflake.decode(own)
+
+
+def test_a_misspelt_keyword_or_preset_gets_the_cores_nearest() -> None:
+    for typed, meant in [("workerid", "worker_id"), ("workerId", "worker_id"), ("layuot", "layout"), ("max_wait", "max_wait_ms")]:
+        with pytest.raises(TypeError) as e:
+            rimeflake.Generator(backend="memory", **{typed: 1})  # type: ignore[misc]
+        assert str(e.value) == f"unknown keyword argument '{typed}'; did you mean '{meant}'?"
+    with pytest.raises(TypeError, match=r"^unknown keyword argument 'foo'; the keyword arguments are worker_id, layout, "):
+        rimeflake.Generator(1, backend="memory", foo=1)  # type: ignore[call-arg]
+    with pytest.raises(rimeflake.ConfigError, match='unknown preset "Twitter"; did you mean "twitter"\\?'):
+        rimeflake.Generator(1, backend="memory", layout="Twitter")
+    with pytest.raises(rimeflake.ConfigError, match='did you mean "js_safe"\\?'):
+        rimeflake.Layout("js-Safe")
+
+
+def test_the_keyword_arguments_are_the_stubs_and_the_cores_table() -> None:
+    import inspect
+    import typing
+
+    runtime = list(inspect.signature(rimeflake.Generator).parameters)
+    typed = list(typing.get_type_hints(rimeflake.GeneratorOptions))
+    assert runtime == ["worker_id", *typed], (runtime, typed)
+    # Each is taken (None: left to the core), and the values reach the core.
+    with rimeflake.Generator(
+        1,
+        layout="twitter",
+        namespace="kw",
+        backend="memory",
+        max_drift_ms=0,
+        max_wait_ms=100,
+        on_rollback="error",
+        strict_monotonic=True,
+        lease_ttl_ms=None,
+        state_dir=None,
+    ) as g:
+        assert g.layout.name == "twitter" and g.worker_id == 1
+    stats = g.stats()
+    assert list(stats) == list(typing.get_type_hints(rimeflake.Stats)), stats

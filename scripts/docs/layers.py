@@ -16,7 +16,10 @@ and maps each to the deepest module file it names. It fails when
   - a source file is in no layer, or a layer names a path that does not exist;
   - a file imports a module of a higher layer and that pair is not a known back-edge;
   - a known back-edge is no longer there (the table must shrink with the code);
-  - files import each other in a circle (through any number of files, in one layer or not).
+  - files import each other in a circle (through any number of files, in one layer or not);
+  - a module straddles layers: a file of a module's folder is in another layer than the
+    module's own file (`frontend.rs` in one layer and `frontend/api.rs` in another), so that
+    one `crate::` path would name two layers (the crate root, lib.rs, excepted).
 
 Usage: scripts/docs/layers.py [--src DIR] [--doc FILE] [--edges]
   --edges  also print every import between layers (module to module), for the doc's diagram
@@ -331,6 +334,18 @@ def main() -> int:
                         f"{rel} (layer {level}, {names[level]}) imports crate::{target} "
                         f"(layer {tlevel}, {names[tlevel]}): a layer imports only those below it"
                     )
+    for rel in files:
+        parent = module_of(rel)[:-1]
+        pfile = module_file(src, parent) if parent else None
+        if pfile is None or pfile == rel:
+            continue
+        if layer_of(rel) is not None and layer_of(pfile) is not None \
+                and layer_of(rel) != layer_of(pfile):
+            problems.append(
+                f"module {'::'.join(parent)} straddles layers: {pfile} is in layer "
+                f"{layer_of(pfile)} and {rel} in layer {layer_of(rel)}: a module and its "
+                f"submodules are one layer (split the module, or move the file)"
+            )
     for (f, t) in sorted(set(allowed) - seen):
         problems.append(
             f"known back-edge {f} -> crate::{t} is gone: remove its row from {args.doc.name}"
@@ -348,7 +363,8 @@ def main() -> int:
         print(f"layers: {p}", file=sys.stderr)
     if not problems:
         print(f"layers: {len(files)} files in {len(layers)} layers, "
-              f"{len(seen)} known back-edges, no other import goes up, no circle of files")
+              f"{len(seen)} known back-edges, no other import goes up, no circle of files, "
+              f"no module across layers")
     return 1 if problems else 0
 
 

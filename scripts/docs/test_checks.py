@@ -2,9 +2,9 @@
 """Tests of the two source checks of `make lint`, on copies with a planted fault each:
 
 - layers.py passes on the sources as they are, and fails on a back-edge planted in a copy (a
-  `use` line, an inline path, a grouped `use`), on two files that import each other, on a file
-  in no layer and on a known back-edge that is gone; an import in a comment or a string is no
-  import.
+  `use` line, an inline path, a grouped `use`), on two files that import each other, on a
+  module whose folder is in another layer than its file, on a file in no layer and on a known
+  back-edge that is gone; an import in a comment or a string is no import.
 - references.py fails on a citation of the design file or of a tracker's issue planted in a
   Rust comment, a Python docstring, a Makefile comment and a docs page, and passes on the same
   words in a string literal.
@@ -81,6 +81,14 @@ def main() -> int:
                 lambda src, doc: (append(src / "state/hw.rs", "\nuse super::record as _planted;\n"),
                                   append(src / "state/record.rs", "\nuse super::hw as _planted;\n")),
                 True, "files that import each other in a circle: state/hw.rs -> state/record.rs -> state/hw.rs")
+    layers_case("layers: a module whose folder is in another layer than its file fails",
+                lambda src, doc: ((src / "clock").mkdir(),
+                                  (src / "clock/planted.rs").write_text("// nothing\n"),
+                                  doc.write_text(doc.read_text(encoding="utf-8").replace(
+                                      "| 3 | layout and encodings | `layout/`,",
+                                      "| 3 | layout and encodings | `clock/`, `layout/`,"),
+                                      encoding="utf-8")),
+                True, "module clock straddles layers: clock.rs is in layer 2 and clock/planted.rs in layer 3")
     layers_case("layers: a file in no layer fails",
                 lambda src, doc: (src / "planted.rs").write_text("// nothing\n"),
                 True, "planted.rs: in no layer")

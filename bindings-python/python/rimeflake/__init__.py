@@ -41,7 +41,7 @@ from ._native import (
     parse,
 )
 from ._parts import Parts
-from ._types import BackendName, LayoutName, LeaseState, Stats
+from ._types import BackendName, GeneratorOptions, LayoutName, LeaseState, Stats
 from ._warning import RimeflakeWarning
 
 __all__ = [
@@ -52,6 +52,7 @@ __all__ = [
     "ClosedError",
     "ConfigError",
     "Generator",
+    "GeneratorOptions",
     "InterruptedWaitError",
     "InvalidIdError",
     "Layout",

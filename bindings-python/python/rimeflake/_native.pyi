@@ -1,12 +1,11 @@
 """Stubs of the native module ``rimeflake._native`` (checked by ``mypy.stubtest``)."""
 
-import os
 from typing import Final, Literal, SupportsIndex, final, overload
 
-from typing_extensions import Buffer, Self
+from typing_extensions import Buffer, Self, Unpack
 
 from ._parts import Parts
-from ._types import BackendName, LayoutName, Stats
+from ._types import GeneratorOptions, LayoutName, Stats
 
 __all__ = [
     "__version__",
@@ -42,7 +41,6 @@ PRESETS: Final[list[str]]
 """The preset names a ``layout`` argument takes."""
 
 _Encoding = Literal["dec", "decimal", "hex", "base62", "base32"]
-_Policy = Literal["bump", "bump_clock", "wait", "error"]
 _Order = Literal["sequence_below_worker", "sequence_above_worker"]
 
 @final
@@ -210,16 +208,7 @@ class Generator:
     def __new__(
         cls,
         worker_id: SupportsIndex | None = None,
-        *,
-        layout: LayoutName | str | Layout | None = None,
-        namespace: str | None = None,
-        state_dir: str | os.PathLike[str] | None = None,
-        backend: BackendName | str | None = None,
-        max_drift_ms: SupportsIndex = 2000,
-        on_rollback: _Policy | None = None,
-        max_wait_ms: SupportsIndex = 5000,
-        strict_monotonic: bool = False,
-        lease_ttl_ms: SupportsIndex | None = None,
+        **options: Unpack[GeneratorOptions],
     ) -> Self: ...
     def next_id(self) -> int:
         """The next ID, an ``int``. IDs of one generator strictly increase (except across a
@@ -233,12 +222,9 @@ class Generator:
         number of IDs written.
         """
     def stats(self) -> Stats:
-        """Counters: ``ids_issued``, ``rollbacks``, ``largest_rollback_ms``, ``clock_id_bumps``,
-        ``clock_id_reuses``, ``waits``, ``waited_ms``, ``borrowed_ms``, ``clock_id``,
-        ``server_skew_ms`` (on a server backend, the server's clock minus this host's when the
-        lease was taken; 0 otherwise), ``reservation_writes``, ``reservation_write_failures``,
-        ``reservation_write_ns``, ``lease`` (``"none"``, ``"held"`` or ``"lost"``),
-        ``lease_remaining_ms``, ``lease_renewals`` and ``lease_renewal_failures``.
+        """Counters: a dict of every field of the core's ``Stats`` (``ids_issued``, ``rollbacks``,
+        ..., ``lease``: ``"none"``, ``"held"`` or ``"lost"``), under the same names; the
+        ``Stats`` typed dict says what each is.
         """
     @property
     def layout(self) -> Layout:

@@ -1,8 +1,18 @@
-"""Type aliases of the arguments (for annotations: ``rimeflake.LayoutName``)."""
+"""Type aliases of the arguments (for annotations: ``rimeflake.LayoutName``).
 
-from typing import Literal, TypedDict
+The blocks between ``<contract:...>`` lines are written from the core's tables (its settings,
+counters and presets) by ``make contract``, and a test of the core holds them to the tables."""
 
+from __future__ import annotations
+
+import os
+from typing import Literal, SupportsIndex, TypedDict
+
+from ._native import Layout
+
+# <contract:layout-name> generated from the core's tables by `make contract`: do not edit
 LayoutName = Literal["default", "twitter", "sonyflake", "sonyflake_v2", "baidu", "js_safe"]
+# </contract:layout-name>
 """A preset name. A ``layout`` argument takes one of these, any layout spec
 (``"clock_id=0,time=41,worker=10,sequence=12,epoch_ms=1420070400000"``), as every rimeflake
 front end does, or a ``Layout``; a type checker cannot tell a misspelt preset (``"twiter"``)
@@ -23,26 +33,108 @@ LeaseState = Literal["none", "held", "lost"]
 ``"lost"`` (not renewed in time, or refused: no ID is issued until it is held again)."""
 
 
+# <contract:generator-options> generated from the core's tables by `make contract`: do not edit
+class GeneratorOptions(TypedDict, total=False):
+    """The keyword arguments of ``Generator`` (every one optional; ``None`` is the same as leaving it out)."""
+
+    layout: LayoutName | str | Layout | None
+    """The bit layout: a preset or a layout spec such as
+    clock_id=0,time=41,worker=10,sequence=12,epoch_ms=1420070400000. Default: ``RIMEFLAKE_LAYOUT``,
+    else default."""
+
+    namespace: str | None
+    """The namespace: worker IDs and state are separate per namespace, and a namespace keeps one
+    layout. Default: the layout's own: default, twitter, ..., custom-<fingerprint>."""
+
+    state_dir: str | os.PathLike[str] | None
+    """The state directory: worker leases and durable state, for the local backend. Default:
+    ``RIMEFLAKE_STATE_DIR``, else $XDG_STATE_HOME/rimeflake or ~/.local/state/rimeflake."""
+
+    backend: BackendName | str | None
+    """Where leases and state live: local (the state directory), memory (no state: not restart-safe,
+    needs a worker ID), or a server many hosts share: redis[s]://[:PASSWORD@]HOST[:PORT][/DB] or
+    postgresql://USER[:PASSWORD]@HOST[:PORT]/DB. Default: ``RIMEFLAKE_BACKEND``, else local."""
+
+    max_drift_ms: SupportsIndex | None
+    """How far the clock may step back and still be absorbed by counting on, in ms. Default:
+    2000."""
+
+    max_wait_ms: SupportsIndex | None
+    """The longest any call waits (for the clock, a reservation or a lease) before it fails, in ms.
+    Default: 5000."""
+
+    on_rollback: Literal["bump", "wait", "error"] | None
+    """After a larger step back: bump (to the next clock-id), wait (for the clock, at most the
+    longest wait) or error. Default: bump when the layout has clock-id bits, else wait."""
+
+    strict_monotonic: bool | None
+    """Never reuse an older clock-id, so IDs always increase (at the cost of waiting when no higher
+    one is free). Default: off."""
+
+    lease_ttl_ms: SupportsIndex | None
+    """With a server backend: how long a lease lasts without renewal, 200 ms to a day, in ms; a
+    killed process's worker ID is free again after it. Default: ``RIMEFLAKE_LEASE_TTL_MS``, else
+    10000."""
+# </contract:generator-options>
+
+
+# <contract:stats> generated from the core's tables by `make contract`: do not edit
 class Stats(TypedDict):
     """What ``Generator.stats()`` returns: the core's counters, under the same names."""
 
     ids_issued: int
+    """IDs handed out."""
+
     rollbacks: int
+    """Times the clock was seen to go back (each step back counts once)."""
+
     largest_rollback_ms: int
+    """The largest step back of the clock seen, in ms."""
+
     clock_id_bumps: int
+    """Switches to another clock-id after a large rollback."""
+
     clock_id_reuses: int
+    """Of the switches, those to a lower clock-id whose IDs all lie in the past (unique, not
+    increasing across it)."""
+
     waits: int
+    """Calls that had to wait (for the clock to catch up, or for a reservation)."""
+
     waited_ms: int
+    """Time spent in those waits, in ms."""
+
     borrowed_ms: int
+    """Time the counter moved ahead of the clock when a unit's sequence ran out, in ms."""
+
     clock_id: int
+    """The clock-id in use."""
+
     server_skew_ms: int
+    """On a server backend: the server's clock minus this host's when the lease was taken; 0
+    otherwise, in ms."""
+
     reservation_writes: int
-    """Writes of the durable state (reservations, clock-id switches, start, close)."""
+    """Writes of the durable state (reservations, clock-id switches, start and close), failed ones
+    included."""
+
     reservation_write_failures: int
+    """Writes of the durable state that failed."""
+
     reservation_write_ns: int
-    """Time spent in those writes, in ns."""
-    lease: LeaseState
+    """Time spent in writes of the durable state (over the writes: their mean latency), in ns."""
+
     lease_remaining_ms: int
-    """While the lease is held: how long it stays valid without another renewal; else 0."""
+    """While the server's lease is held: how long it stays valid without another renewal; 0
+    otherwise, in ms."""
+
     lease_renewals: int
+    """Renewals of the server's lease answered, failed ones included."""
+
     lease_renewal_failures: int
+    """Renewals of the server's lease that failed (an error, or the server refused)."""
+
+    lease: LeaseState
+    """The server lease's state: none (no server leases the worker ID), held, or lost (no ID is
+    issued until it is held again)."""
+# </contract:stats>

@@ -3,8 +3,9 @@
 use crate::boundary::{arg, ffi_boundary, out, out_ptr, Failure};
 use crate::config::rimeflake_config;
 use crate::layout::rimeflake_layout;
+use crate::stats::rimeflake_generator_stats;
 use crate::status::rimeflake_status;
-use core_rimeflake::{Generator, LeaseState};
+use core_rimeflake::Generator;
 
 /// A generator of IDs (opaque). Thread-safe: any number of threads may call rimeflake_next_id,
 /// rimeflake_fill, rimeflake_stats and rimeflake_generator_close on one generator at once; only
@@ -17,58 +18,6 @@ use core_rimeflake::{Generator, LeaseState};
 /// parent's lease or state.
 #[allow(non_camel_case_types)]
 pub struct rimeflake_generator(Generator);
-
-/// Counters of a generator (rimeflake_stats). Fields a newer header adds come after these.
-#[repr(C)]
-#[derive(Clone, Copy, Default)]
-#[allow(non_camel_case_types)]
-pub struct rimeflake_generator_stats {
-    /// IDs handed out.
-    pub ids_issued: u64,
-    /// Times the clock was seen to go back.
-    pub rollbacks: u64,
-    /// The largest step back seen, in ms.
-    pub largest_rollback_ms: u64,
-    /// Switches to another clock-id after a large rollback.
-    pub clock_id_bumps: u64,
-    /// Of those, switches to a lower clock-id (IDs unique, not increasing across it).
-    pub clock_id_reuses: u64,
-    /// Calls that had to wait.
-    pub waits: u64,
-    /// Time spent waiting, in ms.
-    pub waited_ms: u64,
-    /// Time borrowed ahead of the clock when a time unit's sequence ran out, in ms.
-    pub borrowed_ms: u64,
-    /// The clock-id in use now.
-    pub clock_id: u64,
-    /// On a server backend: the server's clock minus this host's when the lease was taken, in
-    /// ms; 0 otherwise.
-    pub server_skew_ms: i64,
-    /// Writes of the durable state (reservations, clock-id switches, start, close), failed
-    /// ones included; 0 in memory.
-    pub reservation_writes: u64,
-    /// Of those, writes that failed.
-    pub reservation_write_failures: u64,
-    /// Time spent in those writes, in ns.
-    pub reservation_write_ns: u64,
-    /// While the server lease is held: how long it stays valid without another renewal, in
-    /// ms; 0 otherwise.
-    pub lease_remaining_ms: u64,
-    /// Renewals of the server lease answered, failed ones included.
-    pub lease_renewals: u64,
-    /// Of those, renewals that failed.
-    pub lease_renewal_failures: u64,
-    /// The server lease: RIMEFLAKE_LEASE_NONE (no server leases the worker ID),
-    /// RIMEFLAKE_LEASE_HELD or RIMEFLAKE_LEASE_LOST.
-    pub lease_state: u32,
-}
-
-/// rimeflake_generator_stats.lease_state without a server lease.
-pub const RIMEFLAKE_LEASE_NONE: u32 = 0;
-/// rimeflake_generator_stats.lease_state while the server lease is held.
-pub const RIMEFLAKE_LEASE_HELD: u32 = 1;
-/// rimeflake_generator_stats.lease_state while the server lease is lost (no ID is issued).
-pub const RIMEFLAKE_LEASE_LOST: u32 = 2;
 
 /// Makes a generator as `config` says (NULL: every default, as rimeflake_config_init gives)
 /// and stores it in `*generator`. Free it with rimeflake_generator_free.
@@ -215,30 +164,7 @@ pub unsafe extern "C" fn rimeflake_stats_sized(
             )));
         }
         let stats = out_ptr(stats, "stats")?;
-        let s = generator.0.stats();
-        let value = rimeflake_generator_stats {
-            ids_issued: s.ids_issued,
-            rollbacks: s.rollbacks,
-            largest_rollback_ms: s.largest_rollback_ms,
-            clock_id_bumps: s.clock_id_bumps,
-            clock_id_reuses: s.clock_id_reuses,
-            waits: s.waits,
-            waited_ms: s.waited_ms,
-            borrowed_ms: s.borrowed_ms,
-            clock_id: s.clock_id,
-            server_skew_ms: s.server_skew_ms,
-            reservation_writes: s.reservation_writes,
-            reservation_write_failures: s.reservation_write_failures,
-            reservation_write_ns: s.reservation_write_ns,
-            lease_remaining_ms: s.lease_remaining_ms,
-            lease_renewals: s.lease_renewals,
-            lease_renewal_failures: s.lease_renewal_failures,
-            lease_state: match s.lease {
-                LeaseState::Held => RIMEFLAKE_LEASE_HELD,
-                LeaseState::Lost => RIMEFLAKE_LEASE_LOST,
-                LeaseState::None => RIMEFLAKE_LEASE_NONE,
-            },
-        };
+        let value = rimeflake_generator_stats::from(&generator.0.stats());
         // Fields of a newer header read as zero; an older header's struct gets its own fields.
         // SAFETY: `stats` is non-NULL and aligned (out_ptr), and the caller vouches for `size`
         // writable bytes there, so every write stays inside: the whole struct when `size` >=

@@ -10,6 +10,7 @@ mod boundary;
 mod config;
 mod generator;
 mod layout;
+mod stats;
 mod status;
 mod text;
 mod warnings;

@@ -3,7 +3,8 @@
 
 use crate::fail::Failure;
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use rimeflake::{Backend, Encoding, Frontend, Generator, Layout};
+use rimeflake::frontend::{Setting, SettingKind, SettingValue, SETTINGS};
+use rimeflake::{Encoding, Frontend, Generator, Layout};
 use std::path::PathBuf;
 
 const AFTER_HELP: &str = "What is not given comes from the environment: RIMEFLAKE_LAYOUT, \
@@ -107,12 +108,21 @@ pub struct StateShowArgs {
 /// The layout: a preset name or a layout spec, parsed by the core.
 #[derive(Clone, Debug, Args)]
 pub struct LayoutArgs {
-    /// A preset (default, twitter, sonyflake, sonyflake_v2, baidu, js_safe) or a layout spec
-    /// such as `clock_id=0,time=41,worker=10,sequence=12,epoch_ms=1420070400000`, or a preset
-    /// changed by pairs: `baidu,epoch=2025-01-01T00:00:00Z` [default: $RIMEFLAKE_LAYOUT, else
-    /// default]
-    #[arg(long, value_name = "PRESET|SPEC")]
+    #[arg(long, value_name = "PRESET|SPEC", help = layout_help())]
     pub layout: Option<String>,
+}
+
+/// The layout flag's help: the table's line with the presets of the core's list.
+fn layout_help() -> String {
+    let row = Setting::Layout.info();
+    format!(
+        "{}, or a preset changed by pairs such as baidu,epoch=2025-01-01T00:00:00Z; the presets: \
+         {} [default: ${}, else {}]",
+        row.doc,
+        Layout::PRESETS.join(", "),
+        row.env.unwrap_or_default(),
+        row.default_doc
+    )
 }
 
 impl LayoutArgs {
@@ -122,47 +132,162 @@ impl LayoutArgs {
     }
 }
 
-/// Where the generator's worker ID and state come from.
+/// Where the generator's worker ID and state come from, and how it behaves: a flag for each
+/// setting of the core's table (`--worker`, `--layout`, ..., `--lease-ttl-ms`), and
+/// `--in-memory`.
 #[derive(Clone, Debug, Args)]
 pub struct GeneratorArgs {
     #[command(flatten)]
-    pub layout: LayoutArgs,
-    /// A fixed worker ID [default: $RIMEFLAKE_WORKER_ID, else lease a free one: the lowest of
-    /// the state directory, or one from a random start on a server backend].
-    /// RIMEFLAKE_WORKER_ID=ordinal takes a Kubernetes StatefulSet pod's ordinal:
-    /// $RIMEFLAKE_POD_INDEX, else the -<n> ending $HOSTNAME (web-3 is 3)
-    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = parse_worker)]
-    pub worker: Option<u64>,
-    /// The state directory [default: $RIMEFLAKE_STATE_DIR, else the user's state directory]
-    #[arg(long, value_name = "DIR", conflicts_with = "in_memory", value_parser = any_path)]
-    pub state_dir: Option<PathBuf>,
-    /// The namespace: worker IDs and state are separate per namespace, and a namespace keeps
-    /// one layout [default: the layout's own: default, twitter, ..., custom-<fingerprint>]
-    #[arg(long, value_name = "NS")]
-    pub namespace: Option<String>,
-    /// Where leases and state live: local (the state directory), memory (no state: NOT
-    /// restart-safe, needs a worker ID), or a server shared by many hosts:
-    /// redis[s]://[:PASSWORD@]HOST[:PORT][/DB] or postgresql://USER[:PASSWORD]@HOST[:PORT]/DB
-    /// (TLS: ?sslmode=verify-full&sslrootcert=CA.pem) [default: $RIMEFLAKE_BACKEND, else local]
-    #[arg(long, value_name = "BACKEND", conflicts_with = "in_memory")]
-    pub backend: Option<String>,
+    pub settings: SettingArgs,
     /// The same as --backend memory.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = [Setting::Backend.info().python, Setting::StateDir.info().python])]
     pub in_memory: bool,
+}
+
+/// The flags of the settings every front end offers, made from the core's table
+/// ([`SETTINGS`]): what the user gave, in the table's order, for the core to apply.
+#[derive(Clone, Debug, Default)]
+pub struct SettingArgs {
+    given: Vec<(Setting, SettingValue)>,
+}
+
+impl SettingArgs {
+    /// The value given for `setting`, if any.
+    #[cfg_attr(not(feature = "serve"), allow(dead_code))]
+    pub fn get(&self, setting: Setting) -> Option<&SettingValue> {
+        self.given
+            .iter()
+            .find(|(s, _)| *s == setting)
+            .map(|(_, v)| v)
+    }
+
+    /// Sets `setting` to `value`, in place of any value given.
+    pub fn set(&mut self, setting: Setting, value: SettingValue) {
+        self.given.retain(|(s, _)| *s != setting);
+        self.given.push((setting, value));
+    }
+}
+
+/// The flag of a setting: named and explained by its row, read by its kind.
+fn flag(row: &'static rimeflake::frontend::SettingInfo) -> clap::Arg {
+    let arg = clap::Arg::new(row.python)
+        .long(row.cli.trim_start_matches("--"))
+        .help(match row.kind {
+            SettingKind::Layout => layout_help(),
+            _ => row.help(),
+        });
+    match row.kind {
+        SettingKind::Flag => arg.action(clap::ArgAction::SetTrue),
+        SettingKind::WorkerId => arg
+            .value_name("N")
+            .allow_negative_numbers(true)
+            .value_parser(parse_worker),
+        SettingKind::Millis => arg
+            .value_name("MS")
+            .allow_negative_numbers(true)
+            .value_parser(parse_millis),
+        SettingKind::Path => arg.value_name("DIR").value_parser(any_path),
+        SettingKind::Layout => arg.value_name("PRESET|SPEC"),
+        SettingKind::Choice(_) => arg.value_name("WORD"),
+        SettingKind::Backend => arg.value_name("BACKEND"),
+        _ => arg.value_name("TEXT"),
+    }
+}
+
+impl clap::Args for SettingArgs {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        SETTINGS.iter().fold(cmd, |cmd, row| cmd.arg(flag(row)))
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
+}
+
+impl clap::FromArgMatches for SettingArgs {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        let mut args = SettingArgs::default();
+        args.update_from_arg_matches(matches)?;
+        Ok(args)
+    }
+
+    fn update_from_arg_matches(&mut self, m: &clap::ArgMatches) -> Result<(), clap::Error> {
+        for row in SETTINGS {
+            let id = row.python;
+            let value = match row.kind {
+                SettingKind::Flag => m.get_flag(id).then_some(SettingValue::Flag(true)),
+                SettingKind::WorkerId | SettingKind::Millis => {
+                    m.get_one::<u64>(id).map(|n| SettingValue::Number(*n))
+                }
+                SettingKind::Path => m
+                    .get_one::<PathBuf>(id)
+                    .map(|p| SettingValue::Path(p.clone())),
+                _ => m
+                    .get_one::<String>(id)
+                    .map(|t| SettingValue::Text(t.clone())),
+            };
+            if let Some(v) = value {
+                self.set(row.setting, v);
+            }
+        }
+        Ok(())
+    }
 }
 
 /// `--worker`: a clear message for `-1` or `abc`, which clap would call an unknown argument.
 fn parse_worker(text: &str) -> Result<u64, String> {
+    whole_number(text, "a worker ID")
+}
+
+/// A number of milliseconds: a clear message for `-1` or `1s`.
+fn parse_millis(text: &str) -> Result<u64, String> {
+    whole_number(text, "a number of milliseconds")
+}
+
+/// A whole number from 0, or a message that names what `text` is not.
+fn whole_number(text: &str, what: &str) -> Result<u64, String> {
     if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
         return Err(format!(
-            "{text:?} is not a worker ID: expected a non-negative integer"
+            "{text:?} is not {what}: expected a non-negative integer"
         ));
     }
     text.parse()
-        .map_err(|_| format!("{text} is too large for a worker ID"))
+        .map_err(|_| format!("{text} is too large for {what}"))
 }
 
+// What `serve` reads of the generator's flags, which a build without it leaves out.
+#[cfg_attr(not(feature = "serve"), allow(dead_code))]
 impl GeneratorArgs {
+    /// The text given for `setting` (a layout spec, a namespace, a backend), if any.
+    pub fn text(&self, setting: Setting) -> Option<&str> {
+        match self.settings.get(setting) {
+            Some(SettingValue::Text(text)) => Some(text),
+            _ => None,
+        }
+    }
+
+    /// The namespace given, if any.
+    pub fn namespace(&self) -> Option<&str> {
+        self.text(Setting::Namespace)
+    }
+
+    /// The state directory given, if any.
+    pub fn state_dir(&self) -> Option<&std::path::Path> {
+        match self.settings.get(Setting::StateDir) {
+            Some(SettingValue::Path(dir)) => Some(dir),
+            _ => None,
+        }
+    }
+
+    /// These arguments with `setting` given as `text` (in `serve`: the Leaf path's layout, a
+    /// key's namespace).
+    pub fn with(&self, setting: Setting, text: &str) -> GeneratorArgs {
+        let mut args = self.clone();
+        args.settings
+            .set(setting, SettingValue::Text(text.to_string()));
+        args
+    }
+
     /// A generator with what these arguments give; the core resolves the rest (environment,
     /// defaults) and reports warnings, which go to stderr. The core's error is kept as it is
     /// (its kind too).
@@ -180,20 +305,8 @@ impl GeneratorArgs {
         let mut builder = Generator::builder()
             .frontend(Frontend::Cli)
             .on_warning(warnings.sink());
-        if let Some(spec) = &self.layout.layout {
-            builder = builder.layout(Layout::from_spec(spec)?);
-        }
-        if let Some(worker) = self.worker {
-            builder = builder.worker_id(worker);
-        }
-        if let Some(dir) = &self.state_dir {
-            builder = builder.state_dir(dir);
-        }
-        if let Some(namespace) = &self.namespace {
-            builder = builder.namespace(namespace);
-        }
-        if let Some(backend) = &self.backend {
-            builder = builder.backend(Backend::parse(backend)?);
+        for (setting, value) in &self.settings.given {
+            builder = builder.set(*setting, value.clone())?;
         }
         if self.in_memory {
             builder = builder.in_memory();

@@ -15,7 +15,7 @@ mod state;
 mod warn;
 
 use args::{Cli, Command, StateCommand};
-use clap::error::ErrorKind as ClapKind;
+use clap::error::{ContextKind, ContextValue, ErrorKind as ClapKind};
 use clap::{CommandFactory, Parser};
 use fail::Failure;
 use std::process::ExitCode;
@@ -49,6 +49,7 @@ fn main() -> ExitCode {
             ClapKind::DisplayHelpOnMissingArgumentOrSubcommand | ClapKind::MissingSubcommand => {
                 return Failure::usage(missing_subcommand(std::env::args().skip(1))).report()
             }
+            ClapKind::UnknownArgument => return Failure::usage(unknown_argument(&e)).report(),
             _ => return Failure::usage(fail::clap_message(&e.to_string())).report(),
         },
     };
@@ -88,4 +89,34 @@ fn missing_subcommand(args: impl Iterator<Item = String>) -> String {
         "a subcommand is needed: {list} (see {} --help)",
         path.join(" ")
     )
+}
+
+/// The message for an argument the command does not know: the nearest flag of the subcommand
+/// it was given to, by the core's "did you mean" (every front end's).
+fn unknown_argument(e: &clap::Error) -> String {
+    let Some(ContextValue::String(typed)) = e.get(ContextKind::InvalidArg) else {
+        return fail::clap_message(&e.to_string());
+    };
+    // The subcommand the words on the command line lead to.
+    let mut cmd = Cli::command();
+    for word in std::env::args().skip(1) {
+        match cmd.find_subcommand(&word) {
+            Some(sub) => cmd = sub.clone(),
+            None if !word.starts_with('-') => break,
+            None => {}
+        }
+    }
+    let flags: Vec<String> = cmd
+        .get_arguments()
+        .filter_map(|a| a.get_long())
+        .map(|long| format!("--{long}"))
+        .collect();
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    let flag = typed.split('=').next().unwrap_or(typed);
+    match rimeflake::frontend::nearest(flag, &flags) {
+        Some(near) => {
+            format!("unexpected argument '{typed}'; did you mean '{near}'? (see rimeflake --help)")
+        }
+        None => format!("unexpected argument '{typed}' (see rimeflake --help)"),
+    }
 }

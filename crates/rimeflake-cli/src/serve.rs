@@ -9,6 +9,7 @@ use crate::fail::Failure;
 use {
     crate::args::{GeneratorArgs, LeafKeys, LogArg, SERVE_TOKEN_ENV},
     crate::warn::Warnings,
+    rimeflake::frontend::Setting,
     rimeflake::{Generator, Layout},
     rimeflake_serve::log::Value,
     rimeflake_serve::{LeafPath, Log, LogFormat, Stop},
@@ -73,12 +74,11 @@ pub fn run(args: &ServeArgs) -> Result<(), Failure> {
         .leaf_namespace
         .clone()
         .unwrap_or_else(|| leaf_layout.default_namespace());
-    let main_layout = rimeflake::frontend::layout(args.generator.layout.layout.as_deref())?;
+    let main_layout = rimeflake::frontend::layout(args.generator.text(Setting::Layout))?;
     let main_namespace = args
         .generator
-        .namespace
-        .clone()
-        .unwrap_or_else(|| main_layout.default_namespace());
+        .namespace()
+        .map_or_else(|| main_layout.default_namespace(), str::to_string);
     let main_is_leaf = args.leaf_keys == LeafKeys::Shared
         && main_layout == leaf_layout
         && main_namespace == leaf_namespace;
@@ -87,13 +87,10 @@ pub fn run(args: &ServeArgs) -> Result<(), Failure> {
         .generator
         .build_with(warnings(), args.above.filter(|_| main_is_leaf))
         .map_err(above_failed)?;
-    let leaf_args = GeneratorArgs {
-        layout: crate::args::LayoutArgs {
-            layout: Some(leaf_spec),
-        },
-        namespace: Some(leaf_namespace.clone()),
-        ..args.generator.clone()
-    };
+    let leaf_args = args
+        .generator
+        .with(Setting::Layout, &leaf_spec)
+        .with(Setting::Namespace, &leaf_namespace);
     if let (Some(id), false) = (args.above, main_is_leaf) {
         // Refused now rather than at the path's first request: the core's own check.
         Generator::builder()
@@ -107,11 +104,9 @@ pub fn run(args: &ServeArgs) -> Result<(), Failure> {
     }
     let above = args.above;
     let factory: rimeflake_serve::Factory = Arc::new(move |namespace: &str| {
-        let args = GeneratorArgs {
-            namespace: Some(namespace.to_string()),
-            ..leaf_args.clone()
-        };
-        args.build_with(warnings(), above)
+        leaf_args
+            .with(Setting::Namespace, namespace)
+            .build_with(warnings(), above)
     });
     let leaf = match args.leaf_keys {
         LeafKeys::Shared if main_is_leaf => LeafPath::Main,
@@ -241,14 +236,14 @@ fn backend(args: &GeneratorArgs) -> String {
     if args.in_memory {
         return "memory (no state: not restart-safe)".into();
     }
-    let given = match &args.backend {
+    let given = match args.text(Setting::Backend) {
         Some(text) => rimeflake::Backend::parse(text).ok(),
         None => rimeflake::frontend::backend_from_env().ok().flatten(),
     };
     match given {
         Some(b) if b.is_remote() => b.to_string(),
         Some(rimeflake::Backend::Memory) => "memory (no state: not restart-safe)".into(),
-        _ => match rimeflake::frontend::state_dir(args.state_dir.as_deref()) {
+        _ => match rimeflake::frontend::state_dir(args.state_dir()) {
             Ok(dir) => format!("local (state directory {})", dir.display()),
             Err(_) => "local".into(),
         },

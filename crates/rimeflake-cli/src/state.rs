@@ -48,14 +48,14 @@ pub fn show(args: &StateShowArgs) -> Result<(), Failure> {
 /// state, what is reserved now, and where the copy of the corrupt file is.
 pub fn reset(args: &StateResetArgs) -> Result<(), Failure> {
     let backend = server(&args.backend, &args.state_dir)?;
-    let options = rimeflake::admin::ResetOptions {
-        above_id: args.above_id,
-        reserve_until_ms: args
-            .reserve_until
-            .as_deref()
-            .map(rimeflake::frontend::parse_time)
-            .transpose()?,
-    };
+    let options = rimeflake::admin::ResetOptions::default()
+        .above_id(args.above_id)
+        .reserve_until_ms(
+            args.reserve_until
+                .as_deref()
+                .map(rimeflake::frontend::parse_time)
+                .transpose()?,
+        );
     if let Some(backend) = backend {
         let layout = args.layout.layout()?;
         let namespace = args

@@ -481,12 +481,13 @@ fn state_show_lists_leases_clock_ids_reservations_and_expiry() {
     assert!(stderr.contains("no state directory"), "{stderr}");
 }
 
-/// Flips a byte in both slots of a state file: no valid record is left.
+/// Flips every byte of a state file, so both of its slots rot: no valid record is left.
 fn rot_both_slots(file: &std::path::Path) {
-    let mut bytes = std::fs::read(file).unwrap();
-    for slot in [0, rimeflake::state::file::SLOT_SIZE] {
-        bytes[slot + 20] ^= 0x5a;
-    }
+    let bytes: Vec<u8> = std::fs::read(file)
+        .unwrap()
+        .iter()
+        .map(|b| b ^ 0x5a)
+        .collect();
     std::fs::write(file, bytes).unwrap();
 }
 
@@ -569,7 +570,7 @@ fn state_reset_says_what_is_missing_reads_the_layout_and_takes_evidence() {
     let mut bad = reset.to_vec();
     bad.extend(["--reserve-until", "tomorrow"]);
     assert_eq!(rimeflake(&bad).status.code(), Some(2));
-    let until = rimeflake::utc::iso8601(rimeflake::clock::system_now_ms() + 2_000);
+    let until = rimeflake::frontend::iso8601(rimeflake::clock::system_now_ms() + 2_000);
     let mut with_time = reset.to_vec();
     with_time.extend(["--reserve-until", &until]);
     let text = ok(&with_time);

@@ -147,8 +147,14 @@ fn a_corrupt_state_file_names_the_reset_that_fixes_it() {
     stdout_ok(&run(&gen, &[]));
     let file = state.join("orders/worker-00005.state");
     let mut bytes = std::fs::read(&file).unwrap();
-    for slot in [0, rimeflake::state::file::SLOT_SIZE] {
-        bytes[slot + 20] ^= 0x5a;
+    // The file's two slots each hold a record that begins with the magic `RFST`: spoil a byte
+    // of each.
+    let records: Vec<usize> = (0..bytes.len().saturating_sub(3))
+        .filter(|&at| &bytes[at..at + 4] == b"RFST")
+        .collect();
+    assert_eq!(records.len(), 2, "two records in {}", file.display());
+    for at in records {
+        bytes[at + 20] ^= 0x5a;
     }
     std::fs::write(&file, bytes).unwrap();
 
@@ -275,7 +281,7 @@ fn warnings_never_come_before_an_error_and_the_container_one_comes_once() {
         .0
         .join(".local/state/rimeflake/.container-warning-shown");
     let stderr = text(&first.stderr);
-    if rimeflake::lease::dirs::in_container() {
+    if rimeflake::frontend::in_container() {
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
         assert!(
             stderr.starts_with("rimeflake: warning: running in a container"),
@@ -336,4 +342,31 @@ fn bench_at_the_cap_says_so_and_shows_the_uncapped_cost() {
     let ns: f64 = per_call.split_whitespace().nth(2).unwrap().parse().unwrap();
     // Far below the cap's 1,953 ns an ID: the call's own cost.
     assert!(ns > 0.0 && ns < 1_953.0, "{per_call}");
+}
+
+#[test]
+fn a_misspelt_flag_or_preset_gets_the_nearest_by_the_cores_suggestion() {
+    assert_eq!(
+        error_line(&run(&["gen", "--workr", "1"], &[]), 2),
+        "rimeflake: error: unexpected argument '--workr'; did you mean '--worker'? (see \
+         rimeflake --help)"
+    );
+    assert_eq!(
+        error_line(&run(&["state", "reset", "--abov-id", "1"], &[]), 2),
+        "rimeflake: error: unexpected argument '--abov-id'; did you mean '--above-id'? (see \
+         rimeflake --help)"
+    );
+    for args in [
+        &["gen", "--layout", "Twitter", "--in-memory", "--worker", "1"][..],
+        &["decode", "--layout", "TWITTER", "1"],
+        &["gen", "--layout", "twiter", "--in-memory", "--worker", "1"],
+    ] {
+        let line = error_line(&run(args, &[]), 2);
+        assert!(
+            line.contains("unknown preset") && line.contains("did you mean \"twitter\"?"),
+            "{args:?}: {line}"
+        );
+    }
+    let far = error_line(&run(&["gen", "--zzz"], &[]), 2);
+    assert!(!far.contains("did you mean"), "{far}");
 }

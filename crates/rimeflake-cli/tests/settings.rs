@@ -259,7 +259,7 @@ fn the_container_warning_goes_to_stderr_once_and_names_only_what_exists() {
     let out = run(&["gen"], &[("HOME", home.path())]);
     stdout_ok(&out);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    if rimeflake::lease::dirs::in_container() {
+    if rimeflake::frontend::in_container() {
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
         assert!(
             stderr.starts_with("rimeflake: warning: running in a container"),
@@ -375,5 +375,67 @@ fn ordinal_takes_the_worker_id_from_a_statefulset_pods_host_name() {
             &[("HOSTNAME", "web-5000"), ordinal],
         ),
         "worker ID 5000 (RIMEFLAKE_WORKER_ID=ordinal, host name web-5000) is above",
+    );
+}
+
+#[test]
+fn every_setting_of_the_cores_table_is_a_flag_of_each_generating_subcommand() {
+    use rimeflake::frontend::SETTINGS;
+    for sub in ["gen", "bench", "serve"] {
+        let help = stdout_ok(&run(&[sub, "--help"], &[]));
+        for row in SETTINGS {
+            let listed = help
+                .lines()
+                .any(|l| l.split_whitespace().next() == Some(row.cli));
+            assert!(listed, "{sub} --help lacks {}", row.cli);
+        }
+    }
+    let all = [
+        "gen",
+        "--in-memory",
+        "--worker",
+        "1",
+        "--layout",
+        "twitter",
+        "--namespace",
+        "flags",
+        "--max-drift-ms",
+        "0",
+        "--max-wait-ms",
+        "100",
+        "--on-rollback",
+        "error",
+        "--strict-monotonic",
+        "--lease-ttl-ms",
+        "1000",
+    ];
+    assert_eq!(stdout_ok(&run(&all, &[])).lines().count(), 1);
+    config_error(
+        &run(
+            &[
+                "gen",
+                "--in-memory",
+                "--worker",
+                "1",
+                "--on-rollback",
+                "bumpp",
+            ],
+            &[],
+        ),
+        "--on-rollback: unknown policy \"bumpp\"; use \"bump\", \"wait\" or \"error\"",
+    );
+    config_error(
+        &run(
+            &["gen", "--in-memory", "--worker", "1", "--lease-ttl-ms", "1"],
+            &[],
+        ),
+        "--lease-ttl-ms: 1 ms is out of range",
+    );
+    config_error(
+        &run(
+            &["gen", "--in-memory", "--worker", "1", "--max-wait-ms", "5s"],
+            &[],
+        ),
+        "\"5s\" is not a number of milliseconds",
     );
 }

@@ -5,7 +5,7 @@ use crate::admission::{Flow, Full as Overfull, BYTES_PER_ID};
 use crate::issue::{self, Issuer};
 use crate::log::one_line;
 use crate::metrics::Refused;
-use crate::text::{json_string, percent_decode, push_decimal, query_value, same_secret};
+use crate::text::{json_string, percent_decode, query_value, same_secret};
 use crate::{Response, Shared};
 use bytes::Bytes;
 use http_body_util::Full;
@@ -14,7 +14,7 @@ use hyper::header::{
     WWW_AUTHENTICATE,
 };
 use hyper::{Method, Request, StatusCode};
-use rimeflake::frontend::iso8601;
+use rimeflake::frontend::{iso8601, DecimalDigits};
 use rimeflake::{format, parse, Encoding, Error, ErrorKind, Generator, Layout};
 use std::sync::Arc;
 
@@ -303,7 +303,7 @@ fn count(query: Option<&str>, max: usize) -> Result<usize, Refusal> {
 /// Appends `id` in `encoding`.
 fn put(body: &mut Vec<u8>, id: u64, encoding: Encoding) {
     match encoding {
-        Encoding::Decimal => push_decimal(body, id),
+        Encoding::Decimal => body.extend_from_slice(DecimalDigits::new(id).as_bytes()),
         e => body.extend_from_slice(format(id, e).as_bytes()),
     }
 }

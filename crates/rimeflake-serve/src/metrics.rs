@@ -1,9 +1,10 @@
-//! `/metrics`: Prometheus's text format, from `stats()` of every generator and the service's
-//! own counts of answers.
+//! `/metrics`: Prometheus's text format, from `stats()` of every generator (a family per field
+//! of the core's table, `Stats::FIELDS`) and the service's own counts of answers.
 
 use crate::text::label_value;
 use crate::{Response, Shared};
 use hyper::StatusCode;
+use rimeflake::frontend::{StatUnit, StatValue};
 use rimeflake::{Generator, LeaseState, Stats};
 use std::fmt::Write;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -66,123 +67,27 @@ impl Counts {
     }
 }
 
-/// One metric family: its help, type and a sample per generator.
+/// A family of the service's own, beside the core's table of `Stats` fields: its help, type
+/// and a sample per generator.
 struct Family {
     name: &'static str,
     kind: &'static str,
     help: &'static str,
-    /// From the generator and one snapshot of its stats, taken once per scrape.
-    value: fn(&Generator, &Stats) -> f64,
+    value: fn(&Generator) -> f64,
 }
 
 const FAMILIES: &[Family] = &[
     Family {
-        name: "rimeflake_ids_issued_total",
-        kind: "counter",
-        help: "IDs handed out by the namespace's generator.",
-        value: |_, s| s.ids_issued as f64,
-    },
-    Family {
-        name: "rimeflake_clock_rollbacks_total",
-        kind: "counter",
-        help: "Times the clock was seen to go back (each step back counts once).",
-        value: |_, s| s.rollbacks as f64,
-    },
-    Family {
-        name: "rimeflake_clock_rollback_largest_seconds",
-        kind: "gauge",
-        help: "The largest step back of the clock seen.",
-        value: |_, s| s.largest_rollback_ms as f64 / 1000.0,
-    },
-    Family {
-        name: "rimeflake_clock_id_switches_total",
-        kind: "counter",
-        help: "Switches to another clock-id after a large rollback.",
-        value: |_, s| s.clock_id_bumps as f64,
-    },
-    Family {
-        name: "rimeflake_clock_id_reuses_total",
-        kind: "counter",
-        help: "Of the switches, those to a lower clock-id whose IDs all lie in the past.",
-        value: |_, s| s.clock_id_reuses as f64,
-    },
-    Family {
-        name: "rimeflake_clock_id",
-        kind: "gauge",
-        help: "The clock-id in use.",
-        value: |_, s| s.clock_id as f64,
-    },
-    Family {
-        name: "rimeflake_waits_total",
-        kind: "counter",
-        help: "Calls that had to wait (for the clock to catch up, or for a reservation).",
-        value: |_, s| s.waits as f64,
-    },
-    Family {
-        name: "rimeflake_wait_seconds_total",
-        kind: "counter",
-        help: "Time spent in those waits.",
-        value: |_, s| s.waited_ms as f64 / 1000.0,
-    },
-    Family {
-        name: "rimeflake_borrowed_seconds_total",
-        kind: "counter",
-        help: "Time units the counter moved ahead of the clock when a unit's sequence ran out.",
-        value: |_, s| s.borrowed_ms as f64 / 1000.0,
-    },
-    Family {
-        name: "rimeflake_server_skew_seconds",
-        kind: "gauge",
-        help: "On a server backend: the server's clock minus this host's when the lease was taken.",
-        value: |_, s| s.server_skew_ms as f64 / 1000.0,
-    },
-    Family {
-        name: "rimeflake_reservation_writes_total",
-        kind: "counter",
-        help: "Writes of the durable state (reservations, clock-id switches, start and close), failed ones included.",
-        value: |_, s| s.reservation_writes as f64,
-    },
-    Family {
-        name: "rimeflake_reservation_write_failures_total",
-        kind: "counter",
-        help: "Writes of the durable state that failed.",
-        value: |_, s| s.reservation_write_failures as f64,
-    },
-    Family {
-        name: "rimeflake_reservation_write_seconds_total",
-        kind: "counter",
-        help: "Time spent in writes of the durable state (over the writes: their mean latency).",
-        value: |_, s| s.reservation_write_ns as f64 / 1e9,
-    },
-    Family {
-        name: "rimeflake_lease_remaining_seconds",
-        kind: "gauge",
-        help: "While the server's lease is held: how long it stays valid without another renewal; 0 otherwise.",
-        value: |_, s| s.lease_remaining_ms as f64 / 1000.0,
-    },
-    Family {
-        name: "rimeflake_lease_renewals_total",
-        kind: "counter",
-        help: "Renewals of the server's lease answered, failed ones included.",
-        value: |_, s| s.lease_renewals as f64,
-    },
-    Family {
-        name: "rimeflake_lease_renewal_failures_total",
-        kind: "counter",
-        help: "Renewals of the server's lease that failed (an error, or the server refused).",
-        value: |_, s| s.lease_renewal_failures as f64,
-    },
-    Family {
         name: "rimeflake_worker_id",
         kind: "gauge",
         help: "The worker ID the namespace's generator issues with.",
-        value: |g, _| g.worker_id() as f64,
+        value: |g| g.worker_id() as f64,
     },
     Family {
         name: "rimeflake_generator_open",
         kind: "gauge",
         help: "1 while the namespace's generator is open, 0 once closed.",
-        value: |g, _| if g.is_closed() { 0.0 } else { 1.0 },
+        value: |g| if g.is_closed() { 0.0 } else { 1.0 },
     },
 ];
 
@@ -201,33 +106,46 @@ pub fn render(shared: &Shared) -> Response {
         })
         .collect();
     let mut out = String::with_capacity(4096);
+    // The core's table of counters: a family each, in seconds where a field is in ms or ns.
+    for field in Stats::FIELDS {
+        let per_state = if field.unit == StatUnit::Lease {
+            ": 1 for the state it is in"
+        } else {
+            ""
+        };
+        let _ = writeln!(out, "# HELP {} {}{per_state}.", field.metric, field.help);
+        let _ = writeln!(out, "# TYPE {} {}", field.metric, field.kind.as_str());
+        for (namespace, _, stats) in &all {
+            let ns = label_value(namespace);
+            match field.value(stats) {
+                StatValue::Lease(now) => {
+                    for state in [LeaseState::None, LeaseState::Held, LeaseState::Lost] {
+                        let _ = writeln!(
+                            out,
+                            "{}{{namespace=\"{ns}\",state=\"{}\"}} {}",
+                            field.metric,
+                            state.as_str(),
+                            u8::from(state == now)
+                        );
+                    }
+                }
+                v => {
+                    let value = v.metric_value(field.unit).unwrap_or_default();
+                    let _ = writeln!(out, "{}{{namespace=\"{ns}\"}} {value}", field.metric);
+                }
+            }
+        }
+    }
     for f in FAMILIES {
         let _ = writeln!(out, "# HELP {} {}", f.name, f.help);
         let _ = writeln!(out, "# TYPE {} {}", f.name, f.kind);
-        for (namespace, g, stats) in &all {
+        for (namespace, g, _) in &all {
             let _ = writeln!(
                 out,
                 "{}{{namespace=\"{}\"}} {}",
                 f.name,
                 label_value(namespace),
-                (f.value)(g, stats)
-            );
-        }
-    }
-    let _ = writeln!(
-        out,
-        "# HELP rimeflake_lease_state The server lease's state: 1 for the state it is in.\n\
-         # TYPE rimeflake_lease_state gauge"
-    );
-    for (namespace, _, stats) in &all {
-        let now = stats.lease;
-        for state in [LeaseState::None, LeaseState::Held, LeaseState::Lost] {
-            let _ = writeln!(
-                out,
-                "rimeflake_lease_state{{namespace=\"{}\",state=\"{}\"}} {}",
-                label_value(namespace),
-                state.as_str(),
-                u8::from(state == now)
+                (f.value)(g)
             );
         }
     }

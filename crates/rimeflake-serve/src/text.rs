@@ -82,21 +82,6 @@ pub fn same_secret(a: &[u8], b: &[u8]) -> bool {
     std::hint::black_box(diff) == 0
 }
 
-/// Appends `n` in decimal.
-pub fn push_decimal(out: &mut Vec<u8>, mut n: u64) {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&digits[at..]);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -127,15 +112,6 @@ mod tests {
         assert!(!same_secret(b"abc", b"abcd"));
         assert!(!same_secret(b"", b"a"));
         assert!(same_secret(b"", b""));
-    }
-
-    #[test]
-    fn decimals() {
-        for n in [0, 7, 10, 12345, u64::MAX] {
-            let mut out = Vec::new();
-            push_decimal(&mut out, n);
-            assert_eq!(out, n.to_string().as_bytes());
-        }
     }
 
     #[test]

@@ -13,6 +13,6 @@ mod reset;
 pub use inspect::{inspect, render, LeaseInfo, StateHealth};
 pub use reset::{reset, reset_if_any, Reset, ResetOptions, ResetReport};
 // The path the core's simulation tests use.
-#[cfg(feature = "testing")]
+#[cfg(test)]
 #[doc(hidden)]
 pub use reset::reset_store;

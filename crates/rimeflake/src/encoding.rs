@@ -80,6 +80,57 @@ pub fn format(id: u64, encoding: Encoding) -> String {
     }
 }
 
+/// The decimal digits of a number, written on the stack: no allocation, no formatting
+/// machinery. The one decimal writer of the crate and its front ends (SkyWalking IDs, Node's
+/// `nextIdString`, the HTTP service's bodies).
+///
+/// # Example
+/// ```
+/// use rimeflake::frontend::DecimalDigits;
+///
+/// assert_eq!(DecimalDigits::new(1234567).as_str(), "1234567");
+/// assert_eq!(DecimalDigits::new(u64::MAX).as_bytes(), u64::MAX.to_string().as_bytes());
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct DecimalDigits {
+    buf: [u8; 20],
+    start: u8,
+}
+
+impl DecimalDigits {
+    /// The digits of `n` (20 at most, for `u64::MAX`).
+    #[inline]
+    pub fn new(mut n: u64) -> Self {
+        let mut buf = [0u8; 20];
+        let mut at = buf.len();
+        loop {
+            at -= 1;
+            buf[at] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        DecimalDigits {
+            buf,
+            start: at as u8,
+        }
+    }
+
+    /// The digits, as ASCII bytes.
+    #[inline]
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.buf[self.start as usize..]
+    }
+
+    /// The digits, as text.
+    #[inline]
+    pub fn as_str(&self) -> &str {
+        // ASCII digits only, written by `new`.
+        std::str::from_utf8(self.as_bytes()).unwrap_or_default()
+    }
+}
+
 fn digits(mut id: u64, base: u64, width: usize, alphabet: &[u8]) -> String {
     let mut out = vec![b'0'; width];
     for slot in out.iter_mut().rev() {
@@ -156,6 +207,23 @@ mod tests {
         Encoding::Base62,
         Encoding::Base32,
     ];
+
+    #[test]
+    fn decimal_digits_match_std() {
+        for n in [
+            0,
+            7,
+            10,
+            99,
+            100,
+            12345,
+            u64::MAX / 7,
+            u64::MAX - 1,
+            u64::MAX,
+        ] {
+            assert_eq!(DecimalDigits::new(n).as_str(), n.to_string());
+        }
+    }
 
     #[test]
     fn round_trips_at_the_edges() {

@@ -5,6 +5,10 @@
 pub const LAYOUT_ENV: &str = "RIMEFLAKE_LAYOUT";
 /// The environment variable with the backend: `local`, `memory` or a server's URL.
 pub const BACKEND_ENV: &str = "RIMEFLAKE_BACKEND";
+/// The environment variable with a fixed worker ID (or `ordinal`, a Kubernetes pod's).
+pub const WORKER_ID_ENV: &str = "RIMEFLAKE_WORKER_ID";
+/// The environment variable with the state directory.
+pub const STATE_DIR_ENV: &str = "RIMEFLAKE_STATE_DIR";
 /// The environment variable with the lease TTL of a server backend, in milliseconds.
 pub const LEASE_TTL_ENV: &str = "RIMEFLAKE_LEASE_TTL_MS";
 

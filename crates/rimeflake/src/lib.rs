@@ -33,25 +33,28 @@ compile_error!(
 );
 
 // The public surface is the root's re-exports and the modules `layout`, `clock`, `skywalking`,
-// `admin` (what `rimeflake state` does) and `frontend` (what the CLI and the bindings alone
-// need). The other modules are the crate's own; the
-// `testing` feature, which the core's tests enable, makes them public again for those tests
-// and is no part of the API.
+// `admin` (what `rimeflake state` does) and `frontend`
+// (what the CLI and the bindings alone need). The other modules are the crate's own: the tests
+// that reach them are unit tests, the ones in tests/internal/ included below.
 macro_rules! internal {
     ($($(#[$meta:meta])* mod $name:ident;)*) => {$(
         $(#[$meta])*
-        #[cfg(feature = "testing")]
-        #[doc(hidden)]
-        pub mod $name;
-        $(#[$meta])*
-        #[cfg(not(feature = "testing"))]
         pub(crate) mod $name;
     )*};
 }
 
+// The tests of the crate's own modules (tests/internal/) name it `rimeflake`, as integration
+// tests do, and run in its unit-test build, where those modules are visible.
+#[cfg(test)]
+extern crate self as rimeflake;
+#[cfg(test)]
+#[path = "../tests/internal/mod.rs"]
+mod internal_tests;
+
 pub mod admin;
 mod backend;
 pub mod clock;
+mod contract;
 mod encoding;
 mod env;
 mod error;

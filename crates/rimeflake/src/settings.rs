@@ -47,7 +47,7 @@ pub(crate) struct Given {
     pub(crate) lease_ttl: Option<Duration>,
     pub(crate) wait_at_takeover: Option<bool>,
     /// Whose words configuration errors use.
-    pub(crate) frontend: crate::Frontend,
+    pub(crate) frontend: crate::contract::Frontend,
 }
 
 /// Every setting, decided.
@@ -104,14 +104,14 @@ pub fn layout_if_given(spec: Option<&str>) -> Result<Option<Layout>> {
 /// [`ErrorKind::Config`](crate::ErrorKind::Config): an empty `dir`, or no directory at all
 /// (no `RIMEFLAKE_STATE_DIR`, `XDG_STATE_HOME` or `HOME`).
 pub fn state_dir(dir: Option<&std::path::Path>) -> Result<PathBuf> {
-    state_dir_as(dir, crate::Frontend::Rust)
+    state_dir_as(dir, crate::contract::Frontend::Rust)
 }
 
 /// [`state_dir`], with an error that names the setting as `frontend` spells it.
 ///
 /// # Errors
 /// As [`state_dir`].
-pub fn state_dir_as(dir: Option<&std::path::Path>, frontend: crate::Frontend) -> Result<PathBuf> {
+pub fn state_dir_as(dir: Option<&std::path::Path>, frontend: crate::contract::Frontend) -> Result<PathBuf> {
     if dir.is_some_and(|d| d.as_os_str().is_empty()) {
         return Err(empty_state_dir(frontend));
     }
@@ -119,10 +119,10 @@ pub fn state_dir_as(dir: Option<&std::path::Path>, frontend: crate::Frontend) ->
 }
 
 /// The error for an empty state directory.
-fn empty_state_dir(frontend: crate::Frontend) -> Error {
+fn empty_state_dir(frontend: crate::contract::Frontend) -> Error {
     Error::config(format!(
         "{}: empty; give a directory, or leave it out for the default",
-        frontend.setting(crate::frontend::Setting::StateDir)
+        frontend.setting(crate::contract::Setting::StateDir)
     ))
 }
 
@@ -155,7 +155,7 @@ fn local_dir(
 ) -> Result<PathBuf> {
     if let Some(dir) = given {
         if dir.as_os_str().is_empty() {
-            return Err(empty_state_dir(crate::Frontend::Rust));
+            return Err(empty_state_dir(crate::contract::Frontend::Rust));
         }
         return Ok(dir.to_path_buf());
     }
@@ -194,7 +194,7 @@ pub(crate) fn resolve(
                 .map_err(|v| Error::config(format!("{name}={v:?} is not valid UTF-8"))),
         }
     };
-    use crate::frontend::Setting::{LeaseTtl, StateDir};
+    use crate::contract::Setting::{LeaseTtl, StateDir};
     let spell = |setting| given.frontend.setting(setting);
     let in_env = |name: &str, e: Error| Error::config(format!("{name}: {}", e.message()));
 

@@ -179,7 +179,7 @@ fn after_fork_in_child_does_nothing_outside_a_child() {
             .build()
             .unwrap();
         let before = g.next_id().unwrap();
-        rimeflake::fork::after_fork_in_child();
+        rimeflake::frontend::after_fork_in_child();
         let after = g.next_id().map_or(0, |id| u64::from(id > before));
         let rival = Generator::builder()
             .state_dir(&dir.0)

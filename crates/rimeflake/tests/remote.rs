@@ -259,7 +259,12 @@ fn child_runs_eight_generators() {
             std::thread::spawn(move || {
                 // The default TTL: 32 generators start at once on a small machine.
                 let g = generator(&url, "many")
-                    .lease_ttl(rimeflake::lease::remote::DEFAULT_LEASE_TTL)
+                    .lease_ttl(std::time::Duration::from_millis(
+                        rimeflake::frontend::Setting::LeaseTtl
+                            .info()
+                            .default
+                            .millis(),
+                    ))
                     .build()
                     .unwrap();
                 let ids: Vec<u64> = (0..IDS_PER_GENERATOR)

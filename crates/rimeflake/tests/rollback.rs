@@ -349,6 +349,6 @@ fn sonyflake_with_max_drift_zero_never_runs_ahead_of_the_clock_as_sony_does() {
         most
     };
     assert_eq!(ahead(Duration::ZERO), 0);
-    let with_default = ahead(rimeflake::generator::DEFAULT_MAX_DRIFT);
+    let with_default = ahead(rimeflake::frontend::DEFAULT_MAX_DRIFT);
     assert!(with_default > 0 && with_default <= 2000, "{with_default}");
 }

@@ -2,8 +2,8 @@
 //! caller's interrupt hook between its slices, as the waits of `next_id_with` do: a binding
 //! stops it at Ctrl-C instead of blocking for up to `max_wait`.
 
-use rimeflake::state::{StateStore, WorkerState};
 use rimeflake::{ErrorKind, Generator, Layout, ManualClock, Result};
+use rimeflake::{StateStore, WorkerState};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 

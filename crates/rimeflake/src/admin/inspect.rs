@@ -35,6 +35,7 @@ pub enum StateHealth {
 
 /// One worker ID of one namespace in a state directory.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct LeaseInfo {
     /// The namespace.
     pub namespace: String,

@@ -26,6 +26,7 @@ use std::path::{Path, PathBuf};
 /// Evidence the operator gives when the high-water record cannot bound the lost state (or to
 /// reserve further than it). Both may be given; the reset then honours each.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ResetOptions {
     /// An ID at least as high as every ID this worker ID has issued (the highest one in your
     /// logs or database). Its clock-id and time bound what the lost state can have reserved:
@@ -37,8 +38,23 @@ pub struct ResetOptions {
     pub reserve_until_ms: Option<u64>,
 }
 
+impl ResetOptions {
+    /// These options with `above_id` (`#[non_exhaustive]`: start from `ResetOptions::default()`).
+    pub fn above_id(mut self, id: Option<u64>) -> Self {
+        self.above_id = id;
+        self
+    }
+
+    /// These options with `reserve_until_ms`.
+    pub fn reserve_until_ms(mut self, ms: Option<u64>) -> Self {
+        self.reserve_until_ms = ms;
+        self
+    }
+}
+
 /// What a reset did.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ResetReport {
     /// The state file, now holding the new state.
     pub state_path: PathBuf,

@@ -4,7 +4,7 @@ use super::Generator;
 use crate::backend::{Backend, Storage};
 use crate::clock::{Clock, SystemClock};
 use crate::error::{Error, Result};
-use crate::frontend::{Frontend, Setting};
+use crate::contract::{Frontend, Setting};
 use crate::layout::Layout;
 use crate::settings::{self, Given};
 use crate::state::StateStore;
@@ -93,10 +93,13 @@ pub struct Builder<C: Clock = SystemClock> {
     pub(crate) start_above: Option<u64>,
 }
 
-/// The default `max_drift`: rollbacks up to this are absorbed by counting on (a leap second fits).
-pub const DEFAULT_MAX_DRIFT: Duration = Duration::from_secs(2);
-/// The default `max_wait`: the longest any call waits before it fails.
-pub const DEFAULT_MAX_WAIT: Duration = Duration::from_secs(5);
+/// The default `max_drift`: rollbacks up to this are absorbed by counting on (a leap second
+/// fits). The front ends' table has it ([`Setting::MaxDrift`]).
+pub const DEFAULT_MAX_DRIFT: Duration =
+    Duration::from_millis(Setting::MaxDrift.info().default.millis());
+/// The default `max_wait`: the longest any call waits before it fails ([`Setting::MaxWait`]).
+pub const DEFAULT_MAX_WAIT: Duration =
+    Duration::from_millis(Setting::MaxWait.info().default.millis());
 
 impl Builder<SystemClock> {
     pub(crate) fn new() -> Self {
@@ -405,7 +408,8 @@ impl<C: Clock> Builder<C> {
             None if self.layout.clock_id_bits() > 0 => RollbackPolicy::BumpClock,
             None => RollbackPolicy::Wait,
         };
-        if self.max_drift.as_millis() > u32::MAX as u128 {
+        let (_, most) = Setting::MaxDrift.info().range.unwrap_or((0, u64::MAX));
+        if self.max_drift.as_millis() > u128::from(most) {
             return Err(Error::config(format!(
                 "{}: at most 49 days",
                 self.given.frontend.setting(Setting::MaxDrift)
@@ -509,7 +513,7 @@ impl Frontend {
 mod tests {
     use super::*;
 
-    const ALL: [Frontend; 5] = crate::frontend::ALL_FRONTENDS;
+    const ALL: [Frontend; 5] = Frontend::ALL;
 
     #[test]
     fn policies_in_each_front_ends_words() {

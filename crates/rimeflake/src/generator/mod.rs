@@ -40,6 +40,7 @@ mod lease_tests;
 #[cfg(all(test, feature = "redis"))]
 mod redis_tests;
 mod restart;
+mod set;
 mod slow;
 mod start;
 mod stats;
@@ -47,7 +48,8 @@ mod stats;
 pub use builder::{
     Builder, RollbackPolicy, DEFAULT_MAX_DRIFT, DEFAULT_MAX_WAIT,
 };
-pub use stats::{LeaseState, Stats};
+pub use set::SettingValue;
+pub use stats::{LeaseState, MetricKind, StatField, StatUnit, StatValue, Stats};
 
 use crate::clock::{Clock, SystemClock};
 use crate::error::{ErrorKind, Result};
@@ -507,31 +509,6 @@ impl<C: Clock> std::fmt::Debug for Generator<C> {
 }
 
 impl<C: Clock> Inner<C> {
-    fn stats(&self) -> Stats {
-        let s = &self.stats;
-        let unit = self.shape.unit_ms;
-        let (lease, lease_remaining_ms) = self.lease_now();
-        Stats {
-            ids_issued: s.issued_now(&self.hot.counter),
-            rollbacks: Counters::get(&s.rollbacks),
-            largest_rollback_ms: Counters::get(&s.largest_rollback_units) * unit,
-            clock_id_bumps: Counters::get(&s.bumps),
-            clock_id_reuses: Counters::get(&s.reuses),
-            waits: Counters::get(&s.waits),
-            waited_ms: Counters::get(&s.waited_ns) / 1_000_000,
-            borrowed_ms: Counters::get(&s.borrowed_units) * unit,
-            clock_id: self.clock_id_of(self.hot.counter.load(Acquire)),
-            server_skew_ms: self.durable.server_skew_ms,
-            reservation_writes: Counters::get(&s.writes),
-            reservation_write_failures: Counters::get(&s.write_failures),
-            reservation_write_ns: Counters::get(&s.write_ns),
-            lease,
-            lease_remaining_ms,
-            lease_renewals: Counters::get(&s.renewals),
-            lease_renewal_failures: Counters::get(&s.renewal_failures),
-        }
-    }
-
     fn ready(&self) -> Result<()> {
         if self.hot.fence.load(Acquire) == CLOSED_FENCE {
             return Err(crate::Error::new(

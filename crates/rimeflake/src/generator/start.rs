@@ -10,7 +10,7 @@ use crate::backend::Storage;
 use crate::clock::Clock;
 use crate::error::{Error, ErrorKind, Result};
 use crate::fork::{self, Lease, WipeOnFork};
-use crate::frontend::{Frontend, Setting};
+use crate::contract::{Frontend, Setting};
 use crate::layout::{mask, FieldOrder, Layout};
 use crate::state::{StateStore, WorkerState};
 use crate::sync::{AtomicU64, CachePadded, Mutex};

@@ -1,54 +1,249 @@
-//! [`Stats`]: what a generator has done, and the counters behind it.
+//! [`Stats`]: what a generator has done, the table of its fields that every front end renders
+//! ([`Stats::FIELDS`]), and the counters behind it.
+//!
+//! A new counter is a row of `stats!` below and its reading in `Inner::stats` (both here): the
+//! four front ends and `rimeflake serve`'s `/metrics` render the table, and the typed stubs and
+//! the C struct are generated from it (`make contract`).
 
+use super::Inner;
+use crate::clock::Clock;
 use crate::sync::{
     AtomicU64,
     Ordering::{AcqRel, Acquire, Relaxed},
 };
 
-/// Counters of one generator, read with [`Generator::stats`](crate::Generator::stats).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Stats {
+/// Declares [`Stats`] and its table [`Stats::FIELDS`] from one list of rows: a field's doc, its
+/// name and type, its unit, and its Prometheus family (type, name, help), optionally the name of
+/// its C field. The rows' order is the C struct's, which only grows at its end.
+macro_rules! stats {
+    ($(
+        $(#[doc = $doc:literal])*
+        $field:ident: $ty:ty, $unit:ident, $kind:ident $metric:literal, $help:literal $(, c $c:literal)?;
+    )*) => {
+        /// Counters of one generator, read with [`Generator::stats`](crate::Generator::stats).
+        /// `#[non_exhaustive]`: counters are added; read the fields, or walk
+        /// [`Stats::FIELDS`].
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+        #[non_exhaustive]
+        pub struct Stats {
+            $( $(#[doc = $doc])* pub $field: $ty, )*
+        }
+
+        impl Stats {
+            /// Every field of [`Stats`], in order: what the front ends render (Python's dict,
+            /// Node's object, C's struct, `/metrics`), so that a new counter reaches them all.
+            pub const FIELDS: &'static [StatField] = &[$(
+                StatField {
+                    name: stringify!($field),
+                    c_name: stats!(@c $field $($c)?),
+                    unit: StatUnit::$unit,
+                    kind: MetricKind::$kind,
+                    metric: $metric,
+                    help: $help,
+                    get: |s: &Stats| StatValue::from(s.$field),
+                },
+            )*];
+        }
+    };
+    (@c $field:ident) => { stringify!($field) };
+    (@c $field:ident $c:literal) => { $c };
+}
+
+stats! {
     /// IDs handed out.
-    pub ids_issued: u64,
+    ids_issued: u64, Count, Counter "rimeflake_ids_issued_total",
+        "IDs handed out";
     /// Times the clock was seen to go back (each step back counts once).
-    pub rollbacks: u64,
+    rollbacks: u64, Count, Counter "rimeflake_clock_rollbacks_total",
+        "Times the clock was seen to go back (each step back counts once)";
     /// The largest step back seen, in ms.
-    pub largest_rollback_ms: u64,
+    largest_rollback_ms: u64, Millis, Gauge "rimeflake_clock_rollback_largest_seconds",
+        "The largest step back of the clock seen";
     /// Switches to another clock-id after a large rollback.
-    pub clock_id_bumps: u64,
+    clock_id_bumps: u64, Count, Counter "rimeflake_clock_id_switches_total",
+        "Switches to another clock-id after a large rollback";
     /// Of those, switches to a lower clock-id whose old IDs all lie in the past: IDs stay unique
     /// but do not increase across such a switch (forbidden by `strict_monotonic`).
-    pub clock_id_reuses: u64,
+    clock_id_reuses: u64, Count, Counter "rimeflake_clock_id_reuses_total",
+        "Of the switches, those to a lower clock-id whose IDs all lie in the past (unique, not increasing across it)";
     /// Calls that had to wait (for the clock to catch up, or for a reservation), counted once
     /// the wait has slept: a call whose interrupt hook stops it before then counts none.
-    pub waits: u64,
+    waits: u64, Count, Counter "rimeflake_waits_total",
+        "Calls that had to wait (for the clock to catch up, or for a reservation)";
     /// Time spent in those waits, in ms.
-    pub waited_ms: u64,
+    waited_ms: u64, Millis, Counter "rimeflake_wait_seconds_total",
+        "Time spent in those waits";
     /// Time units the counter moved ahead of the clock because a unit's sequence ran out,
     /// in ms: IDs borrowed from the future instead of spinning.
-    pub borrowed_ms: u64,
+    borrowed_ms: u64, Millis, Counter "rimeflake_borrowed_seconds_total",
+        "Time the counter moved ahead of the clock when a unit's sequence ran out";
     /// The clock-id in use now.
-    pub clock_id: u64,
+    clock_id: u64, Count, Gauge "rimeflake_clock_id",
+        "The clock-id in use";
     /// On a server backend: the server's clock minus this host's when the lease was taken, in
     /// ms (above 1 s it is also a warning); 0 otherwise.
-    pub server_skew_ms: i64,
+    server_skew_ms: i64, Millis, Gauge "rimeflake_server_skew_seconds",
+        "On a server backend: the server's clock minus this host's when the lease was taken; 0 otherwise";
     /// Writes of the durable state: reservations moved ahead, clock-id switches, the write at
     /// start and the final write of `close` (failed ones included); 0 in memory.
-    pub reservation_writes: u64,
+    reservation_writes: u64, Count, Counter "rimeflake_reservation_writes_total",
+        "Writes of the durable state (reservations, clock-id switches, start and close), failed ones included";
     /// Of those, writes that failed.
-    pub reservation_write_failures: u64,
+    reservation_write_failures: u64, Count, Counter "rimeflake_reservation_write_failures_total",
+        "Writes of the durable state that failed";
     /// Time spent in those writes, in ns (divided by `reservation_writes`: the mean latency).
-    pub reservation_write_ns: u64,
-    /// Whether a server's lease is held now ([`LeaseState::None`] without a server lease).
-    pub lease: LeaseState,
+    reservation_write_ns: u64, Nanos, Counter "rimeflake_reservation_write_seconds_total",
+        "Time spent in writes of the durable state (over the writes: their mean latency)";
     /// While the lease is held: how long it stays valid without another renewal, in ms
     /// (`CLOCK_BOOTTIME`); 0 otherwise.
-    pub lease_remaining_ms: u64,
+    lease_remaining_ms: u64, Millis, Gauge "rimeflake_lease_remaining_seconds",
+        "While the server's lease is held: how long it stays valid without another renewal; 0 otherwise";
     /// Renewals of the server's lease sent and answered (not the tries to take it back while
     /// lost).
-    pub lease_renewals: u64,
+    lease_renewals: u64, Count, Counter "rimeflake_lease_renewals_total",
+        "Renewals of the server's lease answered, failed ones included";
     /// Of those, renewals that failed: an error, or the server refused.
-    pub lease_renewal_failures: u64,
+    lease_renewal_failures: u64, Count, Counter "rimeflake_lease_renewal_failures_total",
+        "Renewals of the server's lease that failed (an error, or the server refused)";
+    /// Whether a server's lease is held now ([`LeaseState::None`] without a server lease).
+    lease: LeaseState, Lease, Gauge "rimeflake_lease_state",
+        "The server lease's state: none (no server leases the worker ID), held, or lost (no ID is issued until it is held again)",
+        c "lease_state";
+}
+
+/// One field of [`Stats`], as [`Stats::FIELDS`] lists it. `#[non_exhaustive]`.
+#[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
+pub struct StatField {
+    /// The field's name (Python's key; Node's is its camelCase).
+    pub name: &'static str,
+    /// The name of the C struct's field.
+    pub c_name: &'static str,
+    /// What it counts in.
+    pub unit: StatUnit,
+    /// Whether it only grows (a Prometheus counter) or moves both ways (a gauge).
+    pub kind: MetricKind,
+    /// Its Prometheus family, in seconds where the field is in ms or ns.
+    pub metric: &'static str,
+    /// One sentence on what it is: the family's help and every front end's doc line.
+    pub help: &'static str,
+    get: fn(&Stats) -> StatValue,
+}
+
+impl StatField {
+    /// This field's value in `stats`.
+    pub fn value(&self, stats: &Stats) -> StatValue {
+        (self.get)(stats)
+    }
+}
+
+/// What a field of [`Stats`] counts in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum StatUnit {
+    /// A number of things (or an ID).
+    Count,
+    /// Milliseconds (seconds in `/metrics`).
+    Millis,
+    /// Nanoseconds (seconds in `/metrics`).
+    Nanos,
+    /// A [`LeaseState`] (`/metrics` has a sample per state).
+    Lease,
+}
+
+/// A Prometheus family's type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum MetricKind {
+    /// Only grows.
+    Counter,
+    /// Moves both ways.
+    Gauge,
+}
+
+impl MetricKind {
+    /// `counter` or `gauge`, as the text format writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MetricKind::Counter => "counter",
+            MetricKind::Gauge => "gauge",
+        }
+    }
+}
+
+/// The value of one field of [`Stats`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StatValue {
+    /// An unsigned count or duration.
+    Unsigned(u64),
+    /// A signed duration.
+    Signed(i64),
+    /// The state of the server's lease.
+    Lease(LeaseState),
+}
+
+impl From<u64> for StatValue {
+    fn from(v: u64) -> Self {
+        StatValue::Unsigned(v)
+    }
+}
+
+impl From<i64> for StatValue {
+    fn from(v: i64) -> Self {
+        StatValue::Signed(v)
+    }
+}
+
+impl From<LeaseState> for StatValue {
+    fn from(v: LeaseState) -> Self {
+        StatValue::Lease(v)
+    }
+}
+
+impl StatValue {
+    /// The value as a number in its field's `/metrics` unit (seconds for ms and ns); a lease
+    /// state is `None` (it has a sample per state).
+    pub fn metric_value(self, unit: StatUnit) -> Option<f64> {
+        let v = match self {
+            StatValue::Unsigned(v) => v as f64,
+            StatValue::Signed(v) => v as f64,
+            StatValue::Lease(_) => return None,
+        };
+        Some(match unit {
+            StatUnit::Millis => v / 1000.0,
+            StatUnit::Nanos => v / 1e9,
+            _ => v,
+        })
+    }
+}
+
+impl<C: Clock> Inner<C> {
+    /// A snapshot of the counters: a field of each row of `stats!`.
+    pub(super) fn stats(&self) -> Stats {
+        let s = &self.stats;
+        let unit = self.shape.unit_ms;
+        let (lease, lease_remaining_ms) = self.lease_now();
+        Stats {
+            ids_issued: s.issued_now(&self.hot.counter),
+            rollbacks: Counters::get(&s.rollbacks),
+            largest_rollback_ms: Counters::get(&s.largest_rollback_units) * unit,
+            clock_id_bumps: Counters::get(&s.bumps),
+            clock_id_reuses: Counters::get(&s.reuses),
+            waits: Counters::get(&s.waits),
+            waited_ms: Counters::get(&s.waited_ns) / 1_000_000,
+            borrowed_ms: Counters::get(&s.borrowed_units) * unit,
+            clock_id: self.clock_id_of(self.hot.counter.load(Acquire)),
+            server_skew_ms: self.durable.server_skew_ms,
+            reservation_writes: Counters::get(&s.writes),
+            reservation_write_failures: Counters::get(&s.write_failures),
+            reservation_write_ns: Counters::get(&s.write_ns),
+            lease_remaining_ms,
+            lease_renewals: Counters::get(&s.renewals),
+            lease_renewal_failures: Counters::get(&s.renewal_failures),
+            lease,
+        }
+    }
 }
 
 /// Whether a generator holds a server's lease, in [`Stats::lease`].

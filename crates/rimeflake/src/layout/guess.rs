@@ -2,7 +2,7 @@
 //! to assume a layout and got a time no generator can have made yet.
 
 use super::{Layout, Parts};
-use crate::frontend::Frontend;
+use crate::contract::Frontend;
 use crate::warning::Warning;
 
 impl Layout {

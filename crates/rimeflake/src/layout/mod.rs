@@ -487,4 +487,6 @@ mod spec;
 mod tests;
 
 pub use builder::LayoutBuilder;
-pub use presets::{EPOCH_2024, EPOCH_BAIDU, EPOCH_SONYFLAKE, EPOCH_SONYFLAKE_V2, EPOCH_TWITTER};
+pub use presets::{
+    Preset, EPOCH_2024, EPOCH_BAIDU, EPOCH_SONYFLAKE, EPOCH_SONYFLAKE_V2, EPOCH_TWITTER,
+};

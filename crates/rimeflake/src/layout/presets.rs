@@ -30,16 +30,88 @@ impl Default for Layout {
     }
 }
 
+/// A preset: a named layout and a line on what it is for. [`Layout::PRESET_LIST`] has them
+/// all; the front ends take their names and docs from it (the CLI's help, the typed stubs'
+/// `LayoutName`, the docs' table). `#[non_exhaustive]`.
+#[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
+pub struct Preset {
+    /// Its name, as [`Layout::preset`] and a layout spec take it.
+    pub name: &'static str,
+    /// Other spellings [`Layout::preset`] takes (`js-safe`).
+    pub aliases: &'static [&'static str],
+    /// One sentence on what it is.
+    pub doc: &'static str,
+    make: fn() -> Layout,
+}
+
+impl Preset {
+    /// The preset's layout (`baidu` with Baidu's own epoch, which decodes but cannot generate).
+    pub fn layout(&self) -> Layout {
+        (self.make)()
+    }
+}
+
+/// The presets, in the order every list of them follows. A new preset is a row here.
+const PRESET_LIST: &[Preset] = &[
+    Preset {
+        name: "default",
+        aliases: &[],
+        doc: "rimeflake's own, and the only preset with clock-id bits: it rides out a large \
+              clock step back without waiting",
+        make: Layout::default,
+    },
+    Preset {
+        name: "twitter",
+        aliases: &[],
+        doc: "Twitter's Snowflake: 5 datacenter and 5 worker bits, Twitter's epoch",
+        make: Layout::twitter,
+    },
+    Preset {
+        name: "sonyflake",
+        aliases: &[],
+        doc: "sony/sonyflake v1's defaults: 10 ms units, 16 worker bits",
+        make: Layout::sonyflake,
+    },
+    Preset {
+        name: "sonyflake_v2",
+        aliases: &["sonyflake-v2"],
+        doc: "sony/sonyflake v2's defaults: as sonyflake, from 2025",
+        make: Layout::sonyflake_v2,
+    },
+    Preset {
+        name: "baidu",
+        aliases: &[],
+        doc: "Baidu uid-generator's: 1 s units; its own epoch ran out in 2024, so it decodes \
+              only (give epoch= to generate)",
+        make: || Layout::baidu_at(EPOCH_BAIDU),
+    },
+    Preset {
+        name: "js_safe",
+        aliases: &["js-safe"],
+        doc: "53 bits, so that an ID is exact as a JavaScript Number",
+        make: Layout::js_safe,
+    },
+];
+
+/// The names of `list`, in its order.
+const fn names<const N: usize>(list: &[Preset]) -> [&'static str; N] {
+    let mut out = [""; N];
+    let mut i = 0;
+    while i < N {
+        out[i] = list[i].name;
+        i += 1;
+    }
+    out
+}
+
 impl Layout {
-    /// The names accepted by [`Layout::preset`] and [`Layout::from_spec`].
-    pub const PRESETS: [&'static str; 6] = [
-        "default",
-        "twitter",
-        "sonyflake",
-        "sonyflake_v2",
-        "baidu",
-        "js_safe",
-    ];
+    /// Every preset, with its doc line: the one list of them.
+    pub const PRESET_LIST: &'static [Preset] = PRESET_LIST;
+
+    /// The names accepted by [`Layout::preset`] and [`Layout::from_spec`]
+    /// ([`Layout::PRESET_LIST`]'s).
+    pub const PRESETS: [&'static str; PRESET_LIST.len()] = names(PRESET_LIST);
 
     /// Twitter's layout: 41 time bits, 10 worker bits (5 datacenter + 5 worker, so
     /// [`Parts::datacenter_id`](super::Parts::datacenter_id) is set), 12 sequence bits, 1 ms
@@ -96,13 +168,17 @@ impl Layout {
     /// # Errors
     /// None today (kept a `Result` so that a check of the epoch's arithmetic can be added).
     pub fn baidu(epoch_ms: u64) -> Result<Self> {
-        Ok(Layout::trusted(
+        Ok(Layout::baidu_at(epoch_ms))
+    }
+
+    fn baidu_at(epoch_ms: u64) -> Self {
+        Layout::trusted(
             "baidu",
             [0, 28, 22, 13],
             FieldOrder::SequenceBelowWorker,
             1000,
             epoch_ms,
-        ))
+        )
     }
 
     /// A layout whose IDs fit in 53 bits, exact as a JavaScript `Number`: 41 time bits, 3 worker
@@ -117,26 +193,28 @@ impl Layout {
         )
     }
 
-    /// A preset by name: `default`, `twitter`, `sonyflake`, `sonyflake_v2`, `baidu` (with
-    /// Baidu's own default epoch: it decodes, but a generator needs a later epoch, such as
-    /// `Layout::from_spec("baidu,epoch=2025-01-01T00:00:00Z")`), `js_safe`.
+    /// A preset by name (or an alias) of [`Layout::PRESET_LIST`]; `baidu` has Baidu's own
+    /// default epoch: it decodes, but a generator needs a later epoch, such as
+    /// `Layout::from_spec("baidu,epoch=2025-01-01T00:00:00Z")`.
     ///
     /// # Errors
-    /// [`ErrorKind::Config`](crate::ErrorKind::Config) for an unknown name.
+    /// [`ErrorKind::Config`](crate::ErrorKind::Config) for an unknown name, with the nearest
+    /// preset when one is near (`Twitter`: did you mean `twitter`?).
     pub fn preset(name: &str) -> Result<Self> {
-        match name {
-            "default" => Ok(Layout::default()),
-            "twitter" => Ok(Layout::twitter()),
-            "sonyflake" => Ok(Layout::sonyflake()),
-            "sonyflake_v2" | "sonyflake-v2" => Ok(Layout::sonyflake_v2()),
-            "baidu" => Layout::baidu(EPOCH_BAIDU),
-            "js_safe" | "js-safe" => Ok(Layout::js_safe()),
-            other => Err(Error::config(format!(
-                "layout: unknown preset {other:?}; the presets are {}, or give a layout spec \
-                 such as clock_id=0,time=41,worker=10,sequence=12,epoch_ms=1420070400000",
-                Layout::PRESETS.join(", ")
-            ))),
+        if let Some(p) = PRESET_LIST
+            .iter()
+            .find(|p| p.name == name || p.aliases.contains(&name))
+        {
+            return Ok(p.layout());
         }
+        let near = crate::contract::nearest(name, &Layout::PRESETS)
+            .map(|p| format!(" did you mean {p:?}?"))
+            .unwrap_or_default();
+        Err(Error::config(format!(
+            "layout: unknown preset {name:?};{near} the presets are {}, or give a layout spec \
+             such as clock_id=0,time=41,worker=10,sequence=12,epoch_ms=1420070400000",
+            Layout::PRESETS.join(", ")
+        )))
     }
 
     /// The preset whose fields `self` has, if any (its name, with `baidu` for any epoch).
@@ -147,24 +225,15 @@ impl Layout {
                 ..self.clone()
             } == p
         };
-        let baidu = Layout::trusted(
-            "baidu",
-            [0, 28, 22, 13],
-            FieldOrder::SequenceBelowWorker,
-            1000,
-            self.epoch_ms,
-        );
-        [
-            Layout::default(),
-            Layout::twitter(),
-            Layout::sonyflake(),
-            Layout::sonyflake_v2(),
-            Layout::js_safe(),
-            baidu,
-        ]
-        .into_iter()
-        .find(|p| same(p.clone()))
-        .map(|p| p.name)
+        // `baidu` is every epoch's: compare with the one of this layout.
+        PRESET_LIST
+            .iter()
+            .map(|p| match p.name {
+                "baidu" => Layout::baidu_at(self.epoch_ms),
+                _ => p.layout(),
+            })
+            .find(|p| same(p.clone()))
+            .map(|p| p.name)
     }
 
     /// The namespace a generator of this layout uses unless told otherwise: the preset's name

@@ -89,8 +89,11 @@ impl Layout {
             };
             let (key, value) = (key.trim(), value.trim());
             let Some(&key) = KEYS.iter().find(|k| **k == key) else {
+                let near = crate::contract::nearest(key, &KEYS)
+                    .map(|k| format!(" did you mean {k:?}?"))
+                    .unwrap_or_default();
                 return Err(Error::config(format!(
-                    "layout spec: unknown key {key:?}; the keys are {}",
+                    "layout spec: unknown key {key:?};{near} the keys are {}",
                     KEYS.join(", ")
                 )));
             };

@@ -326,7 +326,10 @@ fn spec_errors_name_the_key_and_why() {
     assert!(Layout::from_spec(ok).is_ok());
     err("", "empty");
     err("twiter", "unknown preset");
-    err(&format!("{ok},wroker=3"), "unknown key \"wroker\"");
+    err(
+        &format!("{ok},wroker=3"),
+        "unknown key \"wroker\"; did you mean \"worker\"? the keys are",
+    );
     err(&format!("{ok},time=41"), "time is given twice");
     err("time=41,worker=10,epoch_ms=0", "missing sequence");
     err("time=41,worker=10,sequence=12", "missing epoch_ms");
@@ -354,6 +357,39 @@ fn spec_errors_name_the_key_and_why() {
     err(&format!("{ok},unit_ms=0"), "unit_ms");
     err(&format!("{ok},twitter"), "key=value");
     err("time", "unknown preset");
+}
+
+#[test]
+fn a_wrong_case_or_misspelt_preset_gets_the_nearest() {
+    for (typed, meant) in [
+        ("Twitter", "twitter"),
+        ("TWITTER", "twitter"),
+        ("twiter", "twitter"),
+        ("sonyflake-V2", "sonyflake_v2"),
+        ("jssafe", "js_safe"),
+    ] {
+        let e = Layout::from_spec(typed).unwrap_err();
+        assert!(
+            e.message().starts_with(&format!(
+                "layout: unknown preset {typed:?}; did you mean {meant:?}? the presets are"
+            )),
+            "{e}"
+        );
+    }
+    let far = Layout::preset("snowflake-ish").unwrap_err();
+    assert!(!far.message().contains("did you mean"), "{far}");
+}
+
+#[test]
+fn every_preset_of_the_list_is_its_layout() {
+    for p in Layout::PRESET_LIST {
+        assert_eq!(Layout::preset(p.name).unwrap(), p.layout());
+        assert_eq!(p.layout().name(), p.name);
+        for alias in p.aliases {
+            assert_eq!(Layout::preset(alias).unwrap(), p.layout());
+        }
+    }
+    assert_eq!(Layout::PRESETS.len(), Layout::PRESET_LIST.len());
 }
 
 #[test]

@@ -7,22 +7,17 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 /// Environment variable that names the state directory, above every other default.
-pub const STATE_DIR_ENV: &str = "RIMEFLAKE_STATE_DIR";
+pub use crate::env::STATE_DIR_ENV;
 /// Set to `1` to silence the warning about the default directory in a container.
 pub const NO_CONTAINER_WARNING_ENV: &str = "RIMEFLAKE_NO_CONTAINER_WARNING";
 /// Set to `1` to allow a state directory on a network or FUSE file system.
 pub const ALLOW_NETWORK_FS_ENV: &str = "RIMEFLAKE_ALLOW_NETWORK_FS";
 
 /// The default state directory: `$RIMEFLAKE_STATE_DIR`, else `$XDG_STATE_HOME/rimeflake`, else
-/// `$HOME/.local/state/rimeflake`.
+/// `$HOME/.local/state/rimeflake`, with the environment `env`.
 ///
 /// # Errors
 /// [`ErrorKind::Config`](crate::ErrorKind::Config) when none of these variables is set.
-#[cfg(any(test, feature = "testing"))]
-pub fn default_state_dir() -> Result<PathBuf> {
-    default_state_dir_from(|name| std::env::var_os(name))
-}
-
 pub(crate) fn default_state_dir_from(env: impl Fn(&str) -> Option<OsString>) -> Result<PathBuf> {
     let set = |name: &str| env(name).filter(|v| !v.is_empty()).map(PathBuf::from);
     if let Some(dir) = set(STATE_DIR_ENV) {
@@ -41,7 +36,8 @@ pub(crate) fn default_state_dir_from(env: impl Fn(&str) -> Option<OsString>) -> 
     )))
 }
 
-/// Whether this process runs in a container (Docker, Podman, Kubernetes, containerd).
+/// Whether this process runs in a container (Docker, Podman, Kubernetes, containerd): where a
+/// generator on the default state directory warns ([`Warning::CONTAINER`](crate::Warning::CONTAINER)).
 pub fn in_container() -> bool {
     in_container_at(Path::new("/"))
 }

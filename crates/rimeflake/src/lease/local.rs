@@ -362,16 +362,10 @@ impl LocalLease {
         self.worker_id
     }
 
-    #[cfg(any(test, feature = "testing"))]
+    #[cfg(test)]
     /// The lock file.
     pub fn path(&self) -> &Path {
         &self.lock_path
-    }
-
-    #[cfg(any(test, feature = "testing"))]
-    /// The namespace directory.
-    pub fn namespace_dir(&self) -> &Path {
-        &self.ns_dir
     }
 
     /// The state file of this worker ID, beside its lock.
@@ -435,7 +429,7 @@ impl LocalLease {
         }
     }
 
-    #[cfg(any(test, feature = "testing"))]
+    #[cfg(test)]
     /// Whether the lease was abandoned or forgotten after a fork.
     pub fn is_abandoned(&self) -> bool {
         self.abandoned
@@ -446,7 +440,7 @@ impl LocalLease {
         drop(self)
     }
 
-    #[cfg(any(test, feature = "testing"))]
+    #[cfg(test)]
     /// In a forked child: closes the inherited descriptor WITHOUT unlocking. The child's
     /// descriptor shares the parent's open file description, and so its `flock`: unlocking here
     /// would free the parent's lease. Only `close` is called (async-signal-safe).

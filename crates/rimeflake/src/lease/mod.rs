@@ -10,8 +10,6 @@ pub mod namespace;
 pub mod remote;
 pub mod source;
 
-#[cfg(feature = "testing")]
-pub use dirs::default_state_dir;
 pub use local::{LeaseOptions, LeaseRequest, LocalLease};
 
 use crate::fork::Lease;

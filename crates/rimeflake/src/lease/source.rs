@@ -6,10 +6,10 @@
 use super::local::LeaseRequest;
 use super::WorkerSource;
 use crate::error::{Error, Result};
-use crate::frontend::{Frontend, Setting};
+use crate::contract::{Frontend, Setting};
 
 /// The environment variable [`WorkerSource::FromEnv`] reads.
-pub const WORKER_ID_ENV: &str = "RIMEFLAKE_WORKER_ID";
+pub use crate::env::WORKER_ID_ENV;
 /// The environment variable [`WorkerSource::KubernetesOrdinal`] reads first: expose the pod's
 /// `apps.kubernetes.io/pod-index` label in it with the downward API.
 pub const POD_INDEX_ENV: &str = "RIMEFLAKE_POD_INDEX";

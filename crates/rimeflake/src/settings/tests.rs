@@ -334,3 +334,11 @@ fn waiting_at_every_takeover_comes_from_the_builder_then_only_1_in_the_environme
         assert!(e.message().contains(WAIT_AT_TAKEOVER_ENV), "{e}");
     }
 }
+
+#[test]
+fn the_lease_ttls_bounds_and_default_are_the_tables() {
+    let row = crate::contract::Setting::LeaseTtl.info();
+    let ms = |d: Duration| d.as_millis() as u64;
+    assert_eq!(row.range, Some((ms(MIN_LEASE_TTL), ms(MAX_LEASE_TTL))));
+    assert_eq!(row.default.millis(), ms(DEFAULT_LEASE_TTL));
+}

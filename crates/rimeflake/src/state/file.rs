@@ -26,8 +26,8 @@ use super::disk::{Disk, RealDisk};
 use super::hw;
 use super::record::MAX_CLOCK_IDS;
 pub use super::record::{decode_file, encode, SLOT_SIZE};
-#[cfg(any(test, feature = "testing"))]
-pub use super::record::{decode, Record};
+#[cfg(test)]
+pub use super::record::decode;
 use super::{StateStore, WorkerState};
 use crate::error::{Error, ErrorKind, Result};
 use std::fmt;
@@ -167,11 +167,6 @@ impl<D: Disk> FileStore<D> {
         self
     }
 
-    #[cfg(any(test, feature = "testing"))]
-    /// The path of the state file.
-    pub fn path(&self) -> &std::path::Path {
-        &self.path
-    }
 
     fn lock(&self) -> MutexGuard<'_, Inner<D::File>> {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())

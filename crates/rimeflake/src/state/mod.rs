@@ -8,15 +8,12 @@ pub mod disk;
 pub mod file;
 pub mod hw;
 pub mod record;
-#[cfg(any(test, feature = "testing"))]
+#[cfg(test)]
 pub mod sim;
 
-pub use disk::Disk;
 pub use file::{FileStore, LeaseGuard};
 // The paths the core's tests use.
-#[cfg(feature = "testing")]
-pub use disk::RealDisk;
-#[cfg(feature = "testing")]
+#[cfg(test)]
 pub use sim::{Fault, SimDisk};
 
 use crate::error::{Error, ErrorKind, Result};

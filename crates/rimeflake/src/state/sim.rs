@@ -234,31 +234,6 @@ impl SimDisk {
         self.resumed.notify_all();
     }
 
-    /// Puts a new file holding `bytes` at `path`, durably, in place of whatever was there (as
-    /// `mv other path` followed by a sync would): open handles keep the old file.
-    pub fn replace(&self, path: &Path, bytes: &[u8]) {
-        let mut sim = self.lock();
-        sim.inodes.push(Inode {
-            durable: bytes.to_vec(),
-            current: bytes.to_vec(),
-            unsynced: Vec::new(),
-        });
-        let inode = sim.inodes.len() - 1;
-        sim.names.insert(path.to_path_buf(), inode);
-        sim.durable_names.insert(path.to_path_buf(), inode);
-    }
-
-    /// Removes `path`, durably (as `rm path` followed by a sync would).
-    pub fn delete(&self, path: &Path) {
-        let mut sim = self.lock();
-        sim.names.remove(path);
-        sim.durable_names.remove(path);
-    }
-
-    /// The names on the disk now, sorted.
-    pub fn names(&self) -> Vec<PathBuf> {
-        self.lock().names.keys().cloned().collect()
-    }
 
     /// The content of `path` as a reader sees it now, if it exists.
     pub fn contents(&self, path: &Path) -> Option<Vec<u8>> {

@@ -4,7 +4,7 @@
 //! other test thread runs while the process forks.
 #![allow(dead_code)]
 
-use rimeflake::state::file::decode_file;
+use rimeflake::admin::{inspect, StateHealth};
 use std::path::Path;
 
 /// Forks; the child runs `child` (its words go to the parent through a pipe) and `_exit`s.
@@ -96,11 +96,25 @@ pub fn fork_by(
     (words, code)
 }
 
-/// The state file's raw bytes and its newest record's current clock-id and reservation.
+/// The state file's raw bytes and its newest record's current clock-id and reservation, as
+/// `state show` reads them (the state directory is the file's grandparent: `dir/namespace/`).
 pub fn state_of(path: &Path) -> (Vec<u8>, u64, u64) {
     let bytes = std::fs::read(path).expect("the state file");
-    let (_, rec) = decode_file(&bytes).expect("a valid record");
-    let cid = rec.state.clock_id;
-    let reserved = rec.state.reserved_of(cid).expect("a reservation");
-    (bytes, cid, reserved)
+    let dir = path
+        .parent()
+        .and_then(Path::parent)
+        .expect("a state directory");
+    let info = inspect(dir)
+        .expect("inspect")
+        .into_iter()
+        .find(|i| i.state_path == path)
+        .expect("the state file's lease");
+    let StateHealth::Ok {
+        clock_id, reserved, ..
+    } = info.state
+    else {
+        panic!("a valid record: {:?}", info.state);
+    };
+    let reserved = reserved[clock_id as usize].expect("a reservation");
+    (bytes, clock_id, reserved)
 }

@@ -190,10 +190,21 @@ fn inspect_shows_holders_layouts_reservations_and_corruption() {
     err_of(exact(&dir.0, 0), ErrorKind::Lease, &["held"]);
 }
 
+/// The name libtest knows `test` of this file by (the path of this module within the crate).
+fn full_name(test: &str) -> String {
+    let module = module_path!().split_once("::").map_or("", |(_, rest)| rest);
+    format!("{module}::{test}")
+}
+
 /// Runs one test of this binary in a child process.
 fn spawn_self(test: &str, dir: &Path) -> KillOnDrop {
     let child = Command::new(std::env::current_exe().unwrap())
-        .args([test, "--exact", "--nocapture", "--test-threads=1"])
+        .args([
+            &full_name(test),
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env("RIMEFLAKE_TEST_LEASE_CHILD", dir)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

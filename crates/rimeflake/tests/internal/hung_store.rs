@@ -331,7 +331,7 @@ fn in_memory_close_after_the_time_field_ran_out_returns_at_once() {
 
 /// A seeded run with a live I/O thread: bursts, clock steps both ways, stalls, write and sync
 /// errors, clean restarts and crashes on one [`SimDisk`]; every ID of every life is checked.
-/// Unlike `tests/simulation.rs` it does not replay exactly (a thread runs beside it), but each
+/// Unlike `simulation.rs` it does not replay exactly (a thread runs beside it), but each
 /// seed's choices are its own, and it prints the seed that failed.
 #[test]
 fn live_io_thread_with_stalls_faults_and_crashes_never_repeats_an_id() {

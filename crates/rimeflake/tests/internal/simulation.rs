@@ -7,7 +7,7 @@
 //! `refresh_every(ZERO)`, so no thread runs beside the simulator and the call that reaches the
 //! reservation extends it itself: the same seed replays exactly.
 //!
-//! - `cargo test -p rimeflake --test simulation` runs the CI budget (`RIMEFLAKE_SIM_SEEDS`
+//! - `cargo test -p rimeflake --lib internal_tests::simulation` runs the CI budget (`RIMEFLAKE_SIM_SEEDS`
 //!   seeds from `RIMEFLAKE_SIM_FIRST_SEED`, default 0);
 //! - `RIMEFLAKE_SIM_SEED=N` replays one seed and prints its step log;
 //! - `RIMEFLAKE_SIM_SECONDS=S` runs fresh seeds for S seconds (`make soak`).
@@ -976,7 +976,7 @@ fn run_seed(seed: u64) -> Result<(Tally, u64, Vec<String>), String> {
             }
             let _ = writeln!(
                 report,
-                "--- replay: RIMEFLAKE_SIM_SEED={seed} cargo test -p rimeflake --test simulation \
+                "--- replay: RIMEFLAKE_SIM_SEED={seed} cargo test -p rimeflake --lib internal_tests::simulation \
                  -- --nocapture"
             );
             Err(report)
@@ -1000,7 +1000,7 @@ fn crashes_clock_jumps_and_disk_faults_never_repeat_an_id() {
     assert!(
         ran.failed.is_empty(),
         "simulation seeds failed: {:?} (each report above has its step log); replay one \
-         with RIMEFLAKE_SIM_SEED=<seed> cargo test -p rimeflake --test simulation -- --nocapture",
+         with RIMEFLAKE_SIM_SEED=<seed> cargo test -p rimeflake --lib internal_tests::simulation -- --nocapture",
         ran.failed
     );
     if !ran.single && total.runs >= 100 {
