@@ -9,6 +9,7 @@ mod errors;
 mod generator;
 mod interrupt;
 mod layout;
+mod otel;
 mod warnings;
 
 use errors::Result;
@@ -100,6 +101,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(global_id, m)?)?;
     m.add_function(wrap_pyfunction!(process_id, m)?)?;
     m.add_function(wrap_pyfunction!(_after_fork_in_child, m)?)?;
+    m.add_function(wrap_pyfunction!(otel::_otel_span_id, m)?)?;
+    m.add_function(wrap_pyfunction!(otel::_otel_trace_id, m)?)?;
     m.add_function(wrap_pyfunction!(errors::_error_kinds, m)?)?;
     m.add_function(wrap_pyfunction!(errors::_raise_kind, m)?)?;
     m.add_function(wrap_pyfunction!(interrupt::_at_exit, m)?)?;
