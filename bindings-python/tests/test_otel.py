@@ -21,7 +21,7 @@ from opentelemetry.trace import TraceFlags
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 import rimeflake
-import rimeflake._default
+import rimeflake._integration
 from rimeflake.otel import IdGenerator
 
 needs_fork = pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork on this platform")
@@ -217,11 +217,11 @@ def test_the_default_generator_is_made_at_the_first_id(
 ) -> None:
     monkeypatch.setenv("RIMEFLAKE_STATE_DIR", str(tmp_path))
     monkeypatch.setenv("RIMEFLAKE_LAYOUT", "sonyflake")
-    monkeypatch.setattr(rimeflake._default, "_generator", None)
+    monkeypatch.setattr(rimeflake._integration, "_generator", None)
     ids = IdGenerator()
-    assert rimeflake._default._generator is None  # nothing taken before the first ID
+    assert rimeflake._integration._generator is None  # nothing taken before the first ID
     span = ids.generate_span_id()
-    default = rimeflake._default._generator
+    default = rimeflake._integration._generator
     assert default is not None and ids.generator is default
     assert default.layout.name == "sonyflake"
     assert default.decode(span).worker_id == default.worker_id

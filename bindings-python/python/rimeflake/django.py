@@ -26,17 +26,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Optional
 
-from ._default import default_generator
+from ._integration import default_generator, require
 from ._native import Generator
 
-try:
-    from django.db import models
-except ImportError as e:
-    raise ImportError(
-        f"rimeflake.django needs Django: pip install 'rimeflake[django]' "
-        f"(import django failed: {e})",
-        name="django",
-    ) from e
+require("django.db", integration="rimeflake.django", needs="Django", extra="django")
+
+from django.db import models
 
 __all__ = ["SnowflakeField", "next_id"]
 
@@ -69,7 +64,8 @@ class SnowflakeField(_BigIntegerField):
                 f"{type(generator).__name__}"
             )
         self.generator = generator
-        super().__init__(*args, default=self._next_id if generator else next_id, **kwargs)
+        kwargs["default"] = self._next_id if generator else next_id
+        super().__init__(*args, **kwargs)
 
     def _next_id(self) -> int:
         assert self.generator is not None

@@ -18,17 +18,17 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ._default import default_generator
+from ._integration import default_generator, require
 from ._native import Generator, _otel_span_id, _otel_trace_id
 
-try:
-    from opentelemetry.sdk.trace.id_generator import IdGenerator as _SdkIdGenerator
-except ImportError as e:
-    raise ImportError(
-        f"rimeflake.otel needs the OpenTelemetry SDK: pip install 'rimeflake[otel]' "
-        f"(import opentelemetry.sdk.trace.id_generator failed: {e})",
-        name="opentelemetry.sdk",
-    ) from e
+require(
+    "opentelemetry.sdk.trace.id_generator",
+    integration="rimeflake.otel",
+    needs="the OpenTelemetry SDK",
+    extra="otel",
+)
+
+from opentelemetry.sdk.trace.id_generator import IdGenerator as _SdkIdGenerator
 
 __all__ = ["IdGenerator"]
 

@@ -20,20 +20,15 @@ from __future__ import annotations
 import operator
 from typing import Any, Optional
 
-from ._default import default_generator
+from ._integration import default_generator, require
 from ._native import Generator
 
-try:
-    from sqlalchemy import BigInteger, Column
-    from sqlalchemy.engine import Dialect
-    from sqlalchemy.orm import MappedColumn, mapped_column
-    from sqlalchemy.types import TypeDecorator
-except ImportError as e:
-    raise ImportError(
-        f"rimeflake.sqlalchemy needs SQLAlchemy 2: pip install 'rimeflake[sqlalchemy]' "
-        f"(import sqlalchemy failed: {e})",
-        name="sqlalchemy",
-    ) from e
+require("sqlalchemy", integration="rimeflake.sqlalchemy", needs="SQLAlchemy 2", extra="sqlalchemy")
+
+from sqlalchemy import BigInteger, Column
+from sqlalchemy.engine import Dialect
+from sqlalchemy.orm import MappedColumn, mapped_column
+from sqlalchemy.types import TypeDecorator
 
 __all__ = ["SnowflakeDefault", "SnowflakeId", "mapped_snowflake_column", "snowflake_column"]
 
