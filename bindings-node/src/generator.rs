@@ -244,7 +244,7 @@ impl Generator {
         (!p.is_null()).then(|| unsafe { &*(p as *const Generator) })
     }
 
-    fn one(&self, env: &Env) -> Result<u64> {
+    pub(crate) fn one(&self, env: &Env) -> Result<u64> {
         match self.handle.try_next_id() {
             Some(id) => Ok(id),
             None => crate::errors::guard(env.raw(), || self.handle.check_open()?.next_id()),

@@ -14,6 +14,7 @@ mod handle;
 mod hot;
 mod layout;
 mod options;
+mod otel;
 #[cfg(feature = "internals")]
 mod shape;
 mod warnings;
