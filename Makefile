@@ -294,8 +294,9 @@ BENCH_PEERS := uuid-utils==1.2.0 sonyflake-turbo==1.0.1 snowflake-id==1.0.2 pyth
 # The libraries of the integrations (rimeflake.otel, .sqlalchemy, .django), at the versions
 # their tests run against, with PostgreSQL's driver (psycopg 3) and Django's stubs for mypy.
 # Django 5.2 is the newest that runs on Python 3.10 and 3.11.
-PY_INTEGRATIONS := opentelemetry-sdk==1.45.2 sqlalchemy==2.1.9 django==5.2.19 \
-  psycopg[binary]==3.3.9 django-stubs==5.2.9
+# scripts/dist/test-python.sh reads PY_INTEGRATION_LIBS from here.
+PY_INTEGRATION_LIBS := opentelemetry-sdk==1.45.2 sqlalchemy==2.1.9 django==5.2.19
+PY_INTEGRATIONS := $(PY_INTEGRATION_LIBS) psycopg[binary]==3.3.9 django-stubs==5.2.9
 PY_TOOLS := maturin pytest mypy numpy $(SKYWALKING_AGENT) $(PY_INTEGRATIONS)
 # Installed once per .venv (stamp files), so warm runs do not ask pip again: maturin alone
 # builds the extension (make demo), the rest is for the tests and lints. The tools' stamp holds
@@ -476,10 +477,10 @@ test-dist-crate: rust ## cargo package of rimeflake and rimeflake-cli; a scratch
 test-dist-c: c-tools ## the C tarball: the README's pkg-config lines (dynamic and static) and CMake find_package
 	scripts/dist/test-c.sh
 
-test-dist-python: ## pip install rimeflake by name from a local PyPI (pypiserver), the quick start
+test-dist-python: ## pip install rimeflake by name from a local PyPI (pypiserver), the quick start, the integrations' extras
 	scripts/dist/test-python.sh
 
-test-dist-node: node ## npm install rimeflake by name from a local registry (verdaccio): CommonJS, ESM, TypeScript
+test-dist-node: node servers ## npm install rimeflake by name from a local registry (verdaccio): CommonJS, ESM, TypeScript, the integrations (a real PostgreSQL for TypeORM's)
 	scripts/dist/test-node.sh
 
 # ---- docs -------------------------------------------------------------------------------------
