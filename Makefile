@@ -289,7 +289,7 @@ BENCH_VENV := bench/python/.venv
 # wheel lacks the generated skywalking.protocol package, so its agent cannot be imported.
 SKYWALKING_AGENT := apache-skywalking==1.2.0
 BENCH_PEERS := uuid-utils==1.2.0 sonyflake-turbo==1.0.1 snowflake-id==1.0.2 python-ulid==4.1.0 numpy \
-  $(SKYWALKING_AGENT)
+  $(SKYWALKING_AGENT) opentelemetry-sdk==1.45.2
 
 # The libraries of the integrations (rimeflake.otel, .sqlalchemy, .django), at the versions
 # their tests run against, with PostgreSQL's driver (psycopg 3) and Django's stubs for mypy.

@@ -18,7 +18,8 @@ function defaultGenerator() {
 // The `generator` of an integration's options: a Generator, or undefined for the default.
 function generatorOption(options, where) {
   if (options === undefined || options === null) return undefined
-  if (typeof options !== 'object' || options instanceof Generator) {
+  if (options instanceof Generator) throw new TypeError(`${where}: pass the generator as an option: { generator }`)
+  if (typeof options !== 'object') {
     throw new TypeError(`${where}: options must be an object such as { generator }, not ${describe(options)}`)
   }
   const { generator } = options
@@ -30,7 +31,7 @@ function generatorOption(options, where) {
 
 function describe(value) {
   if (value === null) return 'null'
-  if (typeof value === 'object') return value.constructor ? `a ${value.constructor.name}` : 'an object'
+  if (typeof value === 'object') return value.constructor ? `an object (${value.constructor.name})` : 'an object'
   return `${typeof value} ${String(value)}`
 }
 

@@ -178,9 +178,9 @@ test('without a generator, the IDs come from the process\'s shared generator', (
 
 test('bad options are a TypeError that names them; a closed generator a ClosedError', () => {
   assert.throws(() => new IdGenerator('twitter'), { name: 'TypeError', message: /IdGenerator: options must be an object such as \{ generator \}, not string twitter/ })
-  assert.throws(() => new IdGenerator({ generator: {} }), { name: 'TypeError', message: /options.generator must be a rimeflake Generator, not a Object/ })
+  assert.throws(() => new IdGenerator({ generator: {} }), { name: 'TypeError', message: /options.generator must be a rimeflake Generator, not an object \(Object\)/ })
   const gen = new rf.Generator({ backend: 'memory', workerId: 1 })
-  assert.throws(() => new IdGenerator(gen), { name: 'TypeError', message: /not a Generator/ })
+  assert.throws(() => new IdGenerator(gen), { name: 'TypeError', message: /IdGenerator: pass the generator as an option: \{ generator \}/ })
   const ids = new IdGenerator({ generator: gen })
   gen.close()
   assert.throws(() => ids.generateSpanId(), rf.ClosedError)
