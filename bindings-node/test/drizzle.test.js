@@ -12,16 +12,10 @@ const { eq, sql } = require('drizzle-orm')
 const { pgTable, text, getTableConfig: pgConfig } = require('drizzle-orm/pg-core')
 const { sqliteTable, text: sqliteText } = require('drizzle-orm/sqlite-core')
 const { mysqlTable, QueryBuilder: MySqlQueryBuilder, getTableConfig: mysqlConfig } = require('drizzle-orm/mysql-core')
-const { rf, root, tempDir } = require('./support')
+const { rf, root, tempDir, postgresUrl } = require('./support')
 const { pgSnowflake, mysqlSnowflake, sqliteSnowflake } = require('../drizzle.js')
 
 const TOP = (1n << 63n) - 1n
-
-function postgresUrl() {
-  const url = process.env.RIMEFLAKE_TEST_POSTGRES_URL
-  assert.ok(url, 'RIMEFLAKE_TEST_POSTGRES_URL is not set: run `make test-node` (it starts PostgreSQL) or `scripts/with-postgres node --test test/`')
-  return url
-}
 
 // The same checks on each database: `open(gen, name, file)` makes table `name` (in SQLite's
 // `file`), unless `keep`, and gives drizzle on it, the table with `gen` filling its IDs, and

@@ -23,4 +23,11 @@ function vectors() {
   return JSON.parse(fs.readFileSync(path.join(repo, 'testdata', 'vectors.json'), 'utf8'))
 }
 
-module.exports = { rf, root, repo, tempDir, vectors }
+// The throwaway PostgreSQL server's URL (scripts/with-postgres, which make test-node runs).
+function postgresUrl() {
+  const url = process.env.RIMEFLAKE_TEST_POSTGRES_URL
+  if (!url) throw new Error('RIMEFLAKE_TEST_POSTGRES_URL is not set: run `make test-node` (it starts PostgreSQL) or `scripts/with-postgres node --test test/`')
+  return url
+}
+
+module.exports = { rf, root, repo, tempDir, vectors, postgresUrl }

@@ -8,16 +8,10 @@ const assert = require('node:assert/strict')
 const path = require('node:path')
 const { Worker } = require('node:worker_threads')
 const { DataSource, EntitySchema } = require('typeorm')
-const { rf, root } = require('./support')
+const { rf, root, postgresUrl } = require('./support')
 const { SnowflakeSubscriber, SnowflakeTransformer, snowflakeColumn } = require('../typeorm.js')
 
 const TOP = (1n << 63n) - 1n
-
-function postgresUrl() {
-  const url = process.env.RIMEFLAKE_TEST_POSTGRES_URL
-  assert.ok(url, 'RIMEFLAKE_TEST_POSTGRES_URL is not set: run `make test-node` (it starts PostgreSQL) or `scripts/with-postgres node --test test/`')
-  return url
-}
 
 function schema(tableName, gen) {
   return new EntitySchema({

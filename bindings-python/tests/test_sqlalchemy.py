@@ -4,7 +4,6 @@ inserts, ORM flushes, bulk inserts, insert().returning(), and rows inserted conc
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,6 +31,8 @@ from rimeflake.sqlalchemy import (
     mapped_snowflake_column,
     snowflake_column,
 )
+
+from .conftest import postgres_url
 
 # One generator for the module's models, as an application has (worker 3, in memory).
 GEN = rimeflake.Generator(3, layout="twitter", backend="memory")
@@ -63,16 +64,6 @@ events = Table(
 )
 
 
-def postgres_url() -> str:
-    url = os.environ.get("RIMEFLAKE_TEST_POSTGRES_URL")
-    if not url:
-        pytest.fail(
-            "RIMEFLAKE_TEST_POSTGRES_URL is not set: run the tests with `make test-python` (it "
-            "starts PostgreSQL) or `scripts/with-postgres python -m pytest bindings-python/tests`"
-        )
-    return url.replace("postgresql://", "postgresql+psycopg://", 1)
-
-
 @pytest.fixture(params=["sqlite", "postgresql"])
 def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
     if request.param == "sqlite":
@@ -81,7 +72,7 @@ def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
         eng = create_engine(f"sqlite:///{tmp_path / 'test.db'}", connect_args={"timeout": 60})
         event.listen(eng, "connect", lambda conn, _: conn.execute("PRAGMA synchronous=OFF"))
     else:
-        eng = create_engine(postgres_url())
+        eng = create_engine(postgres_url().replace("postgresql://", "postgresql+psycopg://", 1))
     Base.metadata.drop_all(eng)
     core.drop_all(eng)
     Base.metadata.create_all(eng)
