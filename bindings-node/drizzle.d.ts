@@ -22,29 +22,22 @@ type Values<TMode extends SnowflakeMode, TDriver> = {
 /** A column builder whose value `$defaultFn` fills from a generator. */
 type Filled<T extends ColumnBuilderBase> = HasRuntimeDefault<HasDefault<T>>
 
+/** The builder each dialect's column is, for a column name and a mode. */
+interface Builders<TName extends string, TMode extends SnowflakeMode> {
+  pg: PgCustomColumnBuilder<PgConfig<TName, Values<TMode, string>>>
+  mysql: MySqlCustomColumnBuilder<MySqlConfig<TName, Values<TMode, string>>>
+  sqlite: SQLiteCustomColumnBuilder<SQLiteConfig<TName, Values<TMode, bigint>>>
+}
+
+/** A column function of dialect `D`: the column name is optional (Drizzle takes the key's), then the options. */
+export interface SnowflakeColumn<D extends keyof Builders<string, SnowflakeMode>> {
+  <TMode extends SnowflakeMode = 'bigint'>(options?: SnowflakeOptions<TMode>): Filled<Builders<'', TMode>[D]>
+  <TName extends string, TMode extends SnowflakeMode = 'bigint'>(name: TName, options?: SnowflakeOptions<TMode>): Filled<Builders<TName, TMode>[D]>
+}
+
 /** A PostgreSQL `bigint` column of rimeflake IDs, filled from a generator on insert. */
-export declare function pgSnowflake<TMode extends SnowflakeMode = 'bigint'>(
-  options?: SnowflakeOptions<TMode>,
-): Filled<PgCustomColumnBuilder<PgConfig<'', Values<TMode, string>>>>
-export declare function pgSnowflake<TName extends string, TMode extends SnowflakeMode = 'bigint'>(
-  name: TName,
-  options?: SnowflakeOptions<TMode>,
-): Filled<PgCustomColumnBuilder<PgConfig<TName, Values<TMode, string>>>>
-
+export declare const pgSnowflake: SnowflakeColumn<'pg'>
 /** A MySQL `bigint` column of rimeflake IDs, filled from a generator on insert (mysql2 reads it exactly with `supportBigNumbers` and `bigNumberStrings`). */
-export declare function mysqlSnowflake<TMode extends SnowflakeMode = 'bigint'>(
-  options?: SnowflakeOptions<TMode>,
-): Filled<MySqlCustomColumnBuilder<MySqlConfig<'', Values<TMode, string>>>>
-export declare function mysqlSnowflake<TName extends string, TMode extends SnowflakeMode = 'bigint'>(
-  name: TName,
-  options?: SnowflakeOptions<TMode>,
-): Filled<MySqlCustomColumnBuilder<MySqlConfig<TName, Values<TMode, string>>>>
-
+export declare const mysqlSnowflake: SnowflakeColumn<'mysql'>
 /** A SQLite `integer` column of rimeflake IDs, filled from a generator on insert (@libsql/client reads it exactly with `intMode: 'bigint'`). */
-export declare function sqliteSnowflake<TMode extends SnowflakeMode = 'bigint'>(
-  options?: SnowflakeOptions<TMode>,
-): Filled<SQLiteCustomColumnBuilder<SQLiteConfig<'', Values<TMode, bigint>>>>
-export declare function sqliteSnowflake<TName extends string, TMode extends SnowflakeMode = 'bigint'>(
-  name: TName,
-  options?: SnowflakeOptions<TMode>,
-): Filled<SQLiteCustomColumnBuilder<SQLiteConfig<TName, Values<TMode, bigint>>>>
+export declare const sqliteSnowflake: SnowflakeColumn<'sqlite'>

@@ -7,12 +7,11 @@
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const path = require('node:path')
-const { Worker } = require('node:worker_threads')
 const { eq, sql } = require('drizzle-orm')
 const { pgTable, text, getTableConfig: pgConfig } = require('drizzle-orm/pg-core')
 const { sqliteTable, text: sqliteText } = require('drizzle-orm/sqlite-core')
 const { mysqlTable, QueryBuilder: MySqlQueryBuilder, getTableConfig: mysqlConfig } = require('drizzle-orm/mysql-core')
-const { rf, root, tempDir, postgresUrl } = require('./support')
+const { rf, root, tempDir, postgresUrl, inThreads, increasing } = require('./support')
 const { pgSnowflake, mysqlSnowflake, sqliteSnowflake } = require('../drizzle.js')
 
 const TOP = (1n << 63n) - 1n
@@ -116,17 +115,8 @@ for (const [kind, open] of Object.entries(DATABASES)) {
       }
       main().catch((e) => { throw e })`
     const rows = 100
-    const results = await Promise.all(
-      Array.from({ length: 4 }, () => new Promise((resolve, reject) => {
-        const w = new Worker(src, { eval: true, workerData: { rows, kind, file, url: process.env.RIMEFLAKE_TEST_POSTGRES_URL, root, name } })
-        w.on('message', resolve)
-        w.on('error', reject)
-      })),
-    )
-    for (const ids of results) {
-      const keys = ids.map(BigInt)
-      for (let i = 1; i < keys.length; i++) assert.ok(keys[i - 1] < keys[i], 'a thread\'s later row got a smaller key')
-    }
+    const results = await inThreads(4, src, { rows, kind, file, url: kind === 'postgresql' ? postgresUrl() : null, name })
+    for (const ids of results) increasing(ids)
     const all = results.flat()
     assert.equal(new Set(all).size, 4 * rows)
     // Read back through drizzle in this thread, as bigints: the same keys, exact.

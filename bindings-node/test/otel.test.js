@@ -7,7 +7,6 @@ const assert = require('node:assert/strict')
 const cluster = require('node:cluster')
 const fs = require('node:fs')
 const path = require('node:path')
-const { Worker } = require('node:worker_threads')
 const api = require('@opentelemetry/api')
 const {
   BasicTracerProvider,
@@ -15,7 +14,7 @@ const {
   SimpleSpanProcessor,
   TraceIdRatioBasedSampler,
 } = require('@opentelemetry/sdk-trace-base')
-const { rf, root, tempDir } = require('./support')
+const { rf, root, tempDir, inThreads } = require('./support')
 const { IdGenerator } = require('../otel.js')
 
 function traced(idGenerator, options = {}) {
@@ -130,13 +129,7 @@ test('4 worker threads on the default generator: one lease, unique IDs', async (
   const src = `const ROOT = require('node:worker_threads').workerData.root
     const report = (r) => require('node:worker_threads').parentPort.postMessage(r)
     ${WORKER}`
-  const reports = await Promise.all(
-    Array.from({ length: 4 }, () => new Promise((resolve, reject) => {
-      const w = new Worker(src, { eval: true, workerData: { root } })
-      w.on('message', resolve)
-      w.on('error', reject)
-    })),
-  )
+  const reports = await inThreads(4, src)
   checkUnique(reports)
   assert.equal(new Set(reports.map((r) => r.workerId)).size, 1, 'the threads share the process\'s lease')
 })
@@ -160,7 +153,7 @@ test('4 cluster workers on the default generator: a worker ID each, unique IDs',
   assert.equal(new Set(reports.map((r) => r.workerId)).size, 4, 'each process leases a worker ID of its own')
 })
 
-test('without a generator, the IDs come from the process\'s shared generator', () => {
+test('without a generator, the IDs come from the process\'s shared generator', async () => {
   const src = `
     const { workerData, parentPort } = require('node:worker_threads')
     const rf = require(workerData.root)
@@ -169,11 +162,8 @@ test('without a generator, the IDs come from the process\'s shared generator', (
     const span = BigInt('0x' + ids.generateSpanId())
     const shared = rf.Generator.shared() // the same counter: its next ID is above the span's
     parentPort.postMessage([ids.generator.workerId === shared.workerId, span < shared.nextId()].join())`
-  return new Promise((resolve, reject) => {
-    const w = new Worker(src, { eval: true, workerData: { root } })
-    w.on('message', (m) => (m === 'true,true' ? resolve() : reject(new Error(m))))
-    w.on('error', reject)
-  })
+  const [answer] = await inThreads(1, src)
+  assert.equal(answer, 'true,true')
 })
 
 test('bad options are a TypeError that names them; a closed generator a ClosedError', () => {

@@ -6,9 +6,8 @@
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const path = require('node:path')
-const { Worker } = require('node:worker_threads')
 const { DataSource, EntitySchema } = require('typeorm')
-const { rf, root, postgresUrl } = require('./support')
+const { rf, root, postgresUrl, inThreads, increasing } = require('./support')
 const { SnowflakeSubscriber, SnowflakeTransformer, snowflakeColumn } = require('../typeorm.js')
 
 const TOP = (1n << 63n) - 1n
@@ -84,17 +83,8 @@ test('4 worker threads inserting at once get distinct increasing keys', async ()
     }
     main().catch((e) => { throw e })`
   try {
-    const results = await Promise.all(
-      Array.from({ length: 4 }, () => new Promise((resolve, reject) => {
-        const w = new Worker(src, { eval: true, workerData: { root, url: postgresUrl(), rows } })
-        w.on('message', resolve)
-        w.on('error', reject)
-      })),
-    )
-    for (const ids of results) {
-      const keys = ids.map(BigInt)
-      for (let i = 1; i < keys.length; i++) assert.ok(keys[i - 1] < keys[i], 'a thread\'s later row got a smaller key')
-    }
+    const results = await inThreads(4, src, { url: postgresUrl(), rows })
+    for (const ids of results) increasing(ids)
     const all = results.flat()
     assert.equal(new Set(all).size, 4 * rows)
     const stored = (await ds.getRepository(Order).find()).map((r) => String(r.id))

@@ -32,6 +32,16 @@ def default_generator() -> Generator:
         return _generator
 
 
+def generator_option(generator: object, where: str) -> Optional[Generator]:
+    """``generator`` as an integration's ``generator=`` argument takes it: a ``Generator``, or
+    None for the default one; anything else is a ``TypeError`` naming ``where``."""
+    if generator is not None and not isinstance(generator, Generator):
+        raise TypeError(
+            f"{where}(generator=...) takes a rimeflake.Generator, not {type(generator).__name__}"
+        )
+    return generator
+
+
 def require(module: str, *, integration: str, needs: str, extra: str) -> None:
     """Imports ``module``, or raises an ``ImportError`` that says which extra installs it."""
     try:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Optional
 
-from ._integration import default_generator, require
+from ._integration import default_generator, generator_option, require
 from ._native import Generator
 
 require("django.db", integration="rimeflake.django", needs="Django", extra="django")
@@ -58,12 +58,7 @@ class SnowflakeField(_BigIntegerField):
                 "SnowflakeField(default=...): the field's default is the generator's next ID; "
                 "pass generator= to choose the generator"
             )
-        if generator is not None and not isinstance(generator, Generator):
-            raise TypeError(
-                f"SnowflakeField(generator=...) takes a rimeflake.Generator, not "
-                f"{type(generator).__name__}"
-            )
-        self.generator = generator
+        self.generator = generator_option(generator, "SnowflakeField")
         kwargs["default"] = self._next_id if generator else next_id
         super().__init__(*args, **kwargs)
 

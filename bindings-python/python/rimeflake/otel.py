@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ._integration import default_generator, require
+from ._integration import default_generator, generator_option, require
 from ._native import Generator, _otel_span_id, _otel_trace_id
 
 require(
@@ -45,12 +45,7 @@ class IdGenerator(_SdkIdGenerator):
     """
 
     def __init__(self, generator: Optional[Generator] = None) -> None:
-        if generator is not None and not isinstance(generator, Generator):
-            raise TypeError(
-                f"IdGenerator(generator=...) takes a rimeflake.Generator, not "
-                f"{type(generator).__name__}"
-            )
-        self._generator = generator
+        self._generator = generator_option(generator, "IdGenerator")
 
     @property
     def generator(self) -> Generator:

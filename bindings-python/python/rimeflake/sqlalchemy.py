@@ -20,7 +20,7 @@ from __future__ import annotations
 import operator
 from typing import Any, Optional
 
-from ._integration import default_generator, require
+from ._integration import default_generator, generator_option, require
 from ._native import Generator
 
 require("sqlalchemy", integration="rimeflake.sqlalchemy", needs="SQLAlchemy 2", extra="sqlalchemy")
@@ -70,12 +70,7 @@ class SnowflakeDefault:
     ``generator``, or of the process's default generator when it is None."""
 
     def __init__(self, generator: Optional[Generator] = None) -> None:
-        if generator is not None and not isinstance(generator, Generator):
-            raise TypeError(
-                f"SnowflakeDefault(generator=...) takes a rimeflake.Generator, not "
-                f"{type(generator).__name__}"
-            )
-        self.generator = generator
+        self.generator = generator_option(generator, "SnowflakeDefault")
 
     def __call__(self) -> int:
         return (self.generator or default_generator()).next_id()
