@@ -98,22 +98,25 @@ for (const [ratio, bound] of [[0.25, 800], [0.01, 150]]) {
 }
 
 // What a thread or a cluster worker runs: a tracer on the default generator (Generator.shared(),
-// state in RIMEFLAKE_STATE_DIR), 2,000 traces; it reports its spans' IDs.
+// state in RIMEFLAKE_STATE_DIR), 2,000 traces; it reports its spans' IDs. `start(ids, work)`,
+// defined by each test, calls `work` when the test says so.
 const WORKER = `
   const { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } = require(ROOT + '/node_modules/@opentelemetry/sdk-trace-base')
+  const api = require(ROOT + '/node_modules/@opentelemetry/api')
   const { IdGenerator } = require(ROOT + '/otel.js')
   const exporter = new InMemorySpanExporter()
   const ids = new IdGenerator()
   const provider = new BasicTracerProvider({ idGenerator: ids, spanProcessors: [new SimpleSpanProcessor(exporter)] })
-  const api = require(ROOT + '/node_modules/@opentelemetry/api')
   const tracer = provider.getTracer('worker')
-  for (let i = 0; i < 2000; i++) {
-    const request = tracer.startSpan('request')
-    tracer.startSpan('query', undefined, api.trace.setSpan(api.context.active(), request)).end()
-    request.end()
-  }
-  const spans = exporter.getFinishedSpans().map((s) => s.spanContext())
-  report({ workerId: ids.generator.workerId, spanIds: spans.map((c) => c.spanId), traceIds: [...new Set(spans.map((c) => c.traceId))] })
+  start(ids, () => {
+    for (let i = 0; i < 2000; i++) {
+      const request = tracer.startSpan('request')
+      tracer.startSpan('query', undefined, api.trace.setSpan(api.context.active(), request)).end()
+      request.end()
+    }
+    const spans = exporter.getFinishedSpans().map((s) => s.spanContext())
+    report({ workerId: ids.generator.workerId, spanIds: spans.map((c) => c.spanId), traceIds: [...new Set(spans.map((c) => c.traceId))] })
+  })
 `
 
 function checkUnique(reports) {
@@ -128,6 +131,7 @@ function checkUnique(reports) {
 test('4 worker threads on the default generator: one lease, unique IDs', async () => {
   const src = `const ROOT = require('node:worker_threads').workerData.root
     const report = (r) => require('node:worker_threads').parentPort.postMessage(r)
+    const start = (ids, work) => work()
     ${WORKER}`
   const reports = await inThreads(4, src)
   checkUnique(reports)
@@ -135,16 +139,27 @@ test('4 worker threads on the default generator: one lease, unique IDs', async (
 })
 
 test('4 cluster workers on the default generator: a worker ID each, unique IDs', async () => {
+  // Each worker takes its worker ID, then waits until all four hold theirs: none can take one
+  // that another has let go by exiting, so the four differ.
   const dir = tempDir()
   const file = path.join(dir, 'worker.js')
   fs.writeFileSync(file, `const ROOT = ${JSON.stringify(root)}
     const report = (r) => process.send(r, () => process.exit(0))
+    const start = (ids, work) => {
+      ids.generator.workerId // the lease, taken now
+      process.once('message', (m) => m === 'go' && work())
+      process.send('ready')
+    }
     ${WORKER}`)
   cluster.setupPrimary({ exec: file, silent: true })
+  const workers = Array.from({ length: 4 }, () => cluster.fork())
+  let ready = 0
   const reports = await Promise.all(
-    Array.from({ length: 4 }, () => new Promise((resolve, reject) => {
-      const w = cluster.fork()
-      w.on('message', resolve)
+    workers.map((w) => new Promise((resolve, reject) => {
+      w.on('message', (m) => {
+        if (m !== 'ready') return resolve(m)
+        if (++ready === workers.length) for (const each of workers) each.send('go')
+      })
       w.on('error', reject)
       w.on('exit', (code) => code === 0 || reject(new Error(`cluster worker exited with ${code}`)))
     })),

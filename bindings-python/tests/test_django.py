@@ -59,6 +59,14 @@ from django.test.utils import CaptureQueriesContext
 from shop.models import GEN, Customer, Order
 
 if len(sys.argv) > 1:
+    # Hold the worker ID (GEN took it at import) until every process holds its own: none can
+    # take one that another has let go, so the processes' worker IDs differ.
+    import os, pathlib, time
+    meet = pathlib.Path(sys.argv[2])
+    (meet / str(os.getpid())).touch()
+    deadline = time.monotonic() + 120
+    while len(list(meet.iterdir())) < int(sys.argv[3]) and time.monotonic() < deadline:
+        time.sleep(0.005)
     ids = []
     for i in range(int(sys.argv[1])):
         c = Customer(name=f"c{i}")
@@ -181,7 +189,9 @@ def test_save_create_and_bulk_create_fill_the_keys(project: Project) -> None:
 def test_rows_inserted_by_four_processes_at_once_get_distinct_increasing_keys(
     project: Project,
 ) -> None:
-    procs = [project.start("exercise.py", "100") for _ in range(4)]
+    meet = project.root / "meet"
+    meet.mkdir()
+    procs = [project.start("exercise.py", "100", str(meet), "4") for _ in range(4)]
     results = []
     for proc in procs:
         out, err = proc.communicate(timeout=120)

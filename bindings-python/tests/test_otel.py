@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -161,16 +162,26 @@ def test_ids_are_unique_across_threads(durable: rimeflake.Generator) -> None:
     assert len(trace_ids) == 10_000
 
 
-def in_forked_workers(workers: int, work: Callable[[], list[int]]) -> list[list[int]]:
-    """Runs `work` in `workers` children forked from this process at once; their results."""
+def in_forked_workers(
+    workers: int, start: Callable[[], object], work: Callable[[], list[int]], meet: Path
+) -> list[list[int]]:
+    """Runs `start`, then `work`, in `workers` children forked from this process at once; their
+    results. No child goes from `start` to `work` before every child is done with `start` (they
+    meet in the directory `meet`): a child that took its worker ID in `start` holds it until the
+    others hold theirs, so none of them can take a worker ID another has let go."""
     children = []
-    for _ in range(workers):
+    for n in range(workers):
         read_end, write_end = os.pipe()
         pid = os.fork()
         if pid == 0:  # the child: report through the pipe, never return into pytest
             code = 1
             try:
                 os.close(read_end)
+                start()
+                (meet / str(n)).touch()
+                deadline = time.monotonic() + 120
+                while len(list(meet.iterdir())) < workers and time.monotonic() < deadline:
+                    time.sleep(0.005)
                 result = work()
                 with os.fdopen(write_end, "w") as out:
                     out.write(" ".join(map(str, result)))
@@ -190,7 +201,9 @@ def in_forked_workers(workers: int, work: Callable[[], list[int]]) -> list[list[
 
 
 @needs_fork
-def test_ids_are_unique_across_four_forked_workers(durable: rimeflake.Generator) -> None:
+def test_ids_are_unique_across_four_forked_workers(
+    durable: rimeflake.Generator, tmp_path: Path
+) -> None:
     # A pre-fork server: the tracer is set up, and used, in the parent before the fork.
     provider, exporter = traced(IdGenerator(durable))
     make_spans(provider, 10)
@@ -202,7 +215,10 @@ def test_ids_are_unique_across_four_forked_workers(durable: rimeflake.Generator)
         span_ids, trace_ids = ids_of(exporter.get_finished_spans())
         return [durable.worker_id, *span_ids, *trace_ids]
 
-    results = in_forked_workers(4, worker)
+    meet = tmp_path / "meet"
+    meet.mkdir()
+    # Each child's worker ID is its own from its first ID, which reading it takes.
+    results = in_forked_workers(4, lambda: durable.worker_id, worker, meet)
     make_spans(provider, 2000)
     results.append([parent_worker, *(x for ids in ids_of(exporter.get_finished_spans()) for x in ids)])
     workers = [r[0] for r in results]
