@@ -298,10 +298,6 @@ def table(results: list[tuple[str, str, tuple[float, float], str]]) -> str:
             ),
             ("SkyWalking ID(): setattr lambda / patched", lambda d: d[SW_LAMBDA] / d[SW_PATCHED], "> 1", lambda r: r > 1),
         ]
-    if OTEL_ROOT in med:
-        checks.append(
-            ("root span: rimeflake.otel / SDK's RandomIdGenerator", lambda d: d[OTEL_ROOT] / d[SDK_ROOT], "≤ 1.1", lambda r: r <= 1.1)
-        )
     lines += [
         "",
         "| target | medians | met | best loops | met | wanted |",
