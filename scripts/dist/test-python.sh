@@ -94,7 +94,7 @@ urls = dict(u.split(", ", 1) for u in dist.metadata.get_all("Project-URL") or []
 for label in ("Homepage", "Documentation", "Repository", "Issues", "Changelog", "Security"):
     assert urls.get(label, "").startswith("https://github.com/rimeflake/rimeflake"), (label, urls)
 extras = dist.metadata.get_all("Provides-Extra") or []
-assert extras == ["skywalking"], extras
+assert sorted(extras) == ["django", "otel", "skywalking", "sqlalchemy"], extras
 print("Project-URLs:", ", ".join(urls), "; extras:", ", ".join(extras))
 EOF
 }
@@ -218,13 +218,14 @@ integrations() {
     "$py" -m pip install --disable-pip-version-check --no-cache-dir -q \
     --index-url "$index" --only-binary :all: "rimeflake[otel,sqlalchemy,django]==$version"
   local page
+  # (Files not named as the libraries are: a script's directory comes first on sys.path.)
   for page in opentelemetry sqlalchemy django; do
-    page_example "$page" "$work/run/$page.py"
+    page_example "$page" "$work/run/page_$page.py"
     echo "docs/$page.md:"
-    (cd "$work/run" && as_user "$py" -W error "$page.py")
+    (cd "$work/run" && as_user "$py" -W error "page_$page.py")
   done
   (cd "$work/run" && "$tools_venv/bin/python" -m mypy --strict --no-incremental \
-    --python-executable "$py" opentelemetry.py sqlalchemy.py)
+    --python-executable "$py" page_opentelemetry.py page_sqlalchemy.py)
 }
 
 check "the local PyPI lists the wheel and the sdist" index_lists_both
