@@ -11,7 +11,7 @@
 // module), as it does for Python's rimeflake.otel. Needs no OpenTelemetry package itself: the
 // SDK's IdGenerator is an interface of two methods.
 
-const native = require('./index.js')
+const { otel } = require('./index.js')
 const { defaultGenerator, generatorOption } = require('./integration.js')
 
 class IdGenerator {
@@ -28,11 +28,11 @@ class IdGenerator {
   }
 
   generateTraceId() {
-    return native._otelTraceId(this.#generator ?? defaultGenerator())
+    return otel.traceId(this.#generator ?? defaultGenerator())
   }
 
   generateSpanId() {
-    return native._otelSpanId(this.#generator ?? defaultGenerator())
+    return otel.spanId(this.#generator ?? defaultGenerator())
   }
 }
 
