@@ -348,12 +348,22 @@ BENCH_VENV := bench/python/.venv
 # wheel lacks the generated skywalking.protocol package, so its agent cannot be imported.
 SKYWALKING_AGENT := apache-skywalking==1.2.0
 BENCH_PEERS := uuid-utils==1.2.0 sonyflake-turbo==1.0.1 snowflake-id==1.0.2 python-ulid==4.1.0 numpy \
-  $(SKYWALKING_AGENT)
+  $(SKYWALKING_AGENT) opentelemetry-sdk==1.45.2
 
-PY_TOOLS := maturin pytest mypy numpy $(SKYWALKING_AGENT)
+# The libraries of the integrations (rimeflake.otel, .sqlalchemy, .django), at the versions
+# their tests run against, with PostgreSQL's driver (psycopg 3) and Django's stubs for mypy.
+# Django 5.2 is the newest that runs on Python 3.10 and 3.11.
+# scripts/dist/test-python.sh reads PY_INTEGRATION_LIBS from here.
+PY_INTEGRATION_LIBS := opentelemetry-sdk==1.45.2 sqlalchemy==2.1.9 django==5.2.19
+PY_INTEGRATIONS := $(PY_INTEGRATION_LIBS) psycopg[binary]==3.3.9 django-stubs==5.2.9
+PY_TOOLS := maturin pytest mypy numpy $(SKYWALKING_AGENT) $(PY_INTEGRATIONS)
 # Installed once per .venv (stamp files), so warm runs do not ask pip again: maturin alone
-# builds the extension (make demo), the rest is for the tests and lints.
+# builds the extension (make demo), the rest is for the tests and lints. The tools' stamp holds
+# the list it installed, so a changed list installs again.
 PY_TOOLS_STAMP := $(VENV)/.tools-installed
+ifneq ($(shell cat $(PY_TOOLS_STAMP) 2>/dev/null),$(strip $(PY_TOOLS)))
+.PHONY: $(PY_TOOLS_STAMP)
+endif
 
 .PHONY: python-env test-python example-python lint-python bench-python
 python-env: rust $(PY_TOOLS_STAMP) ## Python: .venv with maturin, pytest, mypy, numpy and the extension built in it (debug)
@@ -369,20 +379,20 @@ $(PY_BUILD_STAMP):
 $(PY_TOOLS_STAMP):
 	$(call say,python: creating .venv and installing $(PY_TOOLS) (pip))
 	@test -x $(VENV_PY) || $(PYTHON) -m venv $(VENV)
-	$(VENV_PY) -m pip install --disable-pip-version-check $(PY_TOOLS)
-	@touch $@
+	$(VENV_PY) -m pip install --disable-pip-version-check $(foreach t,$(PY_TOOLS),'$(t)')
+	@echo '$(strip $(PY_TOOLS))' >$@
 
 example-python: python-env ## run the Python example (examples/python)
 	$(VENV_PY) examples/python/quickstart.py
 
 # The example runs first so that pytest's summary closes the output. It runs here rather than
 # through example-python, so the extension is built once (python-env is a prerequisite).
-test-python: python-env servers ## Python: the example, then pytest bindings-python/tests (stubtest included; a real Redis for the backend test)
+test-python: python-env servers ## Python: the example, then pytest bindings-python/tests (stubtest included; a real Redis for the backend test, a real PostgreSQL for the ORMs')
 	$(call say,python: the example (examples/python))
 	RIMEFLAKE_STATE_DIR="$(CURDIR)/target/rimeflake-state" RIMEFLAKE_NO_CONTAINER_WARNING=1 \
 	  $(VENV_PY) examples/python/quickstart.py
 	$(call say,python: pytest bindings-python/tests)
-	scripts/with-redis $(VENV_PY) -m pytest bindings-python/tests
+	scripts/with-redis scripts/with-postgres $(VENV_PY) -m pytest bindings-python/tests
 
 lint-python: python-env ## Python: mypy --strict on the package (stubs included) and the example
 	$(VENV_PY) -m mypy --strict bindings-python/python/rimeflake examples/python
@@ -448,8 +458,9 @@ bench-c: c-tools ## C: rimeflake_next_id / rimeflake_fill beside the core's next
 
 # ---- node -------------------------------------------------------------------------------------
 
-# bindings-node/node_modules holds the napi CLI and TypeScript (npm ci, from package-lock.json,
-# which it never rewrites); `napi build` puts a debug build of the addon beside index.js (which
+# bindings-node/node_modules holds the napi CLI, TypeScript and the libraries the integrations'
+# tests run against (rimeflake/otel, /drizzle, /typeorm: package.json's devDependencies), from
+# npm ci, from package-lock.json, which it never rewrites; `napi build` puts a debug build of the addon beside index.js (which
 # is written by hand: --no-js), with the internals feature that the tests and the benchmark
 # use. bench/node/node_modules holds the peer libraries, and the benchmark loads a release
 # build from target/node-release.
@@ -481,16 +492,16 @@ example-node: node-env example-node-deps ## run the Node examples (examples/node
 
 # The examples run first so that the test runner's summary closes the output. The restart test
 # sets the clock back with libfaketime.
-test-node: node-env faketime servers ## Node: the examples, then node --test bindings-node/test (tsc included; a real Redis for the backend test; the packages as published: make test-dist-node)
+test-node: node-env faketime servers ## Node: the examples, then node --test bindings-node/test (tsc included; a real Redis for the backend test, a real PostgreSQL for the ORMs'; the packages as published: make test-dist-node)
 	RIMEFLAKE_STATE_DIR="$(CURDIR)/target/rimeflake-state" RIMEFLAKE_NO_CONTAINER_WARNING=1 \
 	  $(MAKE) --no-print-directory example-node
-	cd bindings-node && ../scripts/with-redis $(NODE) --test test/
+	cd bindings-node && ../scripts/with-redis ../scripts/with-postgres $(NODE) --test test/
 
-lint-node: node-env ## Node: tsc --noEmit --strict over the TypeScript example and the every-export check; node --check on the JavaScript
-	cd bindings-node && ./node_modules/.bin/tsc -p test/types
+lint-node: node-env ## Node: tsc --noEmit --strict over the TypeScript example and the every-export checks (the integrations' subpaths included); node --check on the JavaScript
+	cd bindings-node && ./node_modules/.bin/tsc -p test/types && ./node_modules/.bin/tsc -p test/types/drizzle
 	$(MAKE) --no-print-directory example-node-deps
 	bindings-node/node_modules/.bin/tsc -p examples/node
-	for f in bindings-node/index.js bindings-node/test/*.js examples/node/*.js bench/node/bench.js; do $(NODE) --check "$$f"; done
+	for f in bindings-node/*.js bindings-node/test/*.js examples/node/*.js bench/node/bench.js; do $(NODE) --check "$$f"; done
 
 bench-node: rust node ## Node: release build + peers in bench/node/node_modules, then bench/node/bench.js (writes bench/RESULTS.md)
 	@cd bindings-node && { [ node_modules/.package-lock.json -nt package-lock.json ] || $(NPM_CI); }
@@ -548,10 +559,10 @@ test-dist-crate: rust ## cargo package of rimeflake and rimeflake-cli; a scratch
 test-dist-c: c-tools ## the C tarball: the README's pkg-config lines (dynamic and static) and CMake find_package
 	scripts/dist/test-c.sh
 
-test-dist-python: ## pip install rimeflake by name from a local PyPI (pypiserver), the quick start
+test-dist-python: ## pip install rimeflake by name from a local PyPI (pypiserver), the quick start, the integrations' extras
 	scripts/dist/test-python.sh
 
-test-dist-node: node ## npm install rimeflake by name from a local registry (verdaccio): CommonJS, ESM, TypeScript
+test-dist-node: node servers ## npm install rimeflake by name from a local registry (verdaccio): CommonJS, ESM, TypeScript, the integrations (a real PostgreSQL for TypeORM's)
 	scripts/dist/test-node.sh
 
 # ---- docs -------------------------------------------------------------------------------------

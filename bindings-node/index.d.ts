@@ -296,6 +296,16 @@ export interface Parts {
 /** The package's version (the workspace's). */
 export const VERSION: string
 
+export declare namespace otel {
+  /** A span ID from `generator`: its next ID that is not 0, as 16 lower-case hex digits. */
+  export function spanId(generator: Generator): string
+  /**
+   * A trace ID from `generator`: its next ID, then 64 random bits from the operating system, as
+   * 32 lower-case hex digits (W3C Trace Context Level 2: the rightmost 7 bytes are random).
+   */
+  export function traceId(generator: Generator): string
+}
+
 export declare namespace skywalking {
   /**
    * A trace ID in the SkyWalking Java agent's format, `{process}.{thread}.{ms * 10000 + seq}`,

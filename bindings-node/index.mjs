@@ -10,6 +10,7 @@ export const {
   format,
   parse,
   skywalking,
+  otel,
   VERSION,
   RimeflakeError,
   ConfigError,

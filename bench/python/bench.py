@@ -134,6 +134,7 @@ def rows() -> list[tuple[str, str, tuple[float, float], str]]:
     out.append(_row("rimeflake Generator.next_id() (default layout, memory)", rv, _call(gen_default.next_id), "512 IDs/ms, borrows ahead"))
     out.append(_row("rimeflake.skywalking.global_id()", rv, _call(global_id), "SkyWalking format, str"))
     out += skywalking_rows(rv)
+    out += otel_rows(rv)
 
     try:
         import uuid_utils
@@ -211,6 +212,46 @@ def skywalking_rows(rv: str) -> list[Row]:
             setup=install_skywalking, teardown=lambda: install_skywalking().uninstall()),
         Row(SW_LAMBDA, f"{sw} + {rv}", ID, 1, "a one-line monkeypatch, for comparison",
             setup=lambda_on, teardown=lambda_off),
+    ]
+
+
+OTEL_SPAN = "rimeflake.otel.IdGenerator().generate_span_id()"
+OTEL_TRACE = "rimeflake.otel.IdGenerator().generate_trace_id()"
+SDK_SPAN = "opentelemetry-sdk RandomIdGenerator().generate_span_id()"
+SDK_TRACE = "opentelemetry-sdk RandomIdGenerator().generate_trace_id()"
+OTEL_ROOT = "a root span (start, end) with rimeflake.otel.IdGenerator"
+SDK_ROOT = "a root span (start, end) with the SDK's RandomIdGenerator"
+
+
+def otel_rows(rv: str) -> list[Row]:
+    """OpenTelemetry's ID generator: rimeflake's beside the SDK's default, per ID and per root
+    span (a TracerProvider with no span processor: what the IDs add to starting a span)."""
+    try:
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
+    except ImportError:
+        return []
+    from rimeflake.otel import IdGenerator
+
+    ov = version("opentelemetry-sdk")
+    ours = IdGenerator(rimeflake.Generator(2, layout="twitter", backend="memory"))
+    sdk = RandomIdGenerator()
+
+    def root_span(ids: Any) -> Callable[[], None]:
+        tracer = TracerProvider(id_generator=ids).get_tracer("bench")
+
+        def span() -> None:
+            tracer.start_span("root").end()
+
+        return span
+
+    return [
+        Row(OTEL_SPAN, f"{rv} + {ov}", ours.generate_span_id, 1, "a rimeflake ID"),
+        Row(SDK_SPAN, ov, sdk.generate_span_id, 1, "random.getrandbits(64)"),
+        Row(OTEL_TRACE, f"{rv} + {ov}", ours.generate_trace_id, 1, "an ID, then 64 bits of getrandom(2)"),
+        Row(SDK_TRACE, ov, sdk.generate_trace_id, 1, "random.getrandbits(128)"),
+        Row(OTEL_ROOT, f"{rv} + {ov}", root_span(ours), 1, "one trace ID and one span ID"),
+        Row(SDK_ROOT, ov, root_span(sdk), 1, ""),
     ]
 
 

@@ -205,7 +205,32 @@ impl Generator {
         &self.handle
     }
 
-    fn one(&self, env: &Env) -> Result<u64> {
+    /// The `Generator` inside a JavaScript object, if it is one (type tag checked).
+    ///
+    /// # Safety
+    /// `env` and `value` belong to the current call.
+    pub unsafe fn unwrap<'a>(
+        env: napi::sys::napi_env,
+        value: napi::sys::napi_value,
+    ) -> Option<&'a Generator> {
+        use napi::bindgen_prelude::{validate_type_tag, TypeTag};
+        let mut p = std::ptr::null_mut();
+        let tag = <Generator as TypeTag>::type_tag();
+        // SAFETY: `env` and `value` are the current call's (this function's contract).
+        if unsafe { validate_type_tag(env, value, &tag, "Generator") }.is_err() {
+            return None;
+        }
+        // SAFETY: as above; `p` is a local to write.
+        if unsafe { napi::sys::napi_unwrap(env, value, &mut p) } != napi::sys::Status::napi_ok {
+            return None;
+        }
+        // SAFETY: the object carries Generator's type tag, which only napi-rs's constructor of
+        // this class puts on the objects it wraps a Generator in, so a non-null `p` is that
+        // Generator, alive as long as the object, which the current call holds.
+        (!p.is_null()).then(|| unsafe { &*(p as *const Generator) })
+    }
+
+    pub(crate) fn one(&self, env: &Env) -> Result<u64> {
         match self.handle.try_next_id() {
             Some(id) => Ok(id),
             None => crate::errors::guard(env.raw(), || self.handle.check_open()?.next_id()),

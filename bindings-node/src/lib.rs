@@ -14,6 +14,7 @@ mod handle;
 mod hot;
 mod layout;
 mod options;
+mod otel;
 mod parts;
 #[cfg(feature = "internals")]
 mod shape;

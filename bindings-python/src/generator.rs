@@ -73,7 +73,7 @@ impl Generator {
 
     /// The next ID, an ``int``. IDs of one generator strictly increase (except across a
     /// clock-id reuse, counted in ``stats()``).
-    fn next_id(&self, py: Python<'_>) -> Result<u64> {
+    pub(crate) fn next_id(&self, py: Python<'_>) -> Result<u64> {
         // The hot path: no wait, no error, no release of the interpreter.
         match self.inner.try_next_id() {
             Some(id) => Ok(id),

@@ -10,6 +10,7 @@ mod generator;
 mod interrupt;
 mod layout;
 mod options;
+mod otel;
 mod warnings;
 
 use errors::Result;
@@ -102,6 +103,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(global_id, m)?)?;
     m.add_function(wrap_pyfunction!(process_id, m)?)?;
     m.add_function(wrap_pyfunction!(_after_fork_in_child, m)?)?;
+    m.add_function(wrap_pyfunction!(otel::_otel_span_id, m)?)?;
+    m.add_function(wrap_pyfunction!(otel::_otel_trace_id, m)?)?;
     // The tests' hooks, outside `__all__`: the stub describes the wheel's module, which has none.
     #[cfg(feature = "internals")]
     {

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -15,6 +16,17 @@ def gen() -> Iterator[rimeflake.Generator]:
     """An in-memory generator on the twitter layout, worker 1."""
     with rimeflake.Generator(1, layout="twitter", backend="memory") as g:
         yield g
+
+
+def postgres_url() -> str:
+    """The throwaway PostgreSQL server's URL (scripts/with-postgres, which make test-python runs)."""
+    url = os.environ.get("RIMEFLAKE_TEST_POSTGRES_URL")
+    if not url:
+        pytest.fail(
+            "RIMEFLAKE_TEST_POSTGRES_URL is not set: run the tests with `make test-python` (it "
+            "starts PostgreSQL) or `scripts/with-postgres python -m pytest bindings-python/tests`"
+        )
+    return url
 
 
 def embedded_or_skip(**kwargs: object) -> rimeflake.Generator:

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The npm packages of a release, as publishing makes them, into dist/:
-#   rimeflake-<version>.tgz                  the main package (index.js, index.mjs, index.d.ts),
+#   rimeflake-<version>.tgz                  the main package (index.js, index.mjs, index.d.ts, the
+#                                            integrations' subpaths),
 #                                            whose optionalDependencies name every platform
 #                                            package at the same version
 #   rimeflake-<platform>-<version>.tgz       the package @rimeflake/<platform> (npm pack names
@@ -72,7 +73,13 @@ pack() {
   local stage
   stage=$(mktemp -d "${TMPDIR:-/tmp}/rimeflake-npm.XXXXXX")
   say "staging the packages in $stage"
-  cp "$pkg"/{package.json,index.js,index.mjs,index.d.ts,README.md} "$stage/"
+  # What package.json ships (its "files": the entries and the integrations' subpaths), and
+  # LICENSE from the repository's root.
+  local f
+  cp "$pkg/package.json" "$stage/"
+  for f in $(node -p 'require(process.argv[1]).files.join("\n")' "$pkg/package.json"); do
+    [ "$f" = LICENSE ] || cp "$pkg/$f" "$stage/"
+  done
   cp "$root/LICENSE" "$stage/"
   cp -r "$pkg/npm" "$stage/npm"
   mkdir "$stage/artifacts"

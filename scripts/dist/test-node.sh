@@ -3,8 +3,9 @@
 # (verdaccio, on a free loopback port, its storage in a temporary directory), then
 # `npm install rimeflake` by name in an empty project, with no Rust toolchain on PATH:
 # the README's Node quick start and examples/node as CommonJS, as an ES module and as
-# TypeScript (`tsc --strict`, no other setting), and the main package installed without its
-# platform package, whose error must say which package is missing and how to get it.
+# TypeScript (`tsc --strict`, no other setting), the integrations' subpaths with their libraries,
+# and the main package installed without its platform package, whose error must say which
+# package is missing and how to get it.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
@@ -94,7 +95,8 @@ readme_snippet() {
 contents() {
   local listing
   listing=$(tar -tzf "$main")
-  for f in package.json index.js index.mjs index.d.ts README.md LICENSE; do
+  for f in package.json index.js index.mjs index.d.ts README.md LICENSE integration.js \
+    otel.{js,mjs,d.ts} drizzle.{js,mjs,d.ts} typeorm.{js,mjs,d.ts}; do
     grep -qx "package/$f" <<<"$listing" || die "$main has no $f"
   done
   ! grep -q '\.node$' <<<"$listing" || die "the main package carries an addon: $listing"
@@ -146,6 +148,11 @@ install_by_name() {
   (cd "$app" && as_user npm install rimeflake)
   [ -f "$app/node_modules/$addon_pkg/rimeflake.$platform.node" ] || die "npm did not install $addon_pkg"
   [ -f "$app/node_modules/rimeflake/LICENSE" ] && [ -f "$app/node_modules/$addon_pkg/LICENSE" ]
+  # The libraries the integrations plug into are optional peers: npm leaves them out.
+  local peer
+  for peer in @opentelemetry/sdk-trace-base drizzle-orm typeorm; do
+    [ ! -e "$app/node_modules/$peer" ] || die "npm install rimeflake installed the optional peer $peer"
+  done
   # The installed copy is what loads, not the checkout.
   local resolved
   resolved=$(cd "$app" && as_user node -p "require.resolve('rimeflake')")
@@ -236,6 +243,50 @@ without_addon() {
   done
 }
 
+# The code blocks of a docs page, in order, each into $dir/<page>-<n>.js or .mjs (a block with
+# import statements is an ES module); prints the files' names and the blocks' info strings.
+page_blocks() {
+  python3 - "$root/docs/$1.md" "$2" "$1" <<'EOF'
+import re, sys
+text, out, page = open(sys.argv[1]).read(), sys.argv[2], sys.argv[3]
+for n, (info, body) in enumerate(re.findall(r"^```js([^\n]*)\n(.*?)^```", text, flags=re.S | re.M)):
+    ext = ".mjs" if re.search(r"^import\s", body, re.M) else ".js"
+    name = f"{page}-{n}{ext}"
+    open(f"{out}/{name}", "w").write(body)
+    print(name, info.strip() or "-")
+EOF
+}
+
+# rimeflake/otel, /drizzle and /typeorm from the installed package, with the libraries at the
+# versions the tests pin (bindings-node's devDependencies, through verdaccio's uplink): the
+# docs pages' JavaScript examples (on a throwaway PostgreSQL where they say with-postgres), and
+# a TypeScript file on the subpaths' declarations (tsc --strict; skipLibCheck, as drizzle-orm's
+# own declarations fail a full check).
+integrations() {
+  local libs name info
+  libs=$(node -p '
+    const d = require(process.argv[1]).devDependencies
+    const want = ["@opentelemetry/api", "@opentelemetry/sdk-trace-base", "drizzle-orm", "@libsql/client", "pg", "typeorm"]
+    want.map((n) => n + "@" + d[n]).join(" ")' "$root/bindings-node/package.json")
+  # shellcheck disable=SC2086 # one word per package
+  (cd "$app" && as_user npm install $libs)
+  for page in opentelemetry drizzle typeorm; do
+    while read -r name info; do
+      echo "docs/$page.md: $name ($info)"
+      if [ "$info" = with-postgres ]; then
+        (cd "$app" && as_user "$root/scripts/with-postgres" bash -c 'DATABASE_URL=$RIMEFLAKE_TEST_POSTGRES_URL exec node "$1"' - "$name")
+      else
+        (cd "$app" && as_user node "$name")
+      fi
+    done < <(page_blocks "$page" "$app")
+  done
+  cp "$root/bindings-node/test/types/integrations.ts" "$app/integrations.ts"
+  cp "$root/bindings-node/test/types/drizzle/usage.ts" "$app/drizzle-usage.ts"
+  (cd "$app" && as_user npm install --save-dev "$typescript" @types/node@20 &&
+    as_user ./node_modules/.bin/tsc --strict --noEmit --skipLibCheck --module nodenext \
+      --target es2022 --types node integrations.ts drizzle-usage.ts)
+}
+
 check "the tarballs: LICENSE in both, optionalDependencies under @rimeflake/, no install script, a stripped addon" contents
 check "npm publish of both tarballs to verdaccio" publish
 check "npm install rimeflake by name into an empty project (and @rimeflake/$platform with it)" install_by_name
@@ -243,5 +294,6 @@ check "README's Node quick start (CommonJS)" readme_cjs
 check "README's Node quick start (ES module)" readme_esm
 check "examples/node quickstart.js and .mjs, and the former pack test's checks" examples_cjs_esm
 check "README's quick start and examples/node/quickstart.ts: tsc --strict ($typescript, its defaults), then node" typescript_check
+check "rimeflake/otel, /drizzle, /typeorm with their libraries: the docs' examples, tsc --strict" integrations
 check "without the platform package (--omit=optional): the error names it and how to install it" without_addon
 summary

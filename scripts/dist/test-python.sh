@@ -2,7 +2,8 @@
 # Tests the Python artifacts in $dist (scripts/dist/python.sh makes them) as a user gets them:
 # a local PyPI (pypiserver, on a free loopback port) serves the wheel and the sdist, and a fresh
 # venv installs `rimeflake` by name from it, with no cargo, rustc or maturin on PATH, then runs
-# the quick starts, type-checks against the installed stubs and checks the error classes.
+# the quick starts, type-checks against the installed stubs, checks the error classes, and
+# installs the extras (served by the same local PyPI) to run the integrations' examples.
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
@@ -16,9 +17,25 @@ sdist=$dist/rimeflake-$version.tar.gz
 tools_venv=$target/pypi-venv
 tool_venv "$tools_venv" pypiserver==2.4.2 mypy==2.4.1
 
+# The libraries of the integrations (rimeflake.otel, .sqlalchemy, .django) at the versions the
+# tests pin (the Makefile's PY_INTEGRATION_LIBS), with what they need, downloaded once: the local
+# PyPI serves them beside rimeflake, so that `pip install 'rimeflake[otel,...]'` resolves the
+# extras by name from it alone.
+libs=$(sed -n 's/^PY_INTEGRATION_LIBS := //p' "$root/Makefile")
+[ -n "$libs" ] || die "no PY_INTEGRATION_LIBS in the Makefile"
+read -r -a libs <<<"$libs"
+libs_dir=$target/dist-py-libs/$(printf '%s\n' "${libs[@]}" | sha256sum | cut -c1-16)
+if [ ! -e "$libs_dir/.complete" ]; then
+  say "python: ${libs[*]} and their dependencies into $libs_dir (pip download, once)"
+  rm -rf "$libs_dir"
+  "$tools_venv/bin/python" -m pip download --disable-pip-version-check -q --only-binary :all: \
+    --dest "$libs_dir" "${libs[@]}"
+  touch "$libs_dir/.complete"
+fi
+
 scratch work
 mkdir "$work/packages"
-cp "$wheel" "$sdist" "$work/packages/"
+cp "$wheel" "$sdist" "$libs_dir"/*.whl "$work/packages/"
 port=$(free_port)
 say "python: local PyPI on 127.0.0.1:$port (pypiserver, packages in $work/packages)"
 # --disable-fallback: a name it does not have is a 404, never a redirect to the real PyPI.
@@ -70,7 +87,7 @@ urls = dict(u.split(", ", 1) for u in dist.metadata.get_all("Project-URL") or []
 for label in ("Homepage", "Documentation", "Repository", "Issues", "Changelog", "Security"):
     assert urls.get(label, "").startswith("https://github.com/rimeflake/rimeflake"), (label, urls)
 extras = dist.metadata.get_all("Provides-Extra") or []
-assert extras == ["skywalking"], extras
+assert sorted(extras) == ["django", "otel", "skywalking", "sqlalchemy"], extras
 print("Project-URLs:", ", ".join(urls), "; extras:", ", ".join(extras))
 EOF
 }
@@ -176,6 +193,34 @@ EOF
   )
 }
 
+# The first runnable Python block of a docs page, into a file.
+page_example() {
+  "$tools_venv/bin/python" - "$root/docs/$1.md" "$2" <<'EOF'
+import re, sys
+blocks = re.findall(r"```python\n(.*?)```", open(sys.argv[1]).read(), flags=re.S)
+assert blocks, f"{sys.argv[1]} has no runnable Python block"
+open(sys.argv[2], "w").write(blocks[0])
+EOF
+}
+
+# The extras by name (their libraries from the local PyPI too), then each integration's page's
+# example on the installed package, and mypy --strict over those of OpenTelemetry and SQLAlchemy
+# (Django's types come from django-stubs, which no extra installs).
+integrations() {
+  as_user env -u PIP_FIND_LINKS -u PIP_EXTRA_INDEX_URL -u PIP_INDEX_URL PIP_CONFIG_FILE=/dev/null \
+    "$py" -m pip install --disable-pip-version-check --no-cache-dir -q \
+    --index-url "$index" --only-binary :all: "rimeflake[otel,sqlalchemy,django]==$version"
+  local page
+  # (Files not named as the libraries are: a script's directory comes first on sys.path.)
+  for page in opentelemetry sqlalchemy django; do
+    page_example "$page" "$work/run/page_$page.py"
+    echo "docs/$page.md:"
+    (cd "$work/run" && as_user "$py" -W error "page_$page.py")
+  done
+  (cd "$work/run" && "$tools_venv/bin/python" -m mypy --strict --no-incremental \
+    --python-executable "$py" page_opentelemetry.py page_sqlalchemy.py)
+}
+
 check "the local PyPI lists the wheel and the sdist" index_lists_both
 check "pip install rimeflake by name, from the wheel (no cargo, rustc, maturin on PATH)" install_by_name
 check "the installed extension is stripped and needs only glibc" extension_is_lean
@@ -183,4 +228,5 @@ check "examples/python/quickstart.py on the installed package" quickstart
 check "the package README's snippet on the installed package" package_readme
 check "mypy --strict against the installed stubs (py.typed)" stubs
 check "the error classes (python -c)" error_classes
+check "rimeflake[otel,sqlalchemy,django] by name, and the integrations' examples on it" integrations
 summary

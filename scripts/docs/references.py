@@ -29,7 +29,7 @@ SKIP_DIRS = {".git", "target", "node_modules", ".venv", "dist", "__pycache__", "
              ".mypy_cache"}
 C_LIKE = {".rs", ".c", ".h", ".cpp", ".hpp", ".cc", ".js", ".mjs", ".cjs", ".ts"}
 HASH = {".py", ".pyi", ".sh", ".toml", ".yml", ".yaml", ".cfg", ".mk"}
-HASH_NAMES = {"Makefile", "with-redis", "run"}
+HASH_NAMES = {"Makefile", "with-redis", "with-postgres", "run"}
 # Docs read whole; CHANGELOG.md is history and bench/RESULTS.md is what the benchmarks wrote.
 DOCS = ["README.md", "docs"]
 

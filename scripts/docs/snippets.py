@@ -22,6 +22,9 @@ How a block is tested depends on its info string's first word:
 Words after the language change that:
 
   with-redis        run under scripts/with-redis, REDIS_URL set to its throwaway server's URL
+  with-postgres     run under scripts/with-postgres, DATABASE_URL set to its throwaway server's
+                    URL (a JavaScript block also finds the libraries of bindings-node's
+                    node_modules, as an application would find its own: drizzle-orm, pg, ...)
   no-run: REASON    not run; the reason is printed (and must be given)
 
 Prints one line per block and ends with "run-snippets: N passed, N failed"; exits 1 when a block
@@ -126,10 +129,17 @@ class Runner:
         self.dirs: dict[Path, tuple[Path, Path]] = {}
         self.count = 0
         # node resolves `rimeflake` from the script's directory upwards: node_modules/rimeflake
-        # here points at bindings-node, as examples/node's file: dependency does.
+        # here points at bindings-node, as examples/node's file: dependency does. The libraries
+        # the integrations plug into (bindings-node's devDependencies: @opentelemetry/*,
+        # drizzle-orm, typeorm, pg, ...) are linked beside it, as an application installs them.
         node_modules = scratch / "node" / "node_modules"
         node_modules.mkdir(parents=True)
         (node_modules / "rimeflake").symlink_to(ROOT / "bindings-node")
+        installed = ROOT / "bindings-node" / "node_modules"
+        if installed.is_dir():
+            for entry in installed.iterdir():
+                if not entry.name.startswith(".") and entry.name != "rimeflake":
+                    (node_modules / entry.name).symlink_to(entry)
 
     def work_and_state(self, block: Block) -> tuple[Path, Path]:
         """The working directory and the state directory of the blocks of this block's file."""
@@ -189,6 +199,10 @@ class Runner:
             cmd = ["bash", "-c", f'"$@" && exec node {out}', "tsc"] + compile_cmd
         else:
             return [], None
+        if "with-postgres" in words:
+            # DATABASE_URL stands for the reader's server; here it is the throwaway one.
+            cmd = [str(ROOT / "scripts" / "with-postgres"), "bash", "-c",
+                   'DATABASE_URL="$RIMEFLAKE_TEST_POSTGRES_URL" exec "$@"', "with-postgres"] + cmd
         if "with-redis" in words:
             # REDIS_URL stands for the reader's server; here it is the throwaway one.
             cmd = [str(ROOT / "scripts" / "with-redis"), "bash", "-c",

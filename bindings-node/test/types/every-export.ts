@@ -19,6 +19,7 @@ import {
   StateError,
   type Stats,
   TimeRangeError,
+  otel,
   skywalking,
   VERSION,
 } from 'rimeflake'
@@ -68,7 +69,8 @@ function demo(): void {
   const s: string = format(id, 'base62') + l.toString() + l.name + l.order
   const parsed: bigint = parse(s, 'dec')
   const trace: string = skywalking.globalId() + skywalking.processId() + VERSION
-  console.log(n, back, names, fields, fp, safe, p2, p3, parsed, trace)
+  const ids: string = otel.traceId(gen) + otel.spanId(gen)
+  console.log(n, back, names, fields, fp, safe, p2, p3, parsed, trace, ids)
 }
 
 try {

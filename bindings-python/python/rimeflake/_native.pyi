@@ -19,6 +19,8 @@ __all__ = [
     "global_id",
     "process_id",
     "_after_fork_in_child",
+    "_otel_span_id",
+    "_otel_trace_id",
     "_at_exit",
     "RimeflakeError",
     "ConfigError",
@@ -272,6 +274,12 @@ def process_id() -> str:
 def _after_fork_in_child() -> None:
     """Called in a forked child by ``os.register_at_fork`` (the core arms ``pthread_atfork`` too,
     for forks that bypass Python): the child never continues its parent's IDs.
+    """
+def _otel_span_id(generator: Generator) -> int:
+    """A span ID from ``generator``: its next ID that is not 0."""
+def _otel_trace_id(generator: Generator) -> int:
+    """A trace ID from ``generator``: its next ID in the high 64 bits, 64 random bits from the
+    operating system below.
     """
 def _at_exit() -> None:
     """Registered with `atexit` at import: runs in the thread that finalizes, before it does."""

@@ -15,12 +15,12 @@
 //!
 //! The API is the items at the root ([`Generator`] and its [`Builder`], [`Layout`] and its
 //! [`Parts`], [`Encoding`] with [`format()`] and [`parse()`], [`Backend`], [`Error`] and
-//! [`ErrorKind`], [`Stats`], [`Warning`] and the clocks) and five modules: [`layout`] (bits,
+//! [`ErrorKind`], [`Stats`], [`Warning`] and the clocks) and six modules: [`layout`] (bits,
 //! presets, compose/decode), [`clock`] (the clocks a generator can be given), [`skywalking`]
-//! (SkyWalking trace IDs), [`admin`] (inspecting and resetting state, as `rimeflake state`
-//! does) and [`frontend`] (what the CLI and the language bindings need beyond that). The
-//! modules behind them, and the layers they form, are described in the repository's
-//! docs/architecture.md.
+//! (SkyWalking trace IDs), [`otel`] (OpenTelemetry span and trace IDs), [`admin`] (inspecting
+//! and resetting state, as `rimeflake state` does) and [`frontend`] (what the CLI and the
+//! language bindings need beyond that). The modules behind them, and the layers they form, are
+//! described in the repository's docs/architecture.md.
 #![warn(missing_docs)]
 
 // The file store, local leases and fork handling are written against Unix (flock, fsync,
@@ -33,9 +33,9 @@ compile_error!(
 );
 
 // The public surface is the root's re-exports and the modules `layout`, `clock`, `skywalking`,
-// `admin` (what `rimeflake state` does) and `frontend`
-// (what the CLI and the bindings alone need). The other modules are the crate's own: the tests
-// that reach them are unit tests, the ones in tests/internal/ included below.
+// `otel`, `admin` (what `rimeflake state` does) and `frontend` (what the CLI and the bindings
+// alone need). The other modules are the crate's own: the tests that reach them are unit tests,
+// the ones in tests/internal/ included below.
 macro_rules! internal {
     ($($(#[$meta:meta])* mod $name:ident;)*) => {$(
         $(#[$meta])*
@@ -60,6 +60,7 @@ mod env;
 mod error;
 pub mod frontend;
 pub mod layout;
+pub mod otel;
 mod random;
 pub mod skywalking;
 mod sync;
