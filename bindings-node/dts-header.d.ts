@@ -37,7 +37,7 @@ export declare interface Generator {
 
 // <contract:layout-name> generated from the core's tables by `make contract`: do not edit
 /** A preset's name; a `layout` takes one of these, a layout spec, or a `Layout`. */
-export type LayoutName = 'default' | 'twitter' | 'sonyflake' | 'sonyflake_v2' | 'baidu' | 'js_safe'
+export type LayoutName = 'default' | 'twitter' | 'discord' | 'sonyflake' | 'sonyflake_v2' | 'baidu' | 'js_safe'
 // </contract:layout-name>
 
 // <contract:generator-options> generated from the core's tables by `make contract`: do not edit

@@ -300,8 +300,8 @@ enum rimeflake_status rimeflake_generator_worker_id(const struct rimeflake_gener
 // `generator` from rimeflake_generator_new, not freed; `layout` writable.
 enum rimeflake_status rimeflake_generator_layout(const struct rimeflake_generator *generator, struct rimeflake_layout **layout);
 
-// The layout `spec` names, into `*layout`: a preset (`default`, `twitter`, `sonyflake`,
-// `sonyflake_v2`, `js_safe`; `baidu` needs `epoch_ms=`) or a layout spec such as
+// The layout `spec` names, into `*layout`: a preset (`default`, `twitter`, `discord`,
+// `sonyflake`, `sonyflake_v2`, `js_safe`; `baidu` needs `epoch_ms=`) or a layout spec such as
 // `"clock_id=0,time=41,worker=10,sequence=12,epoch_ms=1420070400000"`. RIMEFLAKE_CONFIG names
 // what is wrong. Free it with rimeflake_layout_free.
 //

@@ -11,7 +11,7 @@ from typing import Literal, SupportsIndex, TypedDict
 from ._native import Layout
 
 # <contract:layout-name> generated from the core's tables by `make contract`: do not edit
-LayoutName = Literal["default", "twitter", "sonyflake", "sonyflake_v2", "baidu", "js_safe"]
+LayoutName = Literal["default", "twitter", "discord", "sonyflake", "sonyflake_v2", "baidu", "js_safe"]
 # </contract:layout-name>
 """A preset name. A ``layout`` argument takes one of these, any layout spec
 (``"clock_id=0,time=41,worker=10,sequence=12,epoch_ms=1420070400000"``), as every rimeflake

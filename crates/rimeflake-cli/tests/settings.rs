@@ -183,28 +183,44 @@ fn layouts_come_from_a_preset_a_spec_or_the_environment_on_every_subcommand() {
     );
 }
 
+/// Discord's documentation's example snowflake (discord.com/developers/docs/reference#snowflakes):
+/// made 2016-04-30T11:18:25.796Z by internal worker 1, process 0, increment 7.
+const DISCORD_DOCS_ID: &str = "175928847299117063";
+
 #[test]
-fn a_twitter_id_read_as_default_is_flagged_in_the_future() {
-    let out = run(&["decode", "175928847299117063"], &[]);
+fn discords_example_read_as_default_is_flagged_and_the_hint_reads_2016() {
+    let out = run(&["decode", DISCORD_DOCS_ID], &[]);
     let table = stdout_ok(&out);
-    // A 2012 ID: several presets read it as a past time, twitter among them.
-    let mark = table
-        .lines()
-        .last()
-        .unwrap()
-        .split("(in the future: --layout ")
-        .nth(1);
+    // Read as `default`, it lies in 2034; the hint proposes Discord's reading (2016) and
+    // Twitter's (the same bits from Twitter's epoch: 2012), never Sonyflake's (2017-12-27).
     assert!(
-        mark.is_some_and(|m| m
-            .split(" or ")
-            .any(|p| p.trim_end_matches("?)") == "twitter")),
+        table
+            .lines()
+            .last()
+            .unwrap()
+            .ends_with("(in the future: --layout discord or twitter?)"),
         "{table}"
     );
-    let out = run(
-        &["decode", "--layout", "twitter", "175928847299117063"],
-        &[],
+    let note = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        note.contains(
+            "the likeliest readings, as likely as each other, are discord \
+             2016-04-30T11:18:25.796Z, twitter 2012-03-03T13:01:20.453Z: try --layout discord"
+        ),
+        "{note}"
     );
-    assert!(!stdout_ok(&out).contains("in the future"));
+    assert!(!note.contains("sonyflake") && !table.contains("sonyflake"), "{note}");
+
+    let out = run(&["decode", "--layout", "discord", DISCORD_DOCS_ID], &[]);
+    let table = stdout_ok(&out);
+    assert!(!table.contains("in the future"), "{table}");
+    // Discord's internal worker ID is the datacenter column, its process ID the worker.
+    let row: Vec<&str> = table.lines().last().unwrap().split_whitespace().collect();
+    assert_eq!(
+        row,
+        [DISCORD_DOCS_ID, "0", "2016-04-30T11:18:25.796Z", "1", "0", "7"],
+        "{table}"
+    );
 }
 
 #[test]
