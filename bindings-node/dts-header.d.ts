@@ -99,6 +99,11 @@ export interface GeneratorOptions {
    * process's worker ID is free again after it. Default: `RIMEFLAKE_LEASE_TTL_MS`, else 10000.
    */
   leaseTtlMs?: number
+  /**
+   * Start each time unit's sequence at a random offset rather than 0, so that id % N spreads evenly
+   * over N shards at any rate (layouts with the sequence below the worker). Default: off.
+   */
+  randomSequenceStart?: boolean
 }
 // </contract:generator-options>
 

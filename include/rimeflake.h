@@ -158,6 +158,10 @@ typedef struct rimeflake_config {
   // (the default): $RIMEFLAKE_LEASE_TTL_MS, else 10000. A killed process's worker ID is free
   // again after it.
   uint64_t lease_ttl_ms;
+  // Start each time unit's sequence at a random offset rather than 0, so that id % N spreads
+  // evenly over N shards at any rate (default false; refused, RIMEFLAKE_CONFIG, by a layout
+  // with the sequence above the worker, as sonyflake's).
+  bool random_sequence_start;
 } rimeflake_config;
 
 // Counters of a generator (rimeflake_stats). Fields a newer header adds come after these.

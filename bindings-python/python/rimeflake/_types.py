@@ -75,6 +75,10 @@ class GeneratorOptions(TypedDict, total=False):
     """With a server backend: how long a lease lasts without renewal, 200 ms to a day, in ms; a
     killed process's worker ID is free again after it. Default: ``RIMEFLAKE_LEASE_TTL_MS``, else
     10000."""
+
+    random_sequence_start: bool | None
+    """Start each time unit's sequence at a random offset rather than 0, so that id % N spreads
+    evenly over N shards at any rate (layouts with the sequence below the worker). Default: off."""
 # </contract:generator-options>
 
 

@@ -209,7 +209,10 @@ fn discords_example_read_as_default_is_flagged_and_the_hint_reads_2016() {
         ),
         "{note}"
     );
-    assert!(!note.contains("sonyflake") && !table.contains("sonyflake"), "{note}");
+    assert!(
+        !note.contains("sonyflake") && !table.contains("sonyflake"),
+        "{note}"
+    );
 
     let out = run(&["decode", "--layout", "discord", DISCORD_DOCS_ID], &[]);
     let table = stdout_ok(&out);
@@ -218,7 +221,14 @@ fn discords_example_read_as_default_is_flagged_and_the_hint_reads_2016() {
     let row: Vec<&str> = table.lines().last().unwrap().split_whitespace().collect();
     assert_eq!(
         row,
-        [DISCORD_DOCS_ID, "0", "2016-04-30T11:18:25.796Z", "1", "0", "7"],
+        [
+            DISCORD_DOCS_ID,
+            "0",
+            "2016-04-30T11:18:25.796Z",
+            "1",
+            "0",
+            "7"
+        ],
         "{table}"
     );
 }
