@@ -118,11 +118,11 @@ demo-c: rust c-tools
 # the per-suite targets below (faketime, servers, c-tools) find the packages there. The stamp
 # lives in the target directory, so `cargo clean` (or deleting it) makes `make deps` look again.
 DEPS_STAMP := $(CARGO_TARGET)/.deps-installed
-APT_DEPS := redis-server postgresql openssl faketime pkg-config
-BREW_DEPS := redis postgresql@16 openssl libfaketime pkg-config
+APT_DEPS := redis-server postgresql mariadb-server zookeeper default-jre-headless openssl faketime pkg-config
+BREW_DEPS := redis postgresql@16 mariadb zookeeper openssl libfaketime pkg-config
 
 .PHONY: deps
-deps: $(DEPS_STAMP) ## install the system packages the tests use, once: redis-server, PostgreSQL, openssl, libfaketime, pkg-config (apt-get on Debian and Ubuntu, Homebrew on macOS)
+deps: $(DEPS_STAMP) ## install the system packages the tests use, once: redis-server, PostgreSQL, MariaDB, ZooKeeper (and a Java runtime), openssl, libfaketime, pkg-config (apt-get on Debian and Ubuntu, Homebrew on macOS)
 
 $(DEPS_STAMP):
 	$(call say,deps: system packages for the tests (once; $(DEPS_STAMP) remembers))
@@ -181,7 +181,7 @@ test: deps test-rust test-serve test-loom test-python test-c test-node test-docs
 
 # The example runs first so that cargo test's summary lines close the output; its state goes
 # to target/, so tests write nothing outside the tree.
-test-rust: rust faketime servers ## Rust: the Rust example, then cargo test --workspace (real Redis and PostgreSQL servers included; the serve tests run in test-serve)
+test-rust: rust faketime servers ## Rust: the Rust example, then cargo test --workspace (real Redis, PostgreSQL, MariaDB and ZooKeeper servers included; the serve tests run in test-serve)
 	$(call say,rust: the example (examples/rust))
 	RIMEFLAKE_STATE_DIR="$(CURDIR)/target/rimeflake-state" $(MAKE) --no-print-directory example-rust
 	$(call say,rust: cargo test --workspace)
@@ -232,14 +232,18 @@ faketime: ## install libfaketime (Debian's faketime package) when it is missing
 	  sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
 	  $$sudo apt-get update && $$sudo apt-get install -y faketime; }
 
-# The Redis and PostgreSQL backend tests start real servers (crates/rimeflake-testkit/src/servers.rs).
+# The server backend tests start real Redis, PostgreSQL, MariaDB and ZooKeeper servers
+# (crates/rimeflake-testkit/src/servers.rs).
 # Debian keeps PostgreSQL's programs under /usr/lib/postgresql/<version>/bin, off PATH.
 .PHONY: servers
-servers: ## install redis-server, PostgreSQL and openssl (Debian's packages) when they are missing, for the backend tests
+servers: ## install redis-server, PostgreSQL, MariaDB, ZooKeeper (with a Java runtime) and openssl (Debian's packages) when they are missing, for the backend tests
 	@pkgs=""; \
 	command -v redis-server >/dev/null || pkgs="$$pkgs redis-server"; \
 	command -v openssl >/dev/null || pkgs="$$pkgs openssl"; \
 	ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || pkgs="$$pkgs postgresql"; \
+	command -v mariadb-install-db >/dev/null || pkgs="$$pkgs mariadb-server"; \
+	[ -f /usr/share/java/zookeeper.jar ] || pkgs="$$pkgs zookeeper"; \
+	command -v java >/dev/null || pkgs="$$pkgs default-jre-headless"; \
 	[ -z "$$pkgs" ] || { \
 	  sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
 	  $$sudo apt-get update && $$sudo apt-get install -y $$pkgs; }
@@ -411,10 +415,10 @@ bench-python: rust ## Python: release wheel + peers in bench/python/.venv, then 
 PREFIX ?= /usr/local
 VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
 C_PREFIX := $(CURDIR)/target/c-prefix
-# The server backends built into the library (rimeflake-capi's cargo features): both by default,
+# The server backends built into the library (rimeflake-capi's cargo features): all by default,
 # as the release tarball has them; `make install C_FEATURES=` installs the lean library, which
 # refuses a server URL with RIMEFLAKE_CONFIG (docs/c.md#build-options).
-C_FEATURES ?= redis postgres
+C_FEATURES ?= redis postgres mysql zookeeper
 
 .PHONY: c-tools header install test-c example-c lint-c bench-c bench-c-size
 c-tools: ## C: check cc, c++ and cmake; install pkg-config (Debian's package) when it is missing

@@ -57,6 +57,17 @@ test('a held worker ID and a bad URL are typed errors without the password', () 
     (e) => e instanceof rf.ConfigError && !e.message.includes('s3cret'))
 })
 
+test('mysql:// and zookeeper:// URLs reach their backends', () => {
+  // Built in: a server that is not there is a lease error naming it, not a missing feature.
+  const port = 1 // nobody listens on tcpmux
+  for (const url of [`mysql://app:s3cret@127.0.0.1:${port}/ids`, `zookeeper://app:s3cret@127.0.0.1:${port}/ids`]) {
+    assert.throws(() => new rf.Generator({ backend: url }),
+      (e) => e instanceof rf.LeaseError && e.message.includes(`127.0.0.1:${port}`) && !e.message.includes('s3cret'))
+  }
+  assert.throws(() => new rf.Generator({ backend: 'mysql://app:s3cret@db/ids?ssl-mode=sometimes' }),
+    (e) => e instanceof rf.ConfigError && /ssl-mode/.test(e.message) && !e.message.includes('s3cret'))
+})
+
 test('leaseTtlMs: a killed holder\'s worker ID is free again after its lease', async () => {
   const url = redisUrl()
   const src = `const rf = require(${JSON.stringify(root)});

@@ -62,6 +62,25 @@ def test_a_held_worker_id_and_a_bad_url_are_typed_errors() -> None:
     assert "s3cret" not in str(e.value)
 
 
+def test_mysql_and_zookeeper_urls_reach_their_backends() -> None:
+    # Built in: a server that is not there is a lease error naming it, not a missing feature.
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    for url in (
+        f"mysql://app:s3cret@127.0.0.1:{port}/ids",
+        f"zookeeper://app:s3cret@127.0.0.1:{port}/ids",
+    ):
+        with pytest.raises(rimeflake.LeaseError, match=f"127.0.0.1:{port}") as e:
+            rimeflake.Generator(backend=url)
+        assert "s3cret" not in str(e.value)
+    with pytest.raises(rimeflake.ConfigError, match="ssl-mode") as e:
+        rimeflake.Generator(backend="mysql://app:s3cret@db/ids?ssl-mode=sometimes")
+    assert "s3cret" not in str(e.value)
+
+
 def test_a_killed_holders_worker_id_is_free_after_its_lease_ttl() -> None:
     url = redis_url()
     code = (

@@ -15,7 +15,7 @@ scratch work
   echo "| features | \`librimeflake.so\` | \`librimeflake.a\` | glibc | a server URL |"
   echo "|---|---:|---:|---|---|"
 } >"$work/table.md"
-for features in "" "redis" "postgres" "redis postgres"; do
+for features in "" "redis" "postgres" "mysql zookeeper" "redis postgres mysql zookeeper"; do
   say "C: librimeflake with features '${features}'"
   zig_build -p rimeflake-capi --no-default-features --features "$features"
   prefix=$work/prefix-${features// /-}
@@ -23,10 +23,11 @@ for features in "" "redis" "postgres" "redis postgres"; do
   so=$prefix/lib/librimeflake.so.$version
   at_most_glibc "$so" || die "$so needs $(newest_glibc "$so"), newer than glibc $glibc"
   case "$features" in
-    "") label="none (\`--no-default-features\`)"; url="RIMEFLAKE_CONFIG for both" ;;
-    "redis postgres") label="redis, postgres (the default; the release tarball)"; url="both taken" ;;
-    redis) label="redis"; url="RIMEFLAKE_CONFIG for postgresql://" ;;
-    postgres) label="postgres"; url="RIMEFLAKE_CONFIG for redis://" ;;
+    "") label="none (\`--no-default-features\`)"; url="RIMEFLAKE_CONFIG for every one" ;;
+    "redis postgres mysql zookeeper") label="redis, postgres, mysql, zookeeper (the default; the release tarball)"; url="every one taken" ;;
+    redis) label="redis"; url="RIMEFLAKE_CONFIG for the others" ;;
+    postgres) label="postgres"; url="RIMEFLAKE_CONFIG for the others" ;;
+    "mysql zookeeper") label="mysql, zookeeper"; url="RIMEFLAKE_CONFIG for the others" ;;
   esac
   echo "| $label | $(mib "$(stat -c %s "$so")") | $(mib "$(stat -c %s "$prefix/lib/librimeflake.a")") |" \
     "$(newest_glibc "$so" | sed 's/GLIBC_//') | $url |" >>"$work/table.md"
@@ -39,7 +40,8 @@ if [ "${1:-}" = --results ]; then
   {
     echo "Version $version, Linux x86-64, the release profile as \`make dist-c\` builds it (zig, glibc"
     echo "$glibc; the archive's debug info stripped, as the tarball has it). Each server backend"
-    echo "brings its client, TLS (rustls with ring) and, for PostgreSQL, tokio."
+    echo "brings its client, TLS (rustls with ring) and, for PostgreSQL, tokio; MySQL's and"
+    echo "ZooKeeper's clients are the core's own (MySQL's TLS through rustls)."
     echo
     cat "$work/table.md"
   } >"$work/section.md"

@@ -5,8 +5,8 @@
 #                                                linked by zig against glibc 2.17's symbols
 #                                                (common.sh: zig_build), as the wheel is
 #   rimeflake-cli-<version>-<triple>/LICENSE, README.md (which states the glibc measured here)
-# The CLI's default features, which this build keeps: the Redis and PostgreSQL backends (with
-# TLS) and `rimeflake serve`, so nothing is missing from what ships.
+# The CLI's default features, which this build keeps: the Redis, PostgreSQL, MySQL and ZooKeeper
+# backends (with TLS) and `rimeflake serve`, so nothing is missing from what ships.
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
@@ -48,8 +48,9 @@ glibc $needs or later (RHEL 7 has 2.17, Amazon Linux 2 2.26, Ubuntu 20.04 2.31):
 glibc symbol version it uses is GLIBC_$needs. It loads no library but glibc's own, which every
 such system has:
 $libs.
-The Redis and PostgreSQL backends (\`--backend redis://...\`, \`postgresql://...\`, TLS
-included, through rustls: no OpenSSL) are built in. License: MIT (LICENSE).
+The Redis, PostgreSQL, MySQL and ZooKeeper backends (\`--backend redis://...\`,
+\`postgresql://...\`, \`mysql://...\`, \`zookeeper://...\`, TLS included, through rustls: no
+OpenSSL) are built in. License: MIT (LICENSE).
 README
 
 mkdir -p "$dist"

@@ -51,8 +51,9 @@ m, version = tomllib.loads(sys.stdin.read()), sys.argv[1]
 deps, features = m["dependencies"], m.get("features", {})
 assert deps["rimeflake"]["version"] == version, deps["rimeflake"]
 assert deps["rimeflake-serve"]["version"] == version and deps["rimeflake-serve"]["optional"], deps
-assert set(features["default"]) == {"redis", "postgres", "serve"}, features
-assert features["redis"] == ["rimeflake/redis"] and features["postgres"] == ["rimeflake/postgres"], features
+assert set(features["default"]) == {"redis", "postgres", "mysql", "zookeeper", "serve"}, features
+for backend in ("redis", "postgres", "mysql", "zookeeper"):
+    assert features[backend] == [f"rimeflake/{backend}"], features
 assert features["serve"] == ["dep:rimeflake-serve"], features
 print("rimeflake-cli: default features", ", ".join(sorted(features["default"])))' "$version" ||
     die "rimeflake-cli's packaged manifest does not build every backend and serve by default"

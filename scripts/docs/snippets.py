@@ -17,7 +17,7 @@ How a block is tested depends on its info string's first word:
   rust, c, cpp,     not run here: the block must appear, line for line (indentation aside),
   cmake, sql,       in one of the files CONTAINERS lists, which a test builds and runs
   go, java
-                    (or, for sql, which the PostgreSQL backend executes)
+                    (or, for sql, which the PostgreSQL or MySQL backend executes)
 
 Words after the language change that:
 
@@ -49,15 +49,18 @@ TIMEOUT_S = 120
 
 # The files a block of these languages must be part of, word for word. Each is built and run
 # by a test: examples/rust by `make test-rust`, examples/c and examples/cpp by `make test-c`
-# (crates/rimeflake-capi/tests/examples.sh); sql.rs is the schema the PostgreSQL backend
-# creates, which cargo test runs against a real server; the Go and Java clients are run by
+# (crates/rimeflake-capi/tests/examples.sh); the sql.rs files are the schemas the PostgreSQL and
+# MySQL backends create, which cargo test runs against real servers; the Go and Java clients are run by
 # `make test-serve` (crates/rimeflake-serve/tests/clients.rs).
 CONTAINERS = {
     "rust": ["examples/rust/src/main.rs"],
     "c": ["examples/c/quickstart.c"],
     "cpp": ["examples/cpp/quickstart.cpp"],
     "cmake": ["examples/cpp/CMakeLists.txt"],
-    "sql": ["crates/rimeflake/src/lease/remote/postgres/sql.rs"],
+    "sql": [
+        "crates/rimeflake/src/lease/remote/postgres/sql.rs",
+        "crates/rimeflake/src/lease/remote/mysql/sql.rs",
+    ],
     "go": ["crates/rimeflake-serve/tests/clients/client.go"],
     "java": ["crates/rimeflake-serve/tests/clients/Client.java"],
 }

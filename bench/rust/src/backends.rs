@@ -1,10 +1,11 @@
-//! rimeflake on its remote backends (Redis, PostgreSQL) beside the embedded default (a local
+//! rimeflake on its remote backends (Redis, PostgreSQL, MariaDB, ZooKeeper) beside the embedded
+//! default (a local
 //! state directory), in the same run: the cost of `next_id` in loops taking turns, and the time
 //! from `build()` to the first ID. The servers run on loopback, started here by the harness of the
 //! core's tests (`crate::servers`), each in a fresh temporary directory, killed when dropped.
 
 use crate::rime::{settle, LOOP, LOOPS};
-use crate::servers::{self, Postgres, Redis};
+use crate::servers::{self, MariaDb, Postgres, Redis, ZooKeeper};
 use crate::timing::{median, REPS};
 use rimeflake::{Backend, Builder, Generator, Layout};
 use std::fmt::Write as _;
@@ -60,6 +61,8 @@ pub struct Backends {
     pub figures: Vec<Figures>,
     pub redis_version: String,
     pub postgres_version: String,
+    pub mariadb_version: String,
+    pub zookeeper_version: String,
     /// The file system of the temporary directory, where the servers and the state directory
     /// keep their data.
     pub tmp_fs: String,
@@ -142,6 +145,27 @@ fn postgres_version() -> String {
     line.split_whitespace().nth(2).unwrap_or("?").to_string()
 }
 
+/// "mariadbd  Ver 10.11.6-MariaDB-0+deb12u1 for debian-linux-gnu ..." -> "10.11.6".
+fn mariadb_version() -> String {
+    let line = first_line(&servers::mariadbd(), "--version");
+    line.split_whitespace()
+        .skip_while(|w| *w != "Ver")
+        .nth(1)
+        .and_then(|v| v.split('-').next())
+        .unwrap_or("?")
+        .to_string()
+}
+
+/// "Zookeeper version: 3.8.0-..., built on ..." (its `srvr`) -> "3.8.0".
+fn zookeeper_version(zk: &ZooKeeper) -> String {
+    servers::four_letters(zk.port(), "srvr")
+        .and_then(|out| {
+            let v = out.lines().next()?.split(": ").nth(1)?;
+            Some(v.split(['-', ',']).next()?.to_string())
+        })
+        .unwrap_or_else(|| "?".to_string())
+}
+
 fn tmp_fs() -> String {
     let out = Command::new("findmnt")
         .args(["-n", "-o", "FSTYPE", "-T"])
@@ -167,9 +191,16 @@ pub fn run() -> Result<Backends, String> {
 fn measure() -> Backends {
     let redis_version = redis_version();
     let postgres_version = postgres_version();
-    eprintln!("  starting Redis {redis_version} and PostgreSQL {postgres_version} on loopback...");
+    let mariadb_version = mariadb_version();
+    eprintln!(
+        "  starting Redis {redis_version}, PostgreSQL {postgres_version}, MariaDB \
+         {mariadb_version} and ZooKeeper on loopback..."
+    );
     let redis = Redis::start();
     let postgres = Postgres::start();
+    let mariadb = MariaDb::start();
+    let zookeeper = ZooKeeper::start();
+    let zookeeper_version = zookeeper_version(&zookeeper);
     // TLS: servers of their own, with the harness's certificate for `localhost`, checked.
     let redis_tls = Redis::start_tls();
     let postgres_tls = Postgres::start_tls();
@@ -202,6 +233,16 @@ fn measure() -> Backends {
         Target {
             name: format!("PostgreSQL {postgres_version}, TLS (`verify-full`)"),
             backend: Backend::parse(&postgres_tls_url).expect("the TLS PostgreSQL URL"),
+            state_dir: None,
+        },
+        Target {
+            name: format!("MariaDB {mariadb_version}"),
+            backend: Backend::parse(&mariadb.url()).expect("the MariaDB URL"),
+            state_dir: None,
+        },
+        Target {
+            name: format!("ZooKeeper {zookeeper_version}"),
+            backend: Backend::parse(&zookeeper.url()).expect("the ZooKeeper URL"),
             state_dir: None,
         },
     ];
@@ -251,9 +292,14 @@ fn measure() -> Backends {
     );
     crowd_redis(&redis);
     crowd_postgres(&postgres);
+    crowd_mariadb(&mariadb);
+    crowd_zookeeper(&zookeeper);
+    // The plain-TCP servers: Redis, PostgreSQL, MariaDB, ZooKeeper.
+    let crowded = [1, 2, 5, 6];
     for _ in 0..BUILDS {
-        for (t, f) in targets.iter().zip(figures.iter_mut()).skip(1).take(2) {
-            f.crowded_ms.push(t.start_once(CROWDED_NS, None).0);
+        for &i in &crowded {
+            let ms = targets[i].start_once(CROWDED_NS, None).0;
+            figures[i].crowded_ms.push(ms);
         }
     }
 
@@ -305,11 +351,15 @@ fn measure() -> Backends {
     drop(postgres);
     drop(redis_tls);
     drop(postgres_tls);
+    drop(mariadb);
+    drop(zookeeper);
     let _ = std::fs::remove_dir_all(&dir);
     Backends {
         figures,
         redis_version,
         postgres_version,
+        mariadb_version,
+        zookeeper_version,
         tmp_fs: tmp_fs(),
     }
 }
@@ -341,6 +391,31 @@ fn crowd_postgres(postgres: &Postgres) {
          FROM generate_series(0, {}) g WHERE g <> {CROWDED_FREE}",
         WORKER_IDS - 1
     ));
+}
+
+/// The same on MariaDB (the table of crates/rimeflake/src/lease/remote/mysql/sql.rs, made by the
+/// first build; its Sequence engine counts).
+fn crowd_mariadb(mariadb: &MariaDb) {
+    mariadb.sql(&format!(
+        "INSERT INTO rimeflake_workers (namespace, worker_id, owner, lease_expires) \
+         SELECT '{CROWDED_NS}', seq, 'bench-squatter', UNIX_TIMESTAMP() * 1000 + 3600000 \
+         FROM seq_0_to_{} WHERE seq <> {CROWDED_FREE}",
+        WORKER_IDS - 1
+    ));
+}
+
+/// The same on ZooKeeper (the nodes of crates/rimeflake/src/lease/remote/zookeeper.rs): a lease
+/// node per worker ID, persistent, so that it outlives the shell's session.
+fn crowd_zookeeper(zookeeper: &ZooKeeper) {
+    let parent = format!("/rimeflake/workers/{CROWDED_NS}");
+    let mut script = format!("create /rimeflake\ncreate /rimeflake/workers\ncreate {parent}\n");
+    for id in (0..WORKER_IDS).filter(|id| *id != CROWDED_FREE) {
+        let _ = writeln!(
+            script,
+            "create {parent}/{id} bench-squatter\ncreate {parent}/{id}/lease bench-squatter"
+        );
+    }
+    zookeeper.cli(&script);
 }
 
 /// `next_id` of backend `i` over the embedded default: the median of the per-round ratios.
@@ -376,7 +451,10 @@ pub fn section(b: &Backends) -> String {
          harness of the core's tests (crates/rimeflake-testkit/src/servers.rs): **Redis {rv}** with the \
          append-only file fsynced on every write (`appendonly yes`, `appendfsync always`, no RDB \
          snapshots); **PostgreSQL {pv}** with `fsync=on` (`synchronous_commit` on, the default), \
-         user `postgres`, database `rimeflake`. The TLS rows run on servers of their own with \
+         user `postgres`, database `rimeflake`; **MariaDB {mv}** with \
+         `innodb_flush_log_at_trx_commit=1` (no binary log), user `root`, database \
+         `rimeflake`; **ZooKeeper {zv}**, one server (`forceSync=yes`, its log synced before \
+         it answers), its jar run by Java 17. The TLS rows run on servers of their own with \
          the same settings plus TLS (Redis `--tls-port`; PostgreSQL `ssl=on`, plain TCP \
          refused), a P-256 certificate for `localhost` from a CA the harness makes with \
          `openssl`, checked by the client (rustls, ring): chain and host name. The embedded \
@@ -388,6 +466,8 @@ pub fn section(b: &Backends) -> String {
         fs = b.tmp_fs,
         rv = b.redis_version,
         pv = b.postgres_version,
+        mv = b.mariadb_version,
+        zv = b.zookeeper_version,
     );
     let rounds = REPS * LOOPS;
     let _ = writeln!(
@@ -433,7 +513,7 @@ pub fn section(b: &Backends) -> String {
          and takes the lease that close freed (a lease still held would fail the build). New \
          namespace: one never used before (its first lease and state), a leased worker ID. The \
          first build on each fresh server or state directory (a restart too, but the first: it \
-         also makes PostgreSQL's tables) came before them and is shown apart.\n"
+         also makes PostgreSQL's and MariaDB's tables) came before them and is shown apart.\n"
     );
     let _ = writeln!(
         out,
@@ -467,7 +547,9 @@ pub fn section(b: &Backends) -> String {
          a random first one, then reads the next 256 leases in one pipelined round trip and \
          tries only one that looked free (a namespace's worker IDs live in as many cluster \
          slots, so no one script can pick); PostgreSQL picks and takes a free one in one \
-         statement. {BUILDS} \
+         statement; MariaDB reads which are held in one statement and takes a free one with \
+         another; ZooKeeper tries one, then reads the next 256 leases in one pipelined round \
+         trip, as Redis. {BUILDS} \
          builds per server, taking turns.\n",
         WORKER_IDS - 1
     );

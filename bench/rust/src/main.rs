@@ -4,7 +4,8 @@
 //! `cargo run --release -p rimeflake-bench-rust -- --write` prints the section and writes it
 //! between `<!-- rust:begin -->` and `<!-- rust:end -->` in bench/RESULTS.md.
 //! `--no-peers` skips the peers (a quicker run while working on the generator);
-//! `--no-backends` skips the remote backends (Redis and PostgreSQL, which it starts on loopback).
+//! `--no-backends` skips the remote backends (Redis, PostgreSQL, MariaDB and ZooKeeper, which it
+//! starts on loopback).
 
 // A benchmark reads the clocks directly: the ban on SystemTime/Instant::now guards the core,
 // where every reading must go through rimeflake's injectable Clock.
@@ -59,7 +60,9 @@ fn main() {
     eprintln!("rimeflake 5-s saturated run...");
     let sat = rime::saturated();
     let remote = if with_backends {
-        eprintln!("rimeflake on Redis and PostgreSQL beside the embedded default...");
+        eprintln!(
+            "rimeflake on Redis, PostgreSQL, MariaDB and ZooKeeper beside the embedded default..."
+        );
         Some(backends::run())
     } else {
         None

@@ -1,4 +1,5 @@
-//! Start-up latency on the server backends with the default settings: the time from `build()`
+//! Start-up latency on the server backends (Redis, PostgreSQL, MariaDB, ZooKeeper) with the
+//! default settings: the time from `build()`
 //! to the first ID, and to 10,000 IDs, for an ordinary start (a restart that finds its state, and
 //! a worker ID never used, in a namespace older than a holder's reach), the first start of a new
 //! namespace, and starts after the server lost its data (everything, as `FLUSHALL`; one worker's
@@ -11,7 +12,7 @@
 use rimeflake_testkit::servers;
 
 use rimeflake::{Backend, Generator, Layout};
-use servers::{Postgres, Redis};
+use servers::{MariaDb, Postgres, Redis, ZooKeeper};
 use std::time::{Duration, Instant};
 
 /// Starts per row.
@@ -85,7 +86,7 @@ fn rows(s: &Server) -> Vec<(String, f64, f64)> {
             .collect(),
     );
     row(
-        "after the server lost everything (FLUSHALL; the tables emptied)",
+        "after the server lost everything (FLUSHALL; the tables emptied; the nodes deleted)",
         (0..RUNS)
             .map(|_| {
                 start(&s.url, "lost", WORKER);
@@ -98,7 +99,7 @@ fn rows(s: &Server) -> Vec<(String, f64, f64)> {
     start(&s.url, "lost-one", WORKER);
     std::thread::sleep(AGED);
     row(
-        "after the worker's state was deleted (its keys; its row)",
+        "after the worker's state was deleted (its keys; its row; its node)",
         (0..RUNS)
             .map(|_| {
                 (s.forget_worker)("lost-one", WORKER);
@@ -139,6 +140,30 @@ fn main() {
             postgres.psql(&format!(
                 "DELETE FROM rimeflake_workers WHERE namespace = '{ns}' AND worker_id = {id}"
             ));
+        },
+    }));
+    let mariadb = MariaDb::start();
+    all.extend(rows(&Server {
+        name: "MariaDB",
+        url: mariadb.url(),
+        forget_all: &|| {
+            mariadb.sql("DELETE FROM rimeflake_workers; DELETE FROM rimeflake_namespaces");
+        },
+        forget_worker: &|ns, id| {
+            mariadb.sql(&format!(
+                "DELETE FROM rimeflake_workers WHERE namespace = '{ns}' AND worker_id = {id}"
+            ));
+        },
+    }));
+    let zookeeper = ZooKeeper::start();
+    all.extend(rows(&Server {
+        name: "ZooKeeper",
+        url: zookeeper.url(),
+        forget_all: &|| {
+            zookeeper.cli("deleteall /rimeflake");
+        },
+        forget_worker: &|ns, id| {
+            zookeeper.cli(&format!("deleteall /rimeflake/workers/{ns}/{id}"));
         },
     }));
     println!("| server | start | ms to the first ID | ms to {IDS} IDs |");

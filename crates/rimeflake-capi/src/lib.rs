@@ -65,6 +65,12 @@ mod tests {
                 "postgres",
                 cfg!(feature = "postgres"),
             ),
+            ("mysql://u@127.0.0.1:1/db", "mysql", cfg!(feature = "mysql")),
+            (
+                "zookeeper://127.0.0.1:1/ids",
+                "zookeeper",
+                cfg!(feature = "zookeeper"),
+            ),
         ] {
             let url = CString::new(url).unwrap();
             let mut config = std::mem::MaybeUninit::<rimeflake_config>::uninit();

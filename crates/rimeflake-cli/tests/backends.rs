@@ -1,5 +1,6 @@
-//! `rimeflake gen` and `rimeflake state show` on a server backend (real Redis and PostgreSQL
-//! with TLS on, started by the harness in crates/rimeflake-testkit/src/servers.rs): a worker ID handed
+//! `rimeflake gen` and `rimeflake state show` on a server backend (real Redis, PostgreSQL and
+//! MariaDB with TLS on, and ZooKeeper, started by the harness in
+//! crates/rimeflake-testkit/src/servers.rs): a worker ID handed
 //! from a host whose clock is ahead (libfaketime) to one whose clock is right, and back with a
 //! small lead.
 
@@ -65,7 +66,27 @@ fn a_worker_id_handed_from_a_host_ahead_to_one_behind_never_repeats_an_id() {
     let corrupt_pg = || {
         pg.psql("UPDATE rimeflake_workers SET state = 'garbage' WHERE namespace = 'handover'");
     };
-    let servers: [(String, &dyn Fn()); 2] = [(redis_url, &corrupt_redis), (pg_url, &corrupt_pg)];
+    let mariadb = servers::MariaDb::start_tls();
+    let corrupt_mariadb = || {
+        mariadb.sql("UPDATE rimeflake_workers SET state = 'garbage' WHERE namespace = 'handover'");
+    };
+    let zookeeper = servers::ZooKeeper::start();
+    // The state node is "version state": its state replaced, its version kept.
+    let corrupt_zookeeper = || {
+        let node = "/rimeflake/workers/handover/4/state";
+        let got = zookeeper.cli(&format!("get {node}"));
+        let version = got
+            .lines()
+            .find_map(|l| l.split_once(' ')?.0.parse::<u64>().ok())
+            .unwrap_or_else(|| panic!("no state in {got}"));
+        zookeeper.cli(&format!("set {node} \"{version} garbage\""));
+    };
+    let servers: [(String, &dyn Fn()); 4] = [
+        (redis_url, &corrupt_redis),
+        (pg_url, &corrupt_pg),
+        (mariadb.tls_url(), &corrupt_mariadb),
+        (zookeeper.url(), &corrupt_zookeeper),
+    ];
     for (url, corrupt) in servers {
         // A host a day ahead takes worker ID 4 and hands it on (the lease is released at exit).
         let ahead = ids(&gen(&url, 50_000, Some("+86400")));
@@ -231,7 +252,9 @@ fn state_commands_say_when_a_backend_keeps_no_state_or_a_namespace_needs_a_serve
 fn state_show_on_a_server_lists_every_namespace_unless_given_one() {
     let redis = servers::Redis::start();
     let pg = servers::Postgres::start();
-    for url in [redis.url(), pg.url()] {
+    let mariadb = servers::MariaDb::start();
+    let zookeeper = servers::ZooKeeper::start();
+    for url in [redis.url(), pg.url(), mariadb.url(), zookeeper.url()] {
         let run = |args: &[&str]| {
             let out = Command::new(BIN)
                 .args(args)

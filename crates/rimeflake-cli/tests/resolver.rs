@@ -1,5 +1,5 @@
 //! `rimeflake gen` on a server whose host name the resolver never answers for: it fails within
-//! the call timeout, for Redis and PostgreSQL alike. The resolver is a DNS server of the test
+//! the call timeout, for Redis, PostgreSQL, MySQL and ZooKeeper alike. The resolver is a DNS server of the test
 //! (a UDP socket on a loopback address that reads queries and never answers), named in a
 //! resolv.conf that only the child process sees: it runs in a mount namespace of its own
 //! (`unshare -m`, as root) with that file bound over /etc/resolv.conf.
@@ -39,6 +39,8 @@ fn a_host_name_the_resolver_never_answers_for_fails_within_the_timeout() {
     for url in [
         "redis://never-answered.example:6379/0",
         "postgresql://u@never-answered.example:5432/db?sslmode=disable",
+        "mysql://u@never-answered.example:3306/db?ssl-mode=DISABLED",
+        "zookeeper://never-answered.example:2181/rimeflake",
     ] {
         let start = Since::now();
         let script = format!(

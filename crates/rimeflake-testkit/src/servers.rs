@@ -1,16 +1,20 @@
-//! Real Redis and PostgreSQL servers for the backend tests, each on a free loopback port with its
+//! Real Redis, PostgreSQL, MariaDB and ZooKeeper servers for the backend tests, each on a free loopback port with its
 //! data in a fresh temporary directory, removed (and the server killed) when dropped.
 //!
 //! The servers must be installed (`make servers`): a missing one fails the test with that
 //! instruction, never skips it.
 
 mod certs;
+mod mariadb;
 mod postgres;
 mod redis;
+mod zookeeper;
 
 pub use certs::Certs;
+pub use mariadb::{mariadbd, MariaDb, MY_CERT_ROLE, MY_PASSWORD, MY_PASSWORD_ROLE};
 pub use postgres::{pg_bin, Postgres, PG_CERT_ROLE, PG_PASSWORD, PG_PASSWORD_ROLE};
 pub use redis::{redis_server, Redis};
+pub use zookeeper::{four_letters, zookeeper_jar, Ensemble, ZooKeeper};
 
 use std::fs::{self, File};
 use std::net::TcpListener;
@@ -19,7 +23,8 @@ use std::process::{Child, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-const INSTALL: &str = "run `make servers` to install redis-server, PostgreSQL and openssl";
+const INSTALL: &str =
+    "run `make servers` to install redis-server, PostgreSQL, MariaDB, ZooKeeper and openssl";
 
 // ---- shared helpers -----------------------------------------------------------------------------
 

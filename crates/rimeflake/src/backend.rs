@@ -7,7 +7,11 @@ use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+#[cfg(feature = "mysql")]
+pub(crate) mod mysql_url;
 pub(crate) mod tls;
+#[cfg(feature = "zookeeper")]
+pub(crate) mod zookeeper_url;
 
 /// Where a generator keeps its worker lease and durable state.
 #[derive(Clone, PartialEq, Eq, Hash)]
@@ -27,11 +31,19 @@ pub enum Backend {
     /// `sslmode`, `sslrootcert`, `sslcert` and `sslkey` for TLS. Needs the cargo feature
     /// `postgres`.
     Postgres(String),
+    /// Leases and state in MySQL or MariaDB: a `mysql://` or `mariadb://` URL
+    /// (`mysql://user:password@host:port/database`), with MySQL's `ssl-mode`, `ssl-ca`,
+    /// `ssl-cert` and `ssl-key` for TLS. Needs the cargo feature `mysql`.
+    Mysql(String),
+    /// Leases and state in a ZooKeeper ensemble: a `zookeeper://host:port[,host:port...]/chroot`
+    /// URL (`user:password@` for digest authentication). Needs the cargo feature `zookeeper`.
+    ZooKeeper(String),
 }
 
 impl Backend {
-    /// The backend a string names: `local`, `memory`, a `redis://` or `rediss://` URL or a
-    /// `postgresql://` (`postgres://`) URL. A URL whose backend this build lacks is refused,
+    /// The backend a string names: `local`, `memory`, a `redis://` or `rediss://` URL, a
+    /// `postgresql://` (`postgres://`) URL, a `mysql://` (`mariadb://`) URL or a `zookeeper://`
+    /// URL. A URL whose backend this build lacks is refused,
     /// naming the cargo feature it needs; so is a TLS parameter its backend does not take. The
     /// server is not contacted, and the certificate files named are read only when a generator
     /// connects.
@@ -41,7 +53,7 @@ impl Backend {
     /// use rimeflake::Backend;
     ///
     /// assert_eq!(Backend::parse("memory")?, Backend::Memory);
-    /// assert!(Backend::parse("mysql://localhost").is_err());
+    /// assert!(Backend::parse("mongodb://localhost").is_err());
     /// # Ok::<(), rimeflake::Error>(())
     /// ```
     ///
@@ -65,16 +77,30 @@ impl Backend {
                 tls::split(t)?;
                 Ok(Backend::Postgres(t.to_string()))
             }
-            Some(s @ ("redis" | "rediss" | "postgres" | "postgresql")) => {
-                Err(Error::config(format!(
-                    "backend: {s}:// needs rimeflake built with the cargo feature \"{}\"",
-                    if s.starts_with("redis") {
-                        "redis"
-                    } else {
-                        "postgres"
-                    }
-                )))
+            #[cfg(feature = "mysql")]
+            Some("mysql" | "mariadb") => {
+                mysql_url::MysqlUrl::parse(t)?;
+                Ok(Backend::Mysql(t.to_string()))
             }
+            #[cfg(feature = "zookeeper")]
+            Some("zookeeper") => {
+                zookeeper_url::ZkUrl::parse(t)?;
+                Ok(Backend::ZooKeeper(t.to_string()))
+            }
+            // The arms above take what this build has.
+            #[allow(unreachable_patterns)]
+            Some(
+                s @ ("redis" | "rediss" | "postgres" | "postgresql" | "mysql" | "mariadb"
+                | "zookeeper"),
+            ) => Err(Error::config(format!(
+                "backend: {s}:// needs rimeflake built with the cargo feature \"{}\"",
+                match s {
+                    "redis" | "rediss" => "redis",
+                    "postgres" | "postgresql" => "postgres",
+                    "zookeeper" => "zookeeper",
+                    _ => "mysql",
+                }
+            ))),
             // The text may hold a password: show only its scheme.
             Some(s) => Err(Error::config(format!(
                 "backend: unknown scheme {s}://; {USE}"
@@ -96,26 +122,39 @@ impl Backend {
         }
     }
 
-    /// The backend's kind: `local`, `memory`, `redis` or `postgres`.
+    /// The backend's kind: `local`, `memory`, `redis`, `postgres`, `mysql` or `zookeeper`.
     pub fn name(&self) -> &'static str {
         match self {
             Backend::Local => "local",
             Backend::Memory => "memory",
             Backend::Redis(_) => "redis",
             Backend::Postgres(_) => "postgres",
+            Backend::Mysql(_) => "mysql",
+            Backend::ZooKeeper(_) => "zookeeper",
         }
     }
 
     /// Whether leases and state live on a server.
     pub fn is_remote(&self) -> bool {
-        matches!(self, Backend::Redis(_) | Backend::Postgres(_))
+        self.url().is_some()
     }
 
     /// The URL without its password, for messages: `redis://:***@host:6379/0`.
     pub fn redacted(&self) -> String {
+        match self.url() {
+            Some(url) => redact(url),
+            None => self.name().to_string(),
+        }
+    }
+
+    /// The URL of a server backend.
+    fn url(&self) -> Option<&str> {
         match self {
-            Backend::Redis(url) | Backend::Postgres(url) => redact(url),
-            other => other.name().to_string(),
+            Backend::Redis(url)
+            | Backend::Postgres(url)
+            | Backend::Mysql(url)
+            | Backend::ZooKeeper(url) => Some(url),
+            Backend::Local | Backend::Memory => None,
         }
     }
 }
@@ -130,7 +169,8 @@ fn is_word(t: &str) -> bool {
 }
 
 /// What a backend may be, for messages.
-const USE: &str = "use \"local\", \"memory\", redis://, rediss://, postgresql:// or postgres://";
+const USE: &str = "use \"local\", \"memory\", redis://, rediss://, postgresql://, postgres://, \
+                   mysql://, mariadb:// or zookeeper://";
 
 /// `url` as its driver reads it, for messages: built from the driver's own parse of the URL
 /// (its decoded user, hosts, ports and database, and rimeflake's TLS parameters), never from
@@ -145,18 +185,29 @@ pub(crate) fn redact(url: &str) -> String {
         Some((s, _)) if is_word(s) => s.to_ascii_lowercase(),
         _ => "backend".to_string(),
     };
-    let parsed = tls::split(url)
-        .ok()
-        .and_then(|(driver_url, tls)| match scheme.as_str() {
-            #[cfg(feature = "redis")]
-            "redis" | "rediss" => shown::redis(&driver_url, &tls),
-            #[cfg(feature = "postgres")]
-            "postgres" | "postgresql" => shown::postgres(&scheme, &driver_url, &tls),
-            _ => {
-                let _ = (driver_url, tls);
-                None
-            }
-        });
+    let parsed = match scheme.as_str() {
+        #[cfg(feature = "mysql")]
+        "mysql" | "mariadb" => mysql_url::MysqlUrl::parse(url)
+            .ok()
+            .map(|(u, tls)| u.shown(&tls)),
+        #[cfg(feature = "zookeeper")]
+        "zookeeper" => zookeeper_url::ZkUrl::parse(url).ok().map(|u| u.shown()),
+        _ => None,
+    };
+    let parsed = parsed.or_else(|| {
+        tls::split(url)
+            .ok()
+            .and_then(|(driver_url, tls)| match scheme.as_str() {
+                #[cfg(feature = "redis")]
+                "redis" | "rediss" => shown::redis(&driver_url, &tls),
+                #[cfg(feature = "postgres")]
+                "postgres" | "postgresql" => shown::postgres(&scheme, &driver_url, &tls),
+                _ => {
+                    let _ = (driver_url, tls);
+                    None
+                }
+            })
+    });
     parsed.unwrap_or_else(|| redact_text(&scheme, url))
 }
 

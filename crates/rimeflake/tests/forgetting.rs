@@ -1,5 +1,6 @@
 //! A server that forgets a worker's state (FLUSHALL, Redis restarted without its data, the
-//! PostgreSQL row deleted, a row restored from an older copy) must not make IDs repeat: a
+//! PostgreSQL or MariaDB row or the ZooKeeper node deleted, a row restored from an older copy)
+//! must not make IDs repeat, nor a server killed (SIGKILL) and restarted: a
 //! holder issues as fast as a layout capped at 16 IDs per ms lets it (so it runs up to
 //! `max_drift` ahead of its clock), the server forgets, and a successor in another process takes
 //! the same worker ID and issues. No ID of the successor may be one of the holder's.
@@ -12,7 +13,7 @@ use issuers::{repeated, scratch, Issuer};
 use rimeflake_testkit::servers;
 
 use rimeflake::{Backend, ErrorKind, Generator, Layout};
-use servers::{Postgres, Redis};
+use servers::{MariaDb, Postgres, Redis, ZooKeeper};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -239,6 +240,72 @@ fn after_its_row_is_deleted_a_successor_repeats_no_id_and_says_why() {
     );
 }
 
+#[test]
+fn after_a_mariadb_row_or_a_zookeeper_node_is_deleted_a_successor_repeats_no_id() {
+    let mariadb = MariaDb::start();
+    let (ours, theirs, said) = forgotten(&mariadb.url(), "mariadb-row", || {
+        mariadb.sql(&format!(
+            "DELETE FROM rimeflake_workers WHERE namespace = '{NAMESPACE}' AND worker_id = {WORKER}"
+        ));
+    });
+    no_repeats("MariaDB row deleted", &ours, &theirs);
+    assert!(
+        warnings(&said).iter().any(|w| w.contains("no state")),
+        "{said:?}"
+    );
+    drop(mariadb);
+    // The worker's node with its lease and state: the holder's session stays, its lease goes.
+    let zookeeper = ZooKeeper::start();
+    let (ours, theirs, said) = forgotten(&zookeeper.url(), "zookeeper-node", || {
+        zookeeper.cli(&format!(
+            "deleteall /rimeflake/workers/{NAMESPACE}/{WORKER}"
+        ));
+    });
+    no_repeats("ZooKeeper node deleted", &ours, &theirs);
+    assert!(
+        warnings(&said).iter().any(|w| w.contains("no state")),
+        "{said:?}"
+    );
+}
+
+/// SIGKILL of the server while a holder issues at full speed; the holder stops (its close
+/// fails), the server restarts from what it synced, and a successor takes the worker ID once the
+/// holder's lease (a row, or a session restored by the ensemble) has run out.
+#[test]
+fn after_the_server_is_killed_and_restarted_a_successor_repeats_no_id() {
+    fn case(url: &str, name: &str, kill: &mut dyn FnMut(), restart: &mut dyn FnMut()) {
+        let dir = scratch(name);
+        let holder = Issuer::start(url, &dir, &format!("{name}-holder"), 0, &[]);
+        std::thread::sleep(Duration::from_millis(2_500));
+        kill();
+        let (ours, _) = holder.finish();
+        restart();
+        let successor = Issuer::start(url, &dir, &format!("{name}-successor"), SUCCESSOR_IDS, &[]);
+        let (theirs, _) = successor.finish();
+        let _ = std::fs::remove_dir_all(&dir);
+        no_repeats(&format!("{name} killed and restarted"), &ours, &theirs);
+    }
+    let mut mariadb = MariaDb::start();
+    let url = mariadb.url();
+    let m = std::cell::RefCell::new(&mut mariadb);
+    case(
+        &url,
+        "mariadb-kill",
+        &mut || m.borrow_mut().kill(),
+        &mut || m.borrow_mut().restart(),
+    );
+    drop(mariadb);
+    let mut zookeeper = ZooKeeper::start();
+    let url = zookeeper.url();
+    let z = std::cell::RefCell::new(&mut zookeeper);
+    case(
+        &url,
+        "zookeeper-kill",
+        &mut || z.borrow_mut().kill(),
+        &mut || z.borrow_mut().restart(),
+    );
+}
+
 /// Starts that find their state, or take a worker ID never used in a namespace older than a
 /// holder's reach (3 s with the default settings), begin at the clock: the first ID's time is
 /// not ahead of the clock read just after it, and nothing is said.
@@ -246,8 +313,10 @@ fn after_its_row_is_deleted_a_successor_repeats_no_id_and_says_why() {
 fn an_ordinary_start_does_not_begin_ahead_of_the_clock() {
     let redis = Redis::start();
     let postgres = Postgres::start();
+    let mariadb = MariaDb::start();
+    let zookeeper = ZooKeeper::start();
     let dir = scratch("ordinary");
-    let urls = [redis.url(), postgres.url()];
+    let urls = [redis.url(), postgres.url(), mariadb.url(), zookeeper.url()];
     // Each namespace's first start pays its reach; let it age past it.
     for url in &urls {
         Issuer::start(url, &dir, "first", 10, &[]).finish();
@@ -273,35 +342,86 @@ fn an_ordinary_start_does_not_begin_ahead_of_the_clock() {
 
 /// A row restored from an older copy looks like the truth to the server: a successor repeats
 /// the holder's IDs issued after the copy was taken, unless it waits at every takeover
-/// (`RIMEFLAKE_WAIT_AT_TAKEOVER=1`).
+/// (`RIMEFLAKE_WAIT_AT_TAKEOVER=1`). On PostgreSQL, MariaDB (a row) and ZooKeeper (a node).
 #[test]
 fn a_row_restored_from_an_older_copy_repeats_nothing_with_wait_at_takeover() {
-    let postgres = Postgres::start();
-    let url = postgres.url();
-    let dir = scratch("restored");
     let row = format!("namespace = '{NAMESPACE}' AND worker_id = {WORKER}");
-    let holder = Issuer::start(&url, &dir, "holder", 0, &[]);
+    let postgres = Postgres::start();
+    restored(
+        &postgres.url(),
+        "postgres",
+        || {
+            postgres.psql(&format!(
+                "SELECT state || '|' || version FROM rimeflake_workers WHERE {row}"
+            ))
+        },
+        |copy| {
+            let (state, version) = copy
+                .trim()
+                .split_once('|')
+                .expect("a state and its version");
+            postgres.psql(&format!(
+                "UPDATE rimeflake_workers SET state = '{state}', version = {version} WHERE {row}"
+            ));
+        },
+    );
+    drop(postgres);
+    let mariadb = MariaDb::start();
+    restored(
+        &mariadb.url(),
+        "mariadb",
+        || {
+            mariadb.sql(&format!(
+                "SELECT CONCAT(state, '|', version) FROM rimeflake_workers WHERE {row}"
+            ))
+        },
+        |copy| {
+            let (state, version) = copy
+                .trim()
+                .split_once('|')
+                .expect("a state and its version");
+            mariadb.sql(&format!(
+                "UPDATE rimeflake_workers SET state = '{state}', version = {version} WHERE {row}"
+            ));
+        },
+    );
+    drop(mariadb);
+    let zookeeper = ZooKeeper::start();
+    let node = format!("/rimeflake/workers/{NAMESPACE}/{WORKER}/state");
+    restored(
+        &zookeeper.url(),
+        "zookeeper",
+        || {
+            let got = zookeeper.cli(&format!("get {node}"));
+            got.lines()
+                .find(|l| {
+                    l.split_once(' ')
+                        .is_some_and(|(v, _)| v.parse::<u64>().is_ok())
+                })
+                .unwrap_or_else(|| panic!("no state in {got}"))
+                .to_string()
+        },
+        |copy| {
+            zookeeper.cli(&format!("set {node} \"{copy}\""));
+        },
+    );
+}
+
+/// One server of the test above: `copy` reads the worker's stored state, `restore` writes it
+/// back.
+fn restored(url: &str, server: &str, copy: impl Fn() -> String, restore: impl Fn(&str)) {
+    let dir = scratch(&format!("restored-{server}"));
+    let holder = Issuer::start(url, &dir, "holder", 0, &[]);
     std::thread::sleep(Duration::from_millis(500));
-    let copy = postgres.psql(&format!(
-        "SELECT state || '|' || version FROM rimeflake_workers WHERE {row}"
-    ));
-    let (state, version) = copy
-        .trim()
-        .split_once('|')
-        .expect("a state and its version");
+    let copied = copy();
     std::thread::sleep(Duration::from_millis(2_000));
     let (ours, _) = holder.finish();
-    let restore = || {
-        postgres.psql(&format!(
-            "UPDATE rimeflake_workers SET state = '{state}', version = {version} WHERE {row}"
-        ));
-    };
-    restore();
-    let (plain, _) = Issuer::start(&url, &dir, "plain", SUCCESSOR_IDS, &[]).finish();
+    restore(&copied);
+    let (plain, _) = Issuer::start(url, &dir, "plain", SUCCESSOR_IDS, &[]).finish();
     let without = repeated(&ours, &plain);
-    restore();
+    restore(&copied);
     let (waited, said) = Issuer::start(
-        &url,
+        url,
         &dir,
         "waited",
         SUCCESSOR_IDS,
@@ -310,10 +430,13 @@ fn a_row_restored_from_an_older_copy_repeats_nothing_with_wait_at_takeover() {
     .finish();
     let with = repeated(&ours, &waited);
     eprintln!(
-        "restored from a copy 2.0 s older: holder {} IDs; repeated without the opt-in {without}, \
-         with it {with}",
+        "{server}: restored from a copy 2.0 s older: holder {} IDs; repeated without the opt-in \
+         {without}, with it {with}",
         ours.len()
     );
-    assert_eq!(with, 0, "with RIMEFLAKE_WAIT_AT_TAKEOVER=1: {said:?}");
+    assert_eq!(
+        with, 0,
+        "{server}: with RIMEFLAKE_WAIT_AT_TAKEOVER=1: {said:?}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -1,5 +1,6 @@
-//! A holder paused past its lease deadline (SIGSTOP, then SIGCONT), against real Redis and
-//! PostgreSQL: while it was stopped another process took its worker ID; once it runs again it
+//! A holder paused past its lease deadline (SIGSTOP, then SIGCONT), against real Redis,
+//! PostgreSQL, MariaDB and ZooKeeper (where the deadline is the session's: the ensemble ends the
+//! holder's session while it is stopped): while it was stopped another process took its worker ID; once it runs again it
 //! must not issue a single ID, whether or not its keeper thread has noticed the deadline yet.
 //!
 //! The holder is this test binary run again with `RIMEFLAKE_TEST_PAUSED_CHILD` set. Its threads
@@ -11,7 +12,7 @@ use rimeflake_testkit::servers;
 
 use rimeflake::clock::boottime_ns;
 use rimeflake::{Backend, ErrorKind, Generator, Layout};
-use servers::{Postgres, Redis};
+use servers::{MariaDb, Postgres, Redis, ZooKeeper};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, Stdio};
@@ -253,4 +254,10 @@ fn a_holder_paused_past_its_deadline_issues_no_id_after_the_resume() {
     drop(redis);
     let postgres = Postgres::start();
     paused_holder_issues_nothing(&postgres.url(), "postgres");
+    drop(postgres);
+    let mariadb = MariaDb::start();
+    paused_holder_issues_nothing(&mariadb.url(), "mariadb");
+    drop(mariadb);
+    let zookeeper = ZooKeeper::start();
+    paused_holder_issues_nothing(&zookeeper.url(), "zookeeper");
 }

@@ -1,75 +1,104 @@
-//! Generators on remote leases, against real servers (Redis and PostgreSQL, started on loopback
-//! by the harness in `servers/`): many processes in one namespace, servers stopped, restarted
-//! and paused past the TTL, stolen leases, a full namespace, and configuration mistakes.
+//! Generators on remote leases, against real servers (Redis, PostgreSQL, MariaDB and ZooKeeper,
+//! started on loopback by the harness in `servers/`): many processes in one namespace, servers
+//! stopped, restarted and paused past the TTL, stolen leases, a full namespace, and
+//! configuration mistakes.
 //!
-//! Each test runs against both servers. Children (other "hosts") are this test binary run
+//! Each test runs against every server. Children (other "hosts") are this test binary run
 //! again with `RIMEFLAKE_TEST_REMOTE_CHILD` set.
 
+mod driver;
+use driver::Driver;
 use rimeflake_testkit::servers;
 
 use rimeflake::{Backend, Error, ErrorKind, Generator, Layout, WorkerSource};
-use servers::{Postgres, Redis};
+use servers::{MariaDb, Postgres, Redis, ZooKeeper, MY_PASSWORD};
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// A server of either kind, with the operations the tests need.
+/// A server of any kind, with the operations the tests need.
 enum Server {
     Redis(Redis),
     Postgres(Postgres),
+    MariaDb(MariaDb),
+    ZooKeeper(ZooKeeper),
 }
 
 impl Server {
-    fn both() -> Vec<Server> {
+    fn all() -> Vec<Server> {
         vec![
             Server::Redis(Redis::start()),
             Server::Postgres(Postgres::start()),
+            Server::MariaDb(MariaDb::start()),
+            Server::ZooKeeper(ZooKeeper::start()),
         ]
     }
     fn url(&self) -> String {
         match self {
             Server::Redis(r) => r.url(),
             Server::Postgres(p) => p.url(),
+            // A user without SUPER, so that `read_only` applies to it.
+            Server::MariaDb(m) => m.url_with_password(MY_PASSWORD),
+            Server::ZooKeeper(z) => z.url(),
         }
     }
     fn name(&self) -> &'static str {
         match self {
             Server::Redis(_) => "redis",
             Server::Postgres(_) => "postgres",
+            Server::MariaDb(_) => "mariadb",
+            Server::ZooKeeper(_) => "zookeeper",
         }
     }
     fn stop(&mut self) {
         match self {
             Server::Redis(r) => r.stop(),
             Server::Postgres(p) => p.stop(),
+            Server::MariaDb(m) => m.stop(),
+            Server::ZooKeeper(z) => z.stop(),
         }
     }
     fn restart(&mut self) {
         match self {
             Server::Redis(r) => r.restart(),
             Server::Postgres(p) => p.restart(),
+            Server::MariaDb(m) => m.restart(),
+            Server::ZooKeeper(z) => z.restart(),
         }
     }
     fn pause(&self) {
         match self {
             Server::Redis(r) => r.pause(),
             Server::Postgres(p) => p.pause(),
+            Server::MariaDb(m) => m.pause(),
+            Server::ZooKeeper(z) => z.pause(),
         }
     }
     fn resume(&self) {
         match self {
             Server::Redis(r) => r.resume(),
             Server::Postgres(p) => p.resume(),
+            Server::MariaDb(m) => m.resume(),
+            Server::ZooKeeper(z) => z.resume(),
         }
     }
-    /// Up and answering, but refusing every write: Redis out of memory, PostgreSQL read-only.
+    /// Whether the server can be up and answering but refuse writes. A ZooKeeper server that
+    /// answers takes writes; one that lost its quorum answers nothing (that is
+    /// tests/zookeeper_ensemble.rs).
+    fn can_refuse_writes(&self) -> bool {
+        !matches!(self, Server::ZooKeeper(_))
+    }
+    /// Up and answering, but refusing every write: Redis out of memory, PostgreSQL and MariaDB
+    /// read-only.
     fn refuse_writes(&self, on: bool) {
         match self {
             Server::Redis(r) => r.out_of_memory(on),
             Server::Postgres(p) => p.read_only(on),
+            Server::MariaDb(m) => {
+                m.sql(&format!("SET GLOBAL read_only = {}", u8::from(on)));
+            }
+            Server::ZooKeeper(_) => unreachable!("see can_refuse_writes"),
         }
     }
     /// What the thief of [`Server::steal`] does next: writes the state as its own (the same
@@ -93,8 +122,33 @@ impl Server {
                      WHERE namespace = '{namespace}' AND worker_id = {worker}"
                 ));
             }
+            Server::MariaDb(m) => {
+                m.sql(&format!(
+                    "UPDATE rimeflake_workers SET state = CONCAT(SUBSTRING_INDEX(state, '#', 1), \
+                     '#thief/1/0'), version = version + 1, owner = NULL, lease_expires = NULL \
+                     WHERE namespace = '{namespace}' AND worker_id = {worker}"
+                ));
+            }
+            Server::ZooKeeper(z) => {
+                // The state node is "version state#writer": written one version on with the
+                // thief as its writer, then the thief's lease node deleted.
+                let worker = format!("/rimeflake/workers/{namespace}/{worker}");
+                let got = z.cli(&format!("get {worker}/state"));
+                let (version, state) = got
+                    .lines()
+                    .find_map(|l| {
+                        let (v, rest) = l.split_once(' ')?;
+                        Some((v.parse::<u64>().ok()?, rest.split('#').next()?.to_string()))
+                    })
+                    .unwrap_or_else(|| panic!("no state in {got}"));
+                z.cli(&format!(
+                    "set {worker}/state \"{} {state}#thief/1/0\"\ndelete {worker}/lease",
+                    version + 1
+                ));
+            }
         }
     }
+
     /// Takes the lease of `worker` from whoever holds it, as an operator or a bug might.
     fn steal(&self, namespace: &str, worker: u64) {
         match self {
@@ -107,6 +161,45 @@ impl Server {
                 p.psql(&format!(
                     "UPDATE rimeflake_workers SET owner = 'thief/1/0', lease_expires = now() + \
                      interval '60 seconds' WHERE namespace = '{namespace}' AND worker_id = {worker}"
+                ));
+            }
+            Server::MariaDb(m) => {
+                m.sql(&format!(
+                    "UPDATE rimeflake_workers SET owner = 'thief/1/0', lease_expires = \
+                     UNIX_TIMESTAMP() * 1000 + 60000 WHERE namespace = '{namespace}' \
+                     AND worker_id = {worker}"
+                ));
+            }
+            Server::ZooKeeper(z) => {
+                // The thief's lease is a node that outlives the shell's session: taken as
+                // rimeflake takes one, the worker's node written with the thief's token.
+                let worker = format!("/rimeflake/workers/{namespace}/{worker}");
+                z.cli(&format!(
+                    "delete {worker}/lease\ncreate {worker}/lease thief/1/0\nset {worker} thief/1/0"
+                ));
+            }
+        }
+    }
+
+    /// Ends the thief's lease of [`Server::steal`].
+    fn end_theft(&self, namespace: &str, worker: u64) {
+        match self {
+            Server::Redis(r) => {
+                r.command(&["DEL", &format!("rimeflake:{{{namespace}:{worker}}}:lease")]);
+            }
+            Server::Postgres(p) => {
+                p.psql(&format!(
+                    "UPDATE rimeflake_workers SET owner = NULL WHERE namespace = '{namespace}'"
+                ));
+            }
+            Server::MariaDb(m) => {
+                m.sql(&format!(
+                    "UPDATE rimeflake_workers SET owner = NULL WHERE namespace = '{namespace}'"
+                ));
+            }
+            Server::ZooKeeper(z) => {
+                z.cli(&format!(
+                    "delete /rimeflake/workers/{namespace}/{worker}/lease"
                 ));
             }
         }
@@ -197,7 +290,7 @@ fn child_runs_eight_generators() {
 
 #[test]
 fn generators_in_four_processes_share_one_namespace() {
-    for server in Server::both() {
+    for server in Server::all() {
         let children: Vec<_> = (0..PROCESSES)
             .map(|_| {
                 Command::new(std::env::current_exe().unwrap())
@@ -262,71 +355,6 @@ fn generators_in_four_processes_share_one_namespace() {
 
 // ---- (b) the server stops, restarts, pauses ----------------------------------------------------
 
-/// Runs `g` on a thread until stopped, keeping every ID and the kinds of errors it met.
-struct Driver {
-    stop: Arc<AtomicBool>,
-    ids: Arc<Mutex<Vec<u64>>>,
-    errors: Arc<Mutex<Vec<ErrorKind>>>,
-    thread: Option<std::thread::JoinHandle<Generator>>,
-}
-
-impl Driver {
-    fn start(g: Generator) -> Driver {
-        let stop = Arc::new(AtomicBool::new(false));
-        let ids = Arc::new(Mutex::new(Vec::new()));
-        let errors = Arc::new(Mutex::new(Vec::new()));
-        let (s, i, e) = (stop.clone(), ids.clone(), errors.clone());
-        let thread = std::thread::spawn(move || {
-            while !s.load(Ordering::Relaxed) {
-                match g.next_id() {
-                    Ok(id) => i.lock().unwrap().push(id),
-                    Err(err) => {
-                        e.lock().unwrap().push(err.kind());
-                        sleep_ms(5);
-                    }
-                }
-                if i.lock().unwrap().len() % 64 == 0 {
-                    sleep_ms(1); // a steady trickle, not a flood
-                }
-            }
-            g
-        });
-        Driver {
-            stop,
-            ids,
-            errors,
-            thread: Some(thread),
-        }
-    }
-
-    fn counts(&self) -> (usize, usize) {
-        (
-            self.ids.lock().unwrap().len(),
-            self.errors.lock().unwrap().len(),
-        )
-    }
-
-    /// Waits up to `secs` for `f(ids, errors)` to hold.
-    fn wait_for(&self, secs: u64, what: &str, f: impl Fn(usize, usize) -> bool) {
-        for _ in 0..secs * 20 {
-            let (i, e) = self.counts();
-            if f(i, e) {
-                return;
-            }
-            sleep_ms(50);
-        }
-        panic!("waited {secs} s for {what}: {:?}", self.counts());
-    }
-
-    fn finish(mut self) -> (Vec<u64>, Vec<ErrorKind>, Generator) {
-        self.stop.store(true, Ordering::Relaxed);
-        let g = self.thread.take().unwrap().join().unwrap();
-        let ids = std::mem::take(&mut *self.ids.lock().unwrap());
-        let errors = std::mem::take(&mut *self.errors.lock().unwrap());
-        (ids, errors, g)
-    }
-}
-
 #[test]
 fn stats_show_the_lease_held_its_renewals_and_the_lease_lost_while_the_server_is_down() {
     use rimeflake::LeaseState;
@@ -382,7 +410,7 @@ fn stats_show_the_lease_held_its_renewals_and_the_lease_lost_while_the_server_is
 
 #[test]
 fn a_stopped_paused_or_write_refusing_server_gives_lease_errors_then_recovers_without_duplicates() {
-    for mut server in Server::both() {
+    for mut server in Server::all() {
         let url = server.url();
         let g = generator(&url, "faults").build().unwrap();
         let worker = g.worker_id();
@@ -403,6 +431,9 @@ fn a_stopped_paused_or_write_refusing_server_gives_lease_errors_then_recovers_wi
             ),
         ];
         for (what, begin, end) in outages {
+            if what == "refusing writes" && !server.can_refuse_writes() {
+                continue;
+            }
             let name = format!("{what} ({})", server.name());
             let (_, errors) = d.counts();
             begin(&mut server);
@@ -435,7 +466,7 @@ fn a_stopped_paused_or_write_refusing_server_gives_lease_errors_then_recovers_wi
 
 #[test]
 fn a_full_namespace_is_the_no_free_worker_error_and_a_held_worker_id_a_lease_error() {
-    for server in Server::both() {
+    for server in Server::all() {
         let url = server.url();
         let range = WorkerSource::LocalLease { range: Some(5..=6) };
         let a = generator(&url, "full")
@@ -476,7 +507,7 @@ fn a_full_namespace_is_the_no_free_worker_error_and_a_held_worker_id_a_lease_err
 
 #[test]
 fn a_holder_whose_lease_was_taken_stops_and_cannot_move_the_state() {
-    for server in Server::both() {
+    for server in Server::all() {
         let url = server.url();
         let g = generator(&url, "stolen").worker_id(3).build().unwrap();
         let mut mine: Vec<u64> = (0..1_000).map(|_| g.next_id().unwrap()).collect();
@@ -499,14 +530,7 @@ fn a_holder_whose_lease_was_taken_stops_and_cannot_move_the_state() {
         // It cannot write the state either: close's final write is refused.
         err_of(g.close(), ErrorKind::Lease, &["worker ID 3"]);
         // Once the thief's lease is gone, a newcomer continues above everything issued.
-        match &server {
-            Server::Redis(r) => {
-                r.command(&["DEL", "rimeflake:{stolen:3}:lease"]);
-            }
-            Server::Postgres(p) => {
-                p.psql("UPDATE rimeflake_workers SET owner = NULL WHERE namespace = 'stolen'");
-            }
-        }
+        server.end_theft("stolen", 3);
         let next = generator(&url, "stolen").worker_id(3).build().unwrap();
         let id = next.next_id().unwrap();
         assert!(
@@ -523,7 +547,7 @@ fn a_leased_worker_id_taken_by_another_process_moves_the_generator_to_another_on
     // The other process still holds it; or it wrote the state and left, so the worker ID comes
     // back to this generator's lease with a state it no longer knows.
     for leaves in [false, true] {
-        for server in Server::both() {
+        for server in Server::all() {
             moves_to_another_worker_id(&server, leaves);
         }
     }
@@ -659,7 +683,7 @@ fn child_holds_worker_nine() {
 
 #[test]
 fn the_state_travels_with_the_worker_id_and_a_namespace_keeps_one_layout() {
-    for server in Server::both() {
+    for server in Server::all() {
         let url = server.url();
         let mut child = Command::new(std::env::current_exe().unwrap())
             .args(["child_holds_worker_nine", "--exact", "--nocapture"])

@@ -1,13 +1,14 @@
 //! Generators on remote leases over TLS, against real servers with TLS on (started by the
 //! harness in `servers/`, with certificates the `openssl` command makes for `localhost`): what
-//! each URL checks (the CA, the host name, libpq's `sslmode`s), client certificates, a server
+//! each URL checks (the CA, the host name, libpq's `sslmode`s, MySQL's `ssl-mode`s), client
+//! certificates, a server
 //! restarted under a running generator, an impostor's certificate while one runs (it stops,
 //! fail-closed, and goes on when the real one is back), and every refusal a clear config error.
 
 use rimeflake_testkit::servers;
 
 use rimeflake::{Backend, Error, ErrorKind, Generator, Layout};
-use servers::{Postgres, Redis, PG_CERT_ROLE};
+use servers::{MariaDb, Postgres, Redis, MY_CERT_ROLE, PG_CERT_ROLE};
 use std::time::Duration;
 
 const TTL_MS: u64 = 2_000;
@@ -309,6 +310,95 @@ fn postgres_over_tls_checks_as_libpq_does() {
     let plain_url = |query: &str| format!("{}?{query}", plain.url());
     refused(&plain_url("sslmode=require"), ErrorKind::Config, &["TLS"]);
     works(&plain_url("sslmode=prefer"), "plain")
+        .close()
+        .unwrap();
+}
+
+#[test]
+fn mysql_over_tls_checks_as_mysql_does() {
+    let mut db = MariaDb::start_tls();
+    let port = db.port();
+    let ca = db.certs().path("ca.pem").display().to_string();
+    let other = db.certs().path("other-ca.pem").display().to_string();
+    let url = |host: &str, query: &str| format!("mysql://root@{host}:{port}/rimeflake?{query}");
+    // The server refuses plain TCP (require_secure_transport): every connection that works is
+    // TLS.
+    let full = db.tls_url();
+    let g = works(&full, "tls");
+    db.restart();
+    keeps_working(&g, 2 * TTL_MS);
+    an_impostor_gets_no_renewals(
+        &g,
+        || db.serve_certificate("impostor"),
+        || db.serve_certificate("server"),
+    );
+    g.close().unwrap();
+
+    // VERIFY_CA checks the chain and not the name; REQUIRED and PREFERRED (the default) check
+    // nothing without ssl-ca.
+    for query in [
+        format!("ssl-mode=VERIFY_CA&ssl-ca={ca}"),
+        "ssl-mode=REQUIRED".to_string(),
+        String::new(),
+    ] {
+        works(&url("127.0.0.1", &query), "tls").close().unwrap();
+    }
+    refused(
+        &url(
+            "127.0.0.1",
+            &format!("ssl-mode=VERIFY_IDENTITY&ssl-ca={ca}"),
+        ),
+        ErrorKind::Config,
+        &["host name", "ssl-mode=VERIFY_CA"],
+    );
+    refused(
+        &url(
+            "localhost",
+            &format!("ssl-mode=VERIFY_IDENTITY&ssl-ca={other}"),
+        ),
+        ErrorKind::Config,
+        &["not trusted", "ssl-ca=", "other-ca.pem"],
+    );
+    refused(
+        &url("127.0.0.1", &format!("ssl-mode=REQUIRED&ssl-ca={other}")),
+        ErrorKind::Config,
+        &["not trusted"],
+    );
+    refused(
+        &url("localhost", "ssl-mode=VERIFY_IDENTITY"),
+        ErrorKind::Config,
+        &["ssl-ca=PATH"],
+    );
+    // Plain TCP is refused by the server.
+    refused(
+        &url("127.0.0.1", "ssl-mode=DISABLED"),
+        ErrorKind::Config,
+        &["refused the login", "without TLS"],
+    );
+
+    // The certificate user: refused without its client certificate, in with it.
+    let cert_url = |query: &str| {
+        format!(
+            "mysql://{MY_CERT_ROLE}@localhost:{port}/rimeflake?ssl-mode=VERIFY_IDENTITY\
+             &ssl-ca={ca}{query}"
+        )
+    };
+    refused(
+        &cert_url(""),
+        ErrorKind::Config,
+        &["refused the login", "client certificate"],
+    );
+    let (cert, key) = (db.certs().path("client.pem"), db.certs().path("client.key"));
+    let with_cert = format!("&ssl-cert={}&ssl-key={}", cert.display(), key.display());
+    works(&cert_url(&with_cert), "tls-cert").close().unwrap();
+    let e = Backend::parse(&cert_url(&format!("&ssl-cert={}", cert.display()))).unwrap_err();
+    assert!(e.message().contains("go together"), "{e}");
+
+    // A server without TLS: REQUIRED is refused; the default goes on in plain TCP.
+    let plain = MariaDb::start();
+    let plain_url = |query: &str| format!("{}?{query}", plain.url());
+    refused(&plain_url("ssl-mode=REQUIRED"), ErrorKind::Config, &["TLS"]);
+    works(&plain_url("ssl-mode=PREFERRED"), "plain")
         .close()
         .unwrap();
 }

@@ -406,6 +406,16 @@ static void test_backend(void) {
   config.backend = "redis://:s3cret@127.0.0.1:notaport/0";
   CHECK_STATUS(rimeflake_generator_new(&config, &c), RIMEFLAKE_CONFIG);
   CHECK(strstr(rimeflake_last_error_message(), "s3cret") == NULL);
+  /* MySQL and ZooKeeper are built in: a server that is not there (port 1) is a lease error
+     naming it, not a missing feature. */
+  const char *absent[] = {"mysql://app:s3cret@127.0.0.1:1/ids",
+                          "zookeeper://app:s3cret@127.0.0.1:1/ids"};
+  for (size_t i = 0; i < 2; i++) {
+    config.backend = absent[i];
+    CHECK_STATUS(rimeflake_generator_new(&config, &c), RIMEFLAKE_LEASE);
+    CHECK(strstr(rimeflake_last_error_message(), "127.0.0.1:1") != NULL);
+    CHECK(strstr(rimeflake_last_error_message(), "s3cret") == NULL);
+  }
 
   /* TLS: the server's certificate is checked against the URL's sslrootcert=. */
   const char *tls_url = getenv("RIMEFLAKE_TEST_REDISS_URL");

@@ -47,11 +47,38 @@ pub(crate) struct Tls {
     pub(crate) roots: Option<Roots>,
     /// A client certificate and its key.
     pub(crate) client: Option<(PathBuf, PathBuf)>,
+    /// How the URL spells the parameters, for messages.
+    pub(crate) names: &'static Names,
 }
+
+/// How a URL spells the TLS parameters: libpq's names (PostgreSQL, Redis) or MySQL's.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Names {
+    pub(crate) rootcert: &'static str,
+    pub(crate) cert: &'static str,
+    pub(crate) key: &'static str,
+    /// The mode that checks the chain and not the host name.
+    pub(crate) verify_ca: &'static str,
+}
+
+pub(crate) const LIBPQ: Names = Names {
+    rootcert: "sslrootcert",
+    cert: "sslcert",
+    key: "sslkey",
+    verify_ca: "sslmode=verify-ca",
+};
+
+#[cfg_attr(not(feature = "mysql"), allow(dead_code))]
+pub(crate) const MYSQL: Names = Names {
+    rootcert: "ssl-ca",
+    cert: "ssl-cert",
+    key: "ssl-key",
+    verify_ca: "ssl-mode=VERIFY_CA",
+};
 
 impl Tls {
     /// Whether the server's certificate is checked against trusted CAs.
-    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    #[cfg_attr(not(any(feature = "postgres", feature = "mysql")), allow(dead_code))]
     pub(crate) fn verifies_chain(&self) -> bool {
         match self.mode {
             SslMode::Disable => false,
@@ -164,12 +191,13 @@ pub(crate) fn split(url: &str) -> Result<(String, Tls)> {
             mode,
             roots,
             client,
+            names: &LIBPQ,
         },
     ))
 }
 
-/// Percent-decoding of one query value (`+` stays a `+`, as in a path).
-fn decode(text: &str) -> Option<String> {
+/// Percent-decoding of one query value or URL part (`+` stays a `+`, as in a path).
+pub(crate) fn decode(text: &str) -> Option<String> {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -195,6 +223,7 @@ mod tests {
             mode,
             roots,
             client: client.map(|(c, k)| (c.into(), k.into())),
+            names: &LIBPQ,
         }
     }
 

@@ -14,12 +14,13 @@ pub(super) const NS: &str = "test-ns";
 /// differ here on purpose.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Expired {
-    /// Redis: the lease's key expires with it, so its holder is fenced at once.
-    #[cfg_attr(not(feature = "redis"), allow(dead_code))]
+    /// Redis: the lease's key expires with it, so its holder is fenced at once. ZooKeeper: the
+    /// session's ephemeral node goes with the session.
+    #[cfg_attr(not(any(feature = "redis", feature = "zookeeper")), allow(dead_code))]
     Gone,
-    /// PostgreSQL: the row keeps its owner until another token takes it, and the holder may
-    /// still write (nobody else can have written meanwhile).
-    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    /// PostgreSQL and MySQL: the row keeps its owner until another token takes it, and the
+    /// holder may still write (nobody else can have written meanwhile).
+    #[cfg_attr(not(any(feature = "postgres", feature = "mysql")), allow(dead_code))]
     KeepsOwner,
 }
 
@@ -156,7 +157,7 @@ macro_rules! contract_tests {
 }
 pub(super) use contract_tests;
 
-fn v(version: u64, text: &str) -> Versioned {
+pub(super) fn v(version: u64, text: &str) -> Versioned {
     Versioned {
         version,
         text: text.to_string(),
@@ -189,7 +190,7 @@ pub(super) fn once_back<T>(mut call: impl FnMut() -> Result<T>) -> T {
 }
 
 /// Runs `f` and returns its result and how long it took.
-fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
+pub(super) fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
     let start = crate::clock::monotonic_ns();
     let out = f();
     (

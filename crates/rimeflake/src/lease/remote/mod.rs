@@ -1,5 +1,6 @@
-//! Remote leases: worker IDs and their state kept in Redis or PostgreSQL (cargo features `redis`
-//! and `postgres`), so generators on many hosts share one namespace (docs/many-hosts.md; the
+//! Remote leases: worker IDs and their state kept in Redis, PostgreSQL, MySQL or ZooKeeper (cargo
+//! features `redis`, `postgres`, `mysql` and `zookeeper`), so generators on many hosts share one
+//! namespace (docs/many-hosts.md; the
 //! layer "Leases and servers" of docs/architecture.md).
 //!
 //! A server keeps, per (namespace, worker ID), a lease (an owner token with an expiry set by the
@@ -15,28 +16,54 @@
 
 // Without a server backend built in, nothing reaches this module but its types.
 #![cfg_attr(
-    not(any(feature = "redis", feature = "postgres")),
+    not(any(
+        feature = "redis",
+        feature = "postgres",
+        feature = "mysql",
+        feature = "zookeeper"
+    )),
     allow(dead_code, unused_variables)
 )]
 
 /// The tests of the [`Conn`] contract, run on each server.
-#[cfg(all(test, any(feature = "redis", feature = "postgres")))]
+#[cfg(all(
+    test,
+    any(
+        feature = "redis",
+        feature = "postgres",
+        feature = "mysql",
+        feature = "zookeeper"
+    )
+))]
 mod contract;
 pub(crate) mod keeper;
+#[cfg(feature = "mysql")]
+pub(crate) mod mysql;
+#[cfg(any(feature = "mysql", feature = "zookeeper"))]
+pub(crate) mod net;
 #[cfg(feature = "postgres")]
 pub(crate) mod postgres;
 #[cfg(feature = "redis")]
 pub(crate) mod redis;
-/// The real servers the integration tests start (Redis, PostgreSQL), for the tests of the
-/// connections here.
-#[cfg(all(test, any(feature = "redis", feature = "postgres")))]
+/// The real servers the integration tests start, for the tests of the connections here.
+#[cfg(all(
+    test,
+    any(
+        feature = "redis",
+        feature = "postgres",
+        feature = "mysql",
+        feature = "zookeeper"
+    )
+))]
 pub(crate) use rimeflake_testkit::servers;
 /// A simulated server, and deterministic tests of the lease protocol on it.
 #[cfg(test)]
 mod sim;
 mod store;
-#[cfg(any(feature = "redis", feature = "postgres"))]
+#[cfg(any(feature = "redis", feature = "postgres", feature = "mysql"))]
 pub(crate) mod tls;
+#[cfg(feature = "zookeeper")]
+pub(crate) mod zookeeper;
 
 pub(crate) use store::RemoteStore;
 
@@ -257,6 +284,14 @@ pub(crate) fn connect(backend: &Backend, timing: Timing) -> Result<Box<dyn Conn>
         Backend::Redis(url) => Ok(Box::new(redis::RedisConn::open(url, timing.op_timeout())?)),
         #[cfg(feature = "postgres")]
         Backend::Postgres(url) => Ok(Box::new(postgres::PgConn::open(url, timing.op_timeout())?)),
+        #[cfg(feature = "mysql")]
+        Backend::Mysql(url) => Ok(Box::new(mysql::MyConn::open(url, timing.op_timeout())?)),
+        #[cfg(feature = "zookeeper")]
+        Backend::ZooKeeper(url) => Ok(Box::new(zookeeper::ZkConn::open(
+            url,
+            timing.op_timeout(),
+            timing.ttl,
+        )?)),
         other => Err(Error::config(format!(
             "backend {other} keeps no remote leases"
         ))),

@@ -298,7 +298,7 @@ impl RedisConn {
         let client_tls = match &tls.client {
             Some((cert, key)) => {
                 let client_key = tls::read_file(key, "sslkey")?;
-                tls::key(&client_key, key)?;
+                tls::key(&client_key, key, "sslkey")?;
                 Some(redis::ClientTlsConfig {
                     client_cert: pem_certs(cert, "sslcert")?,
                     client_key,

@@ -1,6 +1,6 @@
 //! TLS for the remote backends, on rustls with the ring provider: the certificate files a URL
 //! names ([`crate::backend::tls`]), the checks each `sslmode` makes, and the words for a failed
-//! handshake, shared by Redis and PostgreSQL.
+//! handshake, shared by Redis, PostgreSQL and MySQL.
 
 use crate::backend::tls::{Roots, SslMode, Tls};
 use crate::error::{Error, Result};
@@ -52,27 +52,29 @@ pub(crate) fn certs(pem: &[u8], path: &Path, param: &str) -> Result<Vec<Certific
     Ok(certs)
 }
 
-/// The private key in `pem` (PKCS#8, PKCS#1 or SEC1), read from the file `path` of `sslkey`.
-pub(crate) fn key(pem: &[u8], path: &Path) -> Result<PrivateKeyDer<'static>> {
+/// The private key in `pem` (PKCS#8, PKCS#1 or SEC1), read from the file `path` of the
+/// parameter `param` (`sslkey`).
+pub(crate) fn key(pem: &[u8], path: &Path, param: &str) -> Result<PrivateKeyDer<'static>> {
     PrivateKeyDer::from_pem_slice(pem).map_err(|e| {
         Error::config(format!(
-            "backend: sslkey={}: cannot read a PEM private key from it: {e}",
+            "backend: {param}={}: cannot read a PEM private key from it: {e}",
             path.display()
         ))
     })
 }
 
-/// The CA certificates `tls` trusts: its `sslrootcert` file, or the system's store.
-#[cfg(feature = "postgres")]
+/// The CA certificates `tls` trusts: its `sslrootcert` (`ssl-ca`) file, or the system's store.
+#[cfg(any(feature = "postgres", feature = "mysql"))]
 fn root_store(tls: &Tls) -> Result<rustls::RootCertStore> {
     let mut store = rustls::RootCertStore::empty();
     match &tls.roots {
         Some(Roots::File(path)) => {
-            let pem = read_file(path, "sslrootcert")?;
-            for cert in certs(&pem, path, "sslrootcert")? {
+            let param = tls.names.rootcert;
+            let pem = read_file(path, param)?;
+            for cert in certs(&pem, path, param)? {
                 store.add(cert).map_err(|e| {
                     Error::config(format!(
-                        "backend: sslrootcert={}: not a usable CA certificate: {e}",
+                        "backend: {param}={}: not a usable CA certificate: {e}",
                         path.display()
                     ))
                 })?;
@@ -82,10 +84,11 @@ fn root_store(tls: &Tls) -> Result<rustls::RootCertStore> {
             let found = rustls_native_certs::load_native_certs();
             store.add_parsable_certificates(found.certs);
             if store.is_empty() {
-                return Err(Error::config(
+                return Err(Error::config(format!(
                     "backend: the system's store of CA certificates is empty or unreadable \
-                     (install ca-certificates), and the URL gives no sslrootcert=PATH",
-                ));
+                     (install ca-certificates), and the URL gives no {}=PATH",
+                    tls.names.rootcert
+                )));
             }
         }
     }
@@ -108,7 +111,7 @@ pub(crate) fn ensure_provider() {
 /// certificate for `prefer` and `require` without `sslrootcert`; the chain only for
 /// `verify-ca` (and `prefer`/`require` with `sslrootcert`); the chain and the host name for
 /// `verify-full`.
-#[cfg(feature = "postgres")]
+#[cfg(any(feature = "postgres", feature = "mysql"))]
 pub(crate) fn client_config(tls: &Tls) -> Result<rustls::ClientConfig> {
     use std::sync::Arc;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
@@ -135,12 +138,15 @@ pub(crate) fn client_config(tls: &Tls) -> Result<rustls::ClientConfig> {
     };
     match &tls.client {
         Some((cert_path, key_path)) => {
-            let chain = certs(&read_file(cert_path, "sslcert")?, cert_path, "sslcert")?;
-            let private = key(&read_file(key_path, "sslkey")?, key_path)?;
+            let n = tls.names;
+            let chain = certs(&read_file(cert_path, n.cert)?, cert_path, n.cert)?;
+            let private = key(&read_file(key_path, n.key)?, key_path, n.key)?;
             builder.with_client_auth_cert(chain, private).map_err(|e| {
                 Error::config(format!(
-                    "backend: sslcert={} and sslkey={} do not make a client certificate: {e}",
+                    "backend: {}={} and {}={} do not make a client certificate: {e}",
+                    n.cert,
                     cert_path.display(),
+                    n.key,
                     key_path.display()
                 ))
             })
@@ -149,7 +155,7 @@ pub(crate) fn client_config(tls: &Tls) -> Result<rustls::ClientConfig> {
     }
 }
 
-#[cfg(feature = "postgres")]
+#[cfg(any(feature = "postgres", feature = "mysql"))]
 mod verify {
     use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
     use rustls::client::WebPkiServerVerifier;
@@ -224,13 +230,16 @@ mod verify {
 pub(crate) fn explain(error: &(dyn StdError + 'static), server: &str, tls: &Tls) -> Option<Error> {
     use rustls::{AlertDescription as Alert, CertificateError as Cert};
     let e = find_rustls(error)?;
+    let n = tls.names;
     let fix_ca = match &tls.roots {
         Some(Roots::File(path)) => {
-            format!("it is not signed by a CA in sslrootcert={}", path.display())
+            format!("it is not signed by a CA in {}={}", n.rootcert, path.display())
         }
-        _ => "it is not signed by a CA in the system's store: give the CA's certificate with \
-              sslrootcert=PATH"
-            .to_string(),
+        _ => format!(
+            "it is not signed by a CA in the system's store: give the CA's certificate with \
+             {}=PATH",
+            n.rootcert
+        ),
     };
     let why = match e {
         rustls::Error::InvalidCertificate(Cert::UnknownIssuer | Cert::BadSignature) => {
@@ -241,11 +250,11 @@ pub(crate) fn explain(error: &(dyn StdError + 'static), server: &str, tls: &Tls)
         ) => format!(
             "the server's certificate is not for the host name the URL gives ({e}): connect by \
              a name the certificate names{}",
-            // Only PostgreSQL has a weaker mode that still checks the chain.
-            if tls.mode == SslMode::VerifyFull && server.starts_with("PostgreSQL") {
-                ", or use sslmode=verify-ca"
+            // Only PostgreSQL and MySQL have a weaker mode that still checks the chain.
+            if tls.mode == SslMode::VerifyFull && !server.starts_with("Redis") {
+                format!(", or use {}", n.verify_ca)
             } else {
-                ""
+                String::new()
             }
         ),
         rustls::Error::InvalidCertificate(
@@ -262,7 +271,8 @@ pub(crate) fn explain(error: &(dyn StdError + 'static), server: &str, tls: &Tls)
             Alert::CertificateRequired | Alert::HandshakeFailure | Alert::BadCertificate,
         ) if tls.client.is_none() => format!(
             "the server refused the connection ({e}): it may want a client certificate \
-             (sslcert=PATH&sslkey=PATH)"
+             ({}=PATH&{}=PATH)",
+            n.cert, n.key
         ),
         rustls::Error::AlertReceived(
             Alert::UnknownCA

@@ -9,8 +9,14 @@ use super::*;
 pub(crate) enum Flavor {
     /// As Redis: the key is gone, so its holder can neither renew it nor save.
     Redis,
-    /// As PostgreSQL: the row still names its owner, who may renew it and save.
+    /// As PostgreSQL and MySQL (their rows are alike): the row still names its owner, who may
+    /// renew it and save.
     Postgres,
+    /// As ZooKeeper: the lease is the holder's session, which the ensemble ends some time past
+    /// its timeout ([`Server::expiry_lag`]: the expiry rounded up to its tick, then the session's
+    /// close going through its log). Until then the holder's renewals bring it back (they move
+    /// its node to their session) and nobody else can take it; after, it is gone, as in Redis.
+    ZooKeeper,
 }
 
 /// A time when the server cannot be used.
@@ -69,6 +75,8 @@ pub(crate) struct Server {
     /// The client's clock (`CLOCK_BOOTTIME`, ns): the simulation's time.
     pub(super) now: u64,
     pub(super) flavor: Flavor,
+    /// ZooKeeper: how long past its expiry a session's lease still stands, in ns.
+    pub(super) expiry_lag: u64,
     /// How far the server's clock is ahead of the client's, and how much faster it runs.
     pub(super) skew_ns: i64,
     pub(super) rate_ppm: i64,
@@ -104,6 +112,7 @@ impl SimServer {
         SimServer(Arc::new(Mutex::new(Server {
             now: T0,
             flavor,
+            expiry_lag: 0,
             skew_ns: 0,
             rate_ppm: 0,
             layouts: BTreeMap::new(),
@@ -261,10 +270,19 @@ impl Server {
             .or_default()
     }
 
+    /// When a lease stops holding by the server's clock: at its expiry, or a session's lag past
+    /// it (ZooKeeper).
+    fn ends(&self, l: &Lease) -> u64 {
+        match self.flavor {
+            Flavor::ZooKeeper => l.expires + self.expiry_lag,
+            _ => l.expires,
+        }
+    }
+
     /// Whether `token` holds the lease, as the flavour sees an expired one.
     pub(super) fn holds(&self, w: &Worker, token: &str) -> bool {
         w.lease.as_ref().is_some_and(|l| {
-            l.owner == token && (self.flavor == Flavor::Postgres || self.server_ns() < l.expires)
+            l.owner == token && (self.flavor == Flavor::Postgres || self.server_ns() < self.ends(l))
         })
     }
 
@@ -273,7 +291,7 @@ impl Server {
         let w = self.workers.get(&(NS.to_string(), worker_id))?;
         w.lease
             .as_ref()
-            .map(|l| (l.owner.clone(), self.server_ns() < l.expires))
+            .map(|l| (l.owner.clone(), self.server_ns() < self.ends(l)))
     }
 
     /// The writer of the stored state.
@@ -316,14 +334,14 @@ impl Server {
 
     pub(super) fn acquire(&mut self, namespace: &str, worker_id: u64, token: &str, ttl_ms: u64) -> bool {
         let now = self.server_ns();
-        let w = self.worker(namespace, worker_id);
-        let free = w
-            .lease
-            .as_ref()
-            .is_none_or(|l| l.owner == token || now >= l.expires);
+        let key = (namespace.to_string(), worker_id);
+        let free = self.workers.get(&key).and_then(|w| w.lease.as_ref()).is_none_or(|l| {
+            l.owner == token || now >= self.ends(l)
+        });
         if !free {
             return false;
         }
+        let w = self.worker(namespace, worker_id);
         if w.owners.last().is_none_or(|o| o != token) {
             w.owners.push(token.to_string());
         }
@@ -386,10 +404,12 @@ impl Server {
 
     pub(super) fn reset(&mut self, namespace: &str, worker_id: u64, expected: u64, next: &Versioned) -> Saved {
         let now = self.server_ns();
-        let w = self.worker(namespace, worker_id);
-        if w.lease.as_ref().is_some_and(|l| now < l.expires) {
+        let key = (namespace.to_string(), worker_id);
+        let live = self.workers.get(&key).and_then(|w| w.lease.as_ref()).is_some_and(|l| now < self.ends(l));
+        if live {
             return Saved::NotHolder;
         }
+        let w = self.worker(namespace, worker_id);
         if w.state.as_ref().map_or(0, |v| v.version) != expected {
             return Saved::Moved;
         }

@@ -135,7 +135,7 @@ fn the_keeper_renews_every_quarter_ttl_and_stops_three_quarters_after_a_success_
 
 #[test]
 fn a_healthy_server_never_loses_the_lease() {
-    for flavor in [Flavor::Redis, Flavor::Postgres] {
+    for flavor in [Flavor::Redis, Flavor::Postgres, Flavor::ZooKeeper] {
         let mut w = World::scripted(flavor, 200);
         assert!(w.start(0, false).unwrap());
         w.go(50.0);
@@ -152,7 +152,7 @@ fn a_healthy_server_never_loses_the_lease() {
 /// just after it: the generator stops at the deadline, and goes on once the answer comes.
 #[test]
 fn a_renewal_sent_just_before_the_deadline_and_answered_after_it() {
-    for flavor in [Flavor::Redis, Flavor::Postgres] {
+    for flavor in [Flavor::Redis, Flavor::Postgres, Flavor::ZooKeeper] {
         let mut w = World::scripted(flavor, 1_000);
         assert!(w.start(0, false).unwrap());
         w.go(0.1);
@@ -184,7 +184,7 @@ fn a_renewal_sent_just_before_the_deadline_and_answered_after_it() {
 /// sent at 0.75 and lands only at 1.35, even where an expired lease can be renewed.
 #[test]
 fn a_call_sent_just_before_the_servers_expiry_lands_after_it() {
-    for flavor in [Flavor::Redis, Flavor::Postgres] {
+    for flavor in [Flavor::Redis, Flavor::Postgres, Flavor::ZooKeeper] {
         for successor in [false, true] {
             let mut w = World::scripted(flavor, 1_000);
             assert!(w.start(0, false).unwrap());
@@ -222,12 +222,13 @@ fn a_call_sent_just_before_the_servers_expiry_lands_after_it() {
 }
 
 /// The server is paused from 0.3 to 2.5 TTLs, past the lease's expiry (1.25). The renewal
-/// sent at 0.5 on the open connection runs only when the server resumes: a Redis lease has
-/// expired by then, but a PostgreSQL row still names its owner, whose lease it extends. A
+/// sent at 0.5 on the open connection runs only when the server resumes: a Redis lease (or a
+/// ZooKeeper session ended on time) has expired by then, but a PostgreSQL row still names its
+/// owner, whose lease it extends. A
 /// second process starts as the server resumes.
 #[test]
 fn a_pause_longer_than_the_ttl() {
-    for flavor in [Flavor::Redis, Flavor::Postgres] {
+    for flavor in [Flavor::Redis, Flavor::Postgres, Flavor::ZooKeeper] {
         for second in [false, true] {
             let mut w = World::scripted(flavor, 1_000);
             let (from, until) = (w.at(0.3), w.at(2.5));
@@ -241,7 +242,7 @@ fn a_pause_longer_than_the_ttl() {
             assert!(matches!(&told[0], (at, News::Lost(_)) if (1.0..1.001).contains(at)));
             let (_, last) = w.issued_by("p0.1");
             let winner = match (flavor, second) {
-                (Flavor::Redis, true) => "p1.1",
+                (Flavor::Redis | Flavor::ZooKeeper, true) => "p1.1",
                 _ => "p0.1",
             };
             assert_eq!(
@@ -266,7 +267,7 @@ fn a_pause_longer_than_the_ttl() {
 /// the worker ID, so once back it takes it again and goes on.
 #[test]
 fn retaking_the_worker_id_with_nobody_in_between_goes_on() {
-    for flavor in [Flavor::Redis, Flavor::Postgres] {
+    for flavor in [Flavor::Redis, Flavor::Postgres, Flavor::ZooKeeper] {
         let mut w = World::scripted(flavor, 1_000);
         let (from, until) = (w.at(0.3), w.at(2.0));
         w.server.lock().add_partition("p0.", from, until);
@@ -288,7 +289,7 @@ fn retaking_the_worker_id_with_nobody_in_between_goes_on() {
 /// stays failed and issues nothing more.
 #[test]
 fn retaking_the_worker_id_after_another_writer_stays_failed() {
-    for flavor in [Flavor::Redis, Flavor::Postgres] {
+    for flavor in [Flavor::Redis, Flavor::Postgres, Flavor::ZooKeeper] {
         let mut w = World::scripted(flavor, 1_000);
         let (from, until) = (w.at(0.3), w.at(3.0));
         w.server.lock().add_partition("p0.", from, until);
@@ -344,7 +345,7 @@ fn script(server: &SimServer, token: &str, what: Scripted) {
 /// store goes on from its own version.
 #[test]
 fn a_save_whose_answer_was_lost_is_recognised_as_ours() {
-    for flavor in [Flavor::Redis, Flavor::Postgres] {
+    for flavor in [Flavor::Redis, Flavor::Postgres, Flavor::ZooKeeper] {
         let server = SimServer::new(flavor, 1);
         let a = held_store(&server, "a");
         a.save(&reserved(100)).unwrap();
@@ -374,7 +375,7 @@ fn a_save_whose_answer_was_lost_is_recognised_as_ours() {
 /// that follows it. Neither time is the thief's state taken for the holder's.
 #[test]
 fn theft_during_a_save() {
-    for flavor in [Flavor::Redis, Flavor::Postgres] {
+    for flavor in [Flavor::Redis, Flavor::Postgres, Flavor::ZooKeeper] {
         for before_the_read in [true, false] {
             let server = SimServer::new(flavor, 1);
             let a = held_store(&server, "a");

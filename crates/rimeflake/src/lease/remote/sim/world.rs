@@ -29,6 +29,8 @@ pub(super) struct Config {
     pub(super) reconnect_ns: u64,
     /// The longest a parked keeper may wake late, in ns.
     pub(super) jitter: u64,
+    /// ZooKeeper: how long past its expiry a session's lease still stands, in ns.
+    pub(super) expiry_lag: u64,
     /// Whether processes crash, close and start again by themselves.
     pub(super) churn: bool,
     pub(super) end: u64,
@@ -44,7 +46,7 @@ impl Config {
             ttl: Duration::from_millis(ttl_ms),
         };
         let ttl = ttl_ms * MS;
-        let flavor = rng.pick(&[Flavor::Redis, Flavor::Postgres]);
+        let flavor = rng.pick(&[Flavor::Redis, Flavor::Postgres, Flavor::ZooKeeper]);
         Config {
             flavor,
             timing,
@@ -62,9 +64,14 @@ impl Config {
                     let op = timing.op_timeout().as_nanos() as u64;
                     rng.pick(&[op, 2 * op, 4 * op, 10_000 * MS])
                 }
-                Flavor::Postgres => timing.op_timeout().as_nanos() as u64,
+                Flavor::Postgres | Flavor::ZooKeeper => timing.op_timeout().as_nanos() as u64,
             },
             jitter: rng.pick(&[MS / 10, ttl / 100, ttl / 20]),
+            // Up to a tick of ZooKeeper's default 2 s past a 10-s session, and more.
+            expiry_lag: match flavor {
+                Flavor::ZooKeeper => rng.pick(&[0, ttl / 20, ttl / 5, ttl / 2]),
+                _ => 0,
+            },
             churn: true,
             end: T0 + 40 * ttl,
             floor: std::env::var_os("RIMEFLAKE_LEASE_NO_FLOOR").is_none(),
@@ -93,6 +100,7 @@ impl Config {
             .op_timeout()
             .as_nanos() as u64,
             jitter: 0,
+            expiry_lag: 0,
             churn: false,
             end: u64::MAX,
             floor: true,
@@ -283,6 +291,7 @@ impl World {
         {
             let mut s = server.lock();
             s.fail_pm = cfg.s_fail;
+            s.expiry_lag = cfg.expiry_lag;
             s.lost_pm = cfg.s_lost;
             s.late_max = cfg.op_timeout() * 3;
         }
