@@ -1,8 +1,10 @@
 //! `random_sequence_start`, through the public API: what it costs (exactly the documented
 //! capacity, never a call that would not have failed at 0), that restarts and clock-id switches
-//! stay above every issued value, and which layouts refuse it. How `id % N` spreads is tested
-//! with fixed keys in the core's unit tests (tests/internal/shards.rs).
+//! stay above every issued value, which layouts refuse it, and how `id % N` spreads with the
+//! keys real generators draw. The table of `id % N` before and after, at 1, 100 and 10,000
+//! IDs/s, is tested with fixed keys in the core's unit tests (tests/internal/shards.rs).
 
+use rimeflake::frontend::{Setting, SettingValue};
 use rimeflake::{ErrorKind, Frontend, Generator, Layout, ManualClock};
 use rimeflake_testkit::support::TempDir;
 use std::collections::HashSet;
@@ -206,4 +208,61 @@ fn threads_entering_units_together_never_share_an_id() {
             assert!(all.insert(id));
         }
     }
+}
+
+/// `IDS` IDs of worker 5 on `default`, one per second (each opens a unit after an idle spell),
+/// the option set through the front ends' table as a front end sets it.
+fn one_per_second(on: bool) -> Vec<u64> {
+    const IDS: u64 = 100_000;
+    let clock = Arc::new(ManualClock::new(START_MS));
+    let g = Generator::builder()
+        .worker_id(5)
+        .in_memory()
+        .clock(clock.clone())
+        .set(Setting::RandomSequenceStart, SettingValue::Flag(on))
+        .unwrap()
+        .build()
+        .unwrap();
+    let layout = g.layout().clone();
+    let ids: Vec<u64> = (0..IDS)
+        .map(|i| {
+            clock.set_ms(START_MS + 1000 * i);
+            let id = g.next_id().unwrap();
+            // Decoding is untouched: the time and the worker read as they were made.
+            let parts = layout.decode(id).unwrap();
+            assert_eq!(
+                (parts.timestamp_ms, parts.worker_id),
+                (START_MS + 1000 * i, 5)
+            );
+            id
+        })
+        .collect();
+    assert!(ids.windows(2).all(|w| w[0] < w[1]));
+    ids
+}
+
+/// With the key a generator draws from the operating system: off, every ID of a low rate is
+/// its unit's sequence 0 and `id % 16` sends all to shard 0; on, each of the 16 shards holds
+/// within 15% of its fair share. A shard's count is then Binomial(100,000, 1/16), outside 15%
+/// of its mean with a chance below 1e-20 (Chernoff; tests/internal/shards.rs gives the bound).
+/// Two generators draw different keys, so their offsets differ.
+#[test]
+fn with_the_key_a_generator_draws_id_mod_16_spreads_evenly() {
+    let before = one_per_second(false);
+    assert!(before.iter().all(|id| id % 16 == 0));
+    let after = one_per_second(true);
+    let mut shards = [0u64; 16];
+    for id in &after {
+        shards[(id % 16) as usize] += 1;
+    }
+    let fair = after.len() as f64 / 16.0;
+    for (shard, &c) in shards.iter().enumerate() {
+        assert!(
+            (c as f64 - fair).abs() <= 0.15 * fair,
+            "shard {shard} holds {c}: {shards:?}"
+        );
+    }
+    // Another generator, another key: the same units start elsewhere (512^-200 by chance).
+    let other = one_per_second(true);
+    assert_ne!(after[..200], other[..200]);
 }

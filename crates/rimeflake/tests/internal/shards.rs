@@ -2,7 +2,7 @@
 //! and 10,000 IDs per second, with each time unit's sequence starting at 0 (before) and at a
 //! random offset (after). The clock is a `ManualClock` set before each ID, so the rates cost no
 //! real time. `cargo test -p rimeflake --lib internal_tests::shards -- --nocapture` prints the
-//! table docs/configuration.md shows.
+//! table docs/layouts.md ("Shard-balanced sequences") shows.
 //!
 //! **The bound, and why the test cannot flake.** After, every shard must hold within 15% of its
 //! fair share, `IDS / N`. At 1 and 100 IDs/s each ID opens a unit of its own (1 ms units), so its
@@ -154,9 +154,10 @@ fn only_a_unit_entered_after_an_idle_spell_takes_an_offset() {
     }
     firsts.sort_unstable();
     firsts.dedup();
-    assert!(firsts.len() > 15, "{firsts:?}"); // 20 draws of 4096 values: few can coincide
-                                              // A burst that fills its unit borrows the next; when the clock gets there, the counter is
-                                              // already inside it, and IDs go on from it with no offset.
+    // 20 draws of 4096 values: few can coincide.
+    assert!(firsts.len() > 15, "{firsts:?}");
+    // A burst that fills its unit borrows the next; when the clock gets there, the counter is
+    // already inside it, and IDs go on from it with no offset.
     clock.set_ms(START_MS + 1000);
     let burst = g.next_ids(5000).unwrap();
     let last = layout.decode(*burst.last().unwrap()).unwrap();
