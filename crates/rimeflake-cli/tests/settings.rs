@@ -434,6 +434,7 @@ fn every_setting_of_the_cores_table_is_a_flag_of_each_generating_subcommand() {
         "--strict-monotonic",
         "--lease-ttl-ms",
         "1000",
+        "--random-sequence-start",
     ];
     assert_eq!(stdout_ok(&run(&all, &[])).lines().count(), 1);
     config_error(
@@ -463,5 +464,39 @@ fn every_setting_of_the_cores_table_is_a_flag_of_each_generating_subcommand() {
             &[],
         ),
         "\"5s\" is not a number of milliseconds",
+    );
+}
+
+/// `--random-sequence-start`: each process's first ID starts its unit at an offset (of
+/// `default`'s 512 sequences, the ID's lowest bits), where it is sequence 0 without the flag;
+/// sonyflake's order refuses it.
+#[test]
+fn random_sequence_start_offsets_the_first_unit_and_sonyflake_refuses_it() {
+    let sequence = |extra: &[&str]| -> u64 {
+        let mut args = vec!["gen", "--in-memory", "--worker", "1"];
+        args.extend_from_slice(extra);
+        let id: u64 = stdout_ok(&run(&args, &[])).trim().parse().unwrap();
+        id & 511
+    };
+    assert_eq!(sequence(&[]), 0);
+    // Eight processes, eight keys: all at offset 0 has a chance of 512^-8.
+    let offsets: Vec<u64> = (0..8)
+        .map(|_| sequence(&["--random-sequence-start"]))
+        .collect();
+    assert!(offsets.iter().any(|&s| s != 0), "{offsets:?}");
+    config_error(
+        &run(
+            &[
+                "gen",
+                "--in-memory",
+                "--worker",
+                "1",
+                "--layout",
+                "sonyflake",
+                "--random-sequence-start",
+            ],
+            &[],
+        ),
+        "--random-sequence-start: layout sonyflake puts the worker ID below the sequence",
     );
 }
