@@ -467,15 +467,20 @@ fn every_setting_of_the_cores_table_is_a_flag_of_each_generating_subcommand() {
     );
 }
 
+/// `rimeflake gen --in-memory --worker 1`, then `extra`.
+fn gen_worker_1(extra: &[&str]) -> Output {
+    let mut args = vec!["gen", "--in-memory", "--worker", "1"];
+    args.extend_from_slice(extra);
+    run(&args, &[])
+}
+
 /// `--random-sequence-start`: each process's first ID starts its unit at an offset (of
 /// `default`'s 512 sequences, the ID's lowest bits), where it is sequence 0 without the flag;
 /// sonyflake's order refuses it.
 #[test]
 fn random_sequence_start_offsets_the_first_unit_and_sonyflake_refuses_it() {
     let sequence = |extra: &[&str]| -> u64 {
-        let mut args = vec!["gen", "--in-memory", "--worker", "1"];
-        args.extend_from_slice(extra);
-        let id: u64 = stdout_ok(&run(&args, &[])).trim().parse().unwrap();
+        let id: u64 = stdout_ok(&gen_worker_1(extra)).trim().parse().unwrap();
         id & 511
     };
     assert_eq!(sequence(&[]), 0);
@@ -485,18 +490,7 @@ fn random_sequence_start_offsets_the_first_unit_and_sonyflake_refuses_it() {
         .collect();
     assert!(offsets.iter().any(|&s| s != 0), "{offsets:?}");
     config_error(
-        &run(
-            &[
-                "gen",
-                "--in-memory",
-                "--worker",
-                "1",
-                "--layout",
-                "sonyflake",
-                "--random-sequence-start",
-            ],
-            &[],
-        ),
+        &gen_worker_1(&["--layout", "sonyflake", "--random-sequence-start"]),
         "--random-sequence-start: layout sonyflake puts the worker ID below the sequence",
     );
 }
