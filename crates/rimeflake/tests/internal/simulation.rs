@@ -30,7 +30,8 @@ use rimeflake_testkit::{seeds, support::Rng};
 
 use rimeflake::admin::{reset_store, ResetOptions};
 use rimeflake::state::file::{decode_file, SLOT_SIZE};
-use rimeflake::state::{Fault, FileStore, LeaseGuard, SimDisk};
+use rimeflake::state::{FileStore, LeaseGuard};
+use rimeflake::testing::{Fault, SimDisk};
 use rimeflake::{
     Clock, Error, ErrorKind, Generator, Layout, ManualClock, RollbackPolicy, WorkerState,
 };
