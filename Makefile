@@ -167,7 +167,7 @@ check: rust-lint-tools ## the fast inner loop (debug, no servers): fmt check, cl
 	$(CARGO) fmt --all --check
 	$(call say,check: cargo clippy --workspace --all-targets)
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
-	$(call say,check: cargo clippy -p rimeflake (the library as users build it, without the tests' testing feature))
+	$(call say,check: cargo clippy -p rimeflake (the library as users build it: default features, no tests))
 	$(CARGO) clippy -p rimeflake -- -D warnings
 	$(call say,check: the core's tests without servers)
 	RIMEFLAKE_SIM_SEEDS=$(CHECK_SIM_SEEDS) $(CARGO) test -p rimeflake $(CHECK_CORE_TESTS)
