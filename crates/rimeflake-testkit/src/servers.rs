@@ -6,11 +6,16 @@
 
 mod certs;
 mod postgres;
+mod proxy;
 mod redis;
+mod sentinel;
+mod standby;
 
 pub use certs::Certs;
 pub use postgres::{pg_bin, Postgres, PG_CERT_ROLE, PG_PASSWORD, PG_PASSWORD_ROLE};
+pub use proxy::Proxy;
 pub use redis::{redis_server, Redis};
+pub use sentinel::Sentinel;
 
 use std::fs::{self, File};
 use std::net::TcpListener;
@@ -269,6 +274,14 @@ impl Process {
                 self.name,
                 self.logs()
             );
+        }
+    }
+
+    /// SIGKILL to the server and its children, as when its host dies: nothing is written on
+    /// the way out.
+    fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            kill_tree(&mut child);
         }
     }
 
