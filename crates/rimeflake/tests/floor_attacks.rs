@@ -30,8 +30,9 @@ const SUCCESSOR_IDS: u64 = 40_000;
 /// What "bounded" means here: far above any wait the docs allow, far below a hang.
 const BOUND: Duration = Duration::from_secs(30);
 
+/// The capped layout, or the one `LAYOUT` names.
 fn layout() -> Layout {
-    Layout::from_spec(CAPPED).unwrap()
+    Layout::from_spec(&var("LAYOUT").unwrap_or_else(|| CAPPED.to_string())).unwrap()
 }
 
 fn var(name: &str) -> Option<String> {
@@ -42,7 +43,7 @@ fn var_u64(name: &str) -> Option<u64> {
     var(name).map(|v| v.parse().unwrap())
 }
 
-/// The child's side. Prints `BUILDING`, builds a generator on the URL it is given (retrying
+/// The child's side (on the layout `LAYOUT` names, the capped one by default). Prints `BUILDING`, builds a generator on the URL it is given (retrying
 /// while the worker ID is held; with `INTERRUPT_MS`, a first build interrupted after that long
 /// and then a second); then `STARTED ms=<build time>` or `FAILED kind=<kind> ms=<build time>`,
 /// and `RUNNING`. Issues until it has `COUNT` IDs (0: until a line on stdin), giving up after
@@ -541,4 +542,118 @@ fn racing_starts_after_the_rows_are_deleted_mark_the_largest_reach_and_repeat_no
                 .ok()
         },
     );
+}
+
+/// A generator whose `max_drift` is not its namespace's is refused, naming both values (a
+/// successor of its worker ID could not resume above what it reserved), and one above the cap
+/// is refused whatever the namespace: neither leaves a reach that later starts of the namespace
+/// must wait out. An ordinary start after them takes the worker ID at once.
+#[test]
+fn a_max_drift_other_than_the_namespaces_is_refused_and_poisons_nothing() {
+    let redis = Redis::start();
+    let url = redis.url();
+    let ns = "drift";
+    let dir = scratch(ns);
+    let (_, said) = Issuer::start(&url, ns, &dir, "first", 10, &[]).finish();
+    assert!(said.iter().any(|l| l.starts_with("STARTED")), "{said:?}");
+    for (drift, why) in [("30000", "2000 ms"), ("600000", "at most")] {
+        let poison = Issuer::start(
+            &url,
+            ns,
+            &dir,
+            "poison",
+            0,
+            &[("RIMEFLAKE_TEST_FLOOR_DRIFT_MS", drift)],
+        );
+        // At full speed long enough to run its max_drift ahead of its clock, if it runs.
+        std::thread::sleep(Duration::from_millis(2_500));
+        let (ids, said) = poison.finish();
+        let failed = said.iter().find(|l| l.starts_with("FAILED "));
+        assert!(
+            ids.is_empty() && failed.is_some_and(|l| l.contains("kind=Config") && l.contains(why)),
+            "max_drift {drift} ms was not refused ({} IDs): {said:?}",
+            ids.len()
+        );
+        if drift == "30000" {
+            let l = failed.expect("checked above");
+            assert!(l.contains("30000 ms"), "{l}");
+        }
+        let (ids, said) = Issuer::start(&url, ns, &dir, "ordinary", 2_000, &[]).finish();
+        let took = start_took("ordinary", &said);
+        assert_eq!(ids.len(), 2_000, "after max_drift {drift} ms: {said:?}");
+        assert!(
+            took < Duration::from_secs(2),
+            "after max_drift {drift} ms: {took:?}: {said:?}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A host 30 s behind the last holder of a worker ID takes it over on a fresh clock-id (the
+/// `default` layout has 3 clock-id bits), at once, in a new namespace as in an old one; a
+/// layout without clock-ids cannot, and its error names the skew it measured and the host to
+/// fix.
+#[test]
+fn a_successor_30s_behind_starts_on_a_fresh_clock_id_or_names_the_skew() {
+    let redis = Redis::start();
+    let url = redis.url();
+    let dir = scratch("behind30");
+    let behind = faked(Ok("-30"));
+    for (layout, fresh) in [("default", true), (CAPPED, false)] {
+        let ns = if fresh { "behind30" } else { "behind30-capped" };
+        let layout_env = ("RIMEFLAKE_TEST_FLOOR_LAYOUT", layout);
+        let holder = Issuer::start(&url, ns, &dir, "holder", 0, &[layout_env]);
+        std::thread::sleep(Duration::from_millis(500));
+        let (ours, _) = holder.finish();
+        let mut env = pairs(&behind);
+        env.push(layout_env);
+        let (theirs, said) = Issuer::start(&url, ns, &dir, "behind", 2_000, &env).finish();
+        start_took("30 s behind", &said);
+        if fresh {
+            assert_eq!(theirs.len(), 2_000, "{said:?}");
+            assert_eq!(repeated(&ours, &theirs), 0);
+        } else {
+            let failed = said
+                .iter()
+                .find(|l| l.starts_with("FAILED "))
+                .unwrap_or_else(|| panic!("{said:?}"));
+            assert!(
+                failed.contains("kind=ClockRollback")
+                    && failed.contains("behind")
+                    && (failed.contains("3000") || failed.contains("2999"))
+                    && failed.contains("clock"),
+                "{failed}"
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// After a FLUSHALL, a successor whose clock is 10 s behind the server's cannot start within
+/// `max_wait` (5 s): its error names the skew it measured and the host to fix.
+#[test]
+fn after_a_flushall_a_successor_far_behind_is_told_its_skew() {
+    let redis = Redis::start();
+    let url = redis.url();
+    let ns = "far-behind";
+    let dir = scratch(ns);
+    let holder = holder(&url, ns, &dir, &[]);
+    assert_eq!(redis.command(&["FLUSHALL"]), "+OK\r\n");
+    let env = faked(Ok("-10"));
+    let (theirs, said) =
+        Issuer::start(&url, ns, &dir, "behind", SUCCESSOR_IDS, &pairs(&env)).finish();
+    start_took("10 s behind", &said);
+    let (ours, _) = holder.finish();
+    assert_eq!(repeated(&ours, &theirs), 0);
+    let failed = said
+        .iter()
+        .find(|l| l.starts_with("FAILED "))
+        .unwrap_or_else(|| panic!("{said:?}"));
+    assert!(
+        failed.contains("kind=ClockRollback")
+            && failed.contains("this host's clock is")
+            && failed.contains("behind the clock of"),
+        "{failed}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
