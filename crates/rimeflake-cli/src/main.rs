@@ -1,4 +1,5 @@
-//! The `rimeflake` command: `gen`, `decode`, `bench`, `serve`, `state show` and `state reset` (see `rimeflake --help`).
+//! The `rimeflake` command: `gen`, `decode`, `bench`, `serve`, `state show`, `state reset`,
+//! `state restored` and `state replicas` (see `rimeflake --help`).
 //!
 //! Every failure is one line, `rimeflake: error: <message>`, on stderr, with exit status 2 for
 //! bad arguments or configuration and 1 for anything else; never a panic trace.
@@ -61,6 +62,8 @@ fn main() -> ExitCode {
         Command::Serve(a) => serve::run(a),
         Command::State(StateCommand::Show(a)) => state::show(a),
         Command::State(StateCommand::Reset(a)) => state::reset(a),
+        Command::State(StateCommand::Restored(a)) => state::restored(a),
+        Command::State(StateCommand::Replicas(a)) => state::replicas(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -125,7 +125,7 @@ pub(crate) fn split(url: &str) -> Result<(String, Tls)> {
                  scheme: rediss:// (certificate and host name checked) or redis:// (plain)",
             ));
         }
-        if scheme == "rediss" {
+        if scheme == "rediss" || scheme == "rediss+sentinel" {
             SslMode::VerifyFull
         } else if roots.is_some() || client.is_some() {
             return Err(Error::config(
@@ -169,7 +169,7 @@ pub(crate) fn split(url: &str) -> Result<(String, Tls)> {
 }
 
 /// Percent-decoding of one query value (`+` stays a `+`, as in a path).
-fn decode(text: &str) -> Option<String> {
+pub(crate) fn decode(text: &str) -> Option<String> {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;

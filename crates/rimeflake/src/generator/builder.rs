@@ -95,6 +95,10 @@ pub struct Builder<C: Clock = SystemClock> {
 pub const DEFAULT_MAX_DRIFT: Duration = Duration::from_secs(2);
 /// The default `max_wait`: the longest any call waits before it fails.
 pub const DEFAULT_MAX_WAIT: Duration = Duration::from_secs(5);
+/// The largest `max_drift` a generator may have: five minutes. A holder's stored reservation may
+/// lead its clock by `max_drift` (plus `reserve_ahead`), which a successor of its worker ID must
+/// wait out where the state was lost or may be stale; a larger rollback takes another clock-id.
+pub(crate) const MAX_MAX_DRIFT: Duration = Duration::from_secs(300);
 
 impl Builder<SystemClock> {
     pub(crate) fn new() -> Self {
@@ -209,7 +213,9 @@ impl<C: Clock> Builder<C> {
     }
 
     /// Rollbacks up to this are absorbed by counting on from the last ID, and IDs may run this
-    /// far ahead of the clock when a time unit's sequence runs out (default 2 s).
+    /// far ahead of the clock when a time unit's sequence runs out (default 2 s, at most five
+    /// minutes). On a server backend it is the namespace's: the first generator of a namespace
+    /// stores it, and one with another value is refused.
     pub fn max_drift(mut self, max_drift: Duration) -> Self {
         self.max_drift = max_drift;
         self
@@ -372,10 +378,14 @@ impl<C: Clock> Builder<C> {
             None if self.layout.clock_id_bits() > 0 => RollbackPolicy::BumpClock,
             None => RollbackPolicy::Wait,
         };
-        if self.max_drift.as_millis() > u32::MAX as u128 {
+        if self.max_drift > MAX_MAX_DRIFT {
             return Err(Error::config(format!(
-                "{}: at most 49 days",
-                self.given.frontend.setting(Setting::MaxDrift)
+                "{}: {} ms is more than a generator may have: at most {} ms (five minutes), \
+                 since a successor of its worker ID would have to wait it out; a larger \
+                 rollback moves to another clock-id",
+                self.given.frontend.setting(Setting::MaxDrift),
+                self.max_drift.as_millis(),
+                MAX_MAX_DRIFT.as_millis()
             )));
         }
         self.layout.check_epoch(self.clock.now_ms())?;

@@ -52,6 +52,9 @@ pub(crate) struct Durable {
     /// How far ahead of the counter the reservation is kept, in time units.
     pub(crate) ahead_units: u64,
     pub(crate) refresh: Duration,
+    /// The next look of the I/O thread stores the state even where the reservation needs no
+    /// move: the lease's server changed, and its copy of the state may be stale.
+    pub(crate) resave: std::sync::atomic::AtomicBool,
 }
 
 impl Durable {
@@ -120,6 +123,7 @@ impl<C: Clock> Inner<C> {
         // On a server lease: what the namespace's record told of the worker ID, and where; and
         // what renews the lease, with how often, while a start waits before the keeper runs.
         let mut usage = None;
+        let mut remote_store = None;
         let mut renewer: Option<Renewer> = None;
         let (worker_id, store, lease): (_, _, Option<Box<dyn Lease>>) = match &r.storage {
             Storage::Memory => {
@@ -158,6 +162,7 @@ impl<C: Clock> Inner<C> {
                     ttl: r.lease_ttl,
                     check_settings: !r.quiet_durability,
                     reach_ms,
+                    max_drift_ms: r.max_drift.as_millis() as u64,
                 };
                 let lease =
                     lease_off_thread(backend, &r.namespace, &layout, &request, terms, interrupted)?;
@@ -167,6 +172,7 @@ impl<C: Clock> Inner<C> {
                 keeper = Some(lease.keeper());
                 server_skew_ms = lease.skew_ms;
                 usage = Some((lease.usage, backend.to_string()));
+                remote_store = Some(std::sync::Arc::clone(&lease.store));
                 renewer = Some((
                     Box::new(lease.renewer()),
                     lease.timing.renew_every().as_nanos() as u64,
@@ -219,7 +225,25 @@ impl<C: Clock> Inner<C> {
             ));
         }
         if let Some((usage, backend)) = &usage {
-            let lead_ms = usage.floor_lead_ms(found, r.wait_at_takeover);
+            let stale = found && remote_store.as_ref().is_some_and(|s| s.loaded_stale());
+            let lead_ms = usage.floor_lead_ms(found, stale, r.wait_at_takeover);
+            if stale {
+                WarningSink::emit(
+                    r.warnings.as_ref(),
+                    Warning::new(
+                        Warning::BACKEND,
+                        format!(
+                            "worker ID {worker_id} of namespace {} on {backend}: its state was \
+                             stored on another server than this one (a replica promoted since, \
+                             a restart, a restore) or before `rimeflake state restored` was \
+                             run, and may be a stale copy; IDs start {} ms ahead of the clock, \
+                             above anything its last holder may have issued",
+                            r.namespace,
+                            lead_ms.unwrap_or(0)
+                        ),
+                    ),
+                );
+            }
             if !found && usage.used_before {
                 WarningSink::emit(
                     r.warnings.as_ref(),
@@ -364,6 +388,7 @@ impl<C: Clock> Inner<C> {
                 lease_taken: std::sync::atomic::AtomicBool::new(false),
                 ahead_units,
                 refresh: r.refresh_every,
+                resave: std::sync::atomic::AtomicBool::new(false),
             },
             layout,
             worker_id,
@@ -714,16 +739,18 @@ mod floor_tests {
     #[test]
     fn the_floor_applies_only_where_a_state_may_have_been_lost() {
         // Lost: marked as used, no state.
-        assert_eq!(usage(60_000, true).floor_lead_ms(false, false), Some(4_000));
+        assert_eq!(usage(60_000, true).floor_lead_ms(false, false, false), Some(4_000));
         // A record younger than the reach: new, or lost with everything else.
-        assert_eq!(usage(0, false).floor_lead_ms(false, false), Some(4_000));
-        assert_eq!(usage(3_000, false).floor_lead_ms(false, false), Some(1_000));
+        assert_eq!(usage(0, false).floor_lead_ms(false, false, false), Some(4_000));
+        assert_eq!(usage(3_000, false).floor_lead_ms(false, false, false), Some(1_000));
         // Ordinary: old record and never used, or the state found.
-        assert_eq!(usage(4_000, false).floor_lead_ms(false, false), None);
-        assert_eq!(usage(0, true).floor_lead_ms(true, false), None);
+        assert_eq!(usage(4_000, false).floor_lead_ms(false, false, false), None);
+        assert_eq!(usage(0, true).floor_lead_ms(true, false, false), None);
+        // Found, but maybe a stale copy (another server, or before a restore): the whole reach.
+        assert_eq!(usage(60_000, true).floor_lead_ms(true, true, false), Some(4_000));
         // Waiting at every takeover: the whole reach, whatever is found.
-        assert_eq!(usage(60_000, true).floor_lead_ms(true, true), Some(4_000));
-        assert_eq!(usage(60_000, false).floor_lead_ms(false, true), Some(4_000));
+        assert_eq!(usage(60_000, true).floor_lead_ms(true, false, true), Some(4_000));
+        assert_eq!(usage(60_000, false).floor_lead_ms(false, false, true), Some(4_000));
     }
 
     #[test]

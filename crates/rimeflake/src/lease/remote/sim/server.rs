@@ -37,6 +37,15 @@ pub(crate) enum Scripted {
     Before(Box<dyn FnOnce(&mut Server) + Send>),
 }
 
+/// A namespace's settings on the simulated server.
+#[derive(Clone, Debug, Default)]
+pub(super) struct NsSettings {
+    pub(super) max_drift_ms: Option<u64>,
+    pub(super) replicas: u32,
+    pub(super) lineage: Option<String>,
+    pub(super) epoch: u64,
+}
+
 pub(super) struct Lease {
     pub(super) owner: String,
     /// By the server's clock, in ns.
@@ -76,6 +85,10 @@ pub(crate) struct Server {
     pub(super) workers: BTreeMap<(String, u64), Worker>,
     /// Each namespace's marks: when they were made (server ns), and each worker ID's reach.
     pub(super) marks: BTreeMap<String, (u64, BTreeMap<u64, u64>)>,
+    /// Each namespace's settings.
+    pub(super) settings: BTreeMap<String, NsSettings>,
+    /// Who the server is: raised by a promotion (or a restore); its lineage goes with it.
+    pub(super) generation: u64,
     /// `(from, until, what)`: from included, until excluded.
     pub(super) outages: Vec<(u64, u64, Outage)>,
     /// `(token prefix, from, until)`: nothing of these clients reaches the server then.
@@ -109,6 +122,8 @@ impl SimServer {
             layouts: BTreeMap::new(),
             workers: BTreeMap::new(),
             marks: BTreeMap::new(),
+            settings: BTreeMap::new(),
+            generation: 0,
             outages: Vec::new(),
             partitions: Vec::new(),
             late: Vec::new(),
@@ -236,11 +251,44 @@ impl Server {
         }
     }
 
+    /// What the server says of itself: its generation makes its identity and lineage.
+    pub(super) fn view(&self) -> super::super::ServerView {
+        let name = |g: u64| format!("sim:{g}");
+        super::super::ServerView {
+            identity: name(self.generation),
+            lineage: name(self.generation),
+            parent: self.generation.checked_sub(1).map(name),
+            replicas: 0,
+        }
+    }
+
+    /// [`Conn::settle_settings`], on the server.
+    pub(super) fn settle(
+        &mut self,
+        namespace: &str,
+        max_drift_ms: u64,
+        view: &super::super::ServerView,
+    ) -> super::super::Settings {
+        let s = self.settings.entry(namespace.to_string()).or_default();
+        let drift = *s.max_drift_ms.get_or_insert(max_drift_ms);
+        if s.lineage.is_some() && s.lineage.as_ref() != Some(&view.lineage) && s.lineage == view.parent {
+            s.replicas = s.replicas.saturating_sub(1);
+        }
+        s.replicas = s.replicas.max(view.replicas);
+        s.lineage = Some(view.lineage.clone());
+        super::super::Settings {
+            max_drift_ms: drift,
+            replicas: s.replicas,
+            epoch: s.epoch,
+        }
+    }
+
     /// The server forgets everything (`FLUSHALL`, or a restart without persistence). The
     /// checker's history of each worker ID stays.
     pub(crate) fn forget_all(&mut self) {
         self.layouts.clear();
         self.marks.clear();
+        self.settings.clear();
         for w in self.workers.values_mut() {
             w.lease = None;
             w.state = None;
@@ -588,6 +636,37 @@ impl Conn for SimConn {
         self.call("check the settings", |_| Vec::new())
     }
 
+    fn server(&mut self) -> Result<super::super::ServerView> {
+        self.call("look at the server", |s| s.view())
+    }
+
+    fn settle_settings(
+        &mut self,
+        namespace: &str,
+        ours: &super::super::Proposal<'_>,
+    ) -> Result<super::super::Settings> {
+        let (ns, drift, view) = (namespace.to_string(), ours.max_drift_ms, ours.view.clone());
+        self.call("settle the settings", move |s| s.settle(&ns, drift, &view))
+    }
+
+    fn new_epoch(&mut self, namespace: &str) -> Result<u64> {
+        let ns = namespace.to_string();
+        self.call("raise the restore epoch", move |s| {
+            let e = &mut s.settings.entry(ns).or_default().epoch;
+            *e += 1;
+            *e
+        })
+    }
+
+    fn set_replicas(&mut self, namespace: &str, replicas: u32) -> Result<()> {
+        let ns = namespace.to_string();
+        self.call("set the replicas", move |s| {
+            s.settings.entry(ns).or_default().replicas = replicas;
+        })
+    }
+
+    fn require(&mut self, _replicas: std::sync::Arc<super::super::Replicas>) {}
+
     fn namespaces(&mut self, limit: usize) -> Result<super::super::Listed> {
         self.call("list the namespaces", move |s| {
             let all: std::collections::BTreeSet<String> = s
@@ -617,5 +696,6 @@ pub(super) fn store(conn: SimConn, worker_id: u64, token: &str) -> RemoteStore {
         // No generator behind it: the world tallies what one would do.
         keeper: Default::default(),
         moved: Default::default(),
+        stale: Default::default(),
     }
 }

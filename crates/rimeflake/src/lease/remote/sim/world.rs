@@ -496,7 +496,7 @@ impl World {
         let mut state = loaded.unwrap_or_else(|| WorkerState::fresh(1));
         let now = self.unit();
         // The floor of a start that may follow a lost state, as the generator's start applies it.
-        let lead = usage.floor_lead_ms(found, false).filter(|_| self.cfg.floor);
+        let lead = usage.floor_lead_ms(found, false, false).filter(|_| self.cfg.floor);
         if let Some(lead) = lead {
             state.raise(0, now + lead);
             self.log(format!(
