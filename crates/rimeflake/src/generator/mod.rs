@@ -40,6 +40,7 @@ mod lease_tests;
 #[cfg(all(test, feature = "redis"))]
 mod redis_tests;
 mod restart;
+mod skew;
 mod slow;
 mod start;
 mod stats;

@@ -345,7 +345,9 @@ impl<C: Clock> Inner<C> {
         Error::new(
             ErrorKind::Lease,
             format!(
-                "worker ID {}: the lease was not renewed by its deadline (three quarters of the                  TTL after the last renewal was sent), which passes {when}; no ID is issued past                  it until a renewal succeeds",
+                "worker ID {}: the lease was not renewed by its deadline (three quarters of the \
+                 TTL after the last renewal was sent), which passes {when}; no ID is issued past \
+                 it until a renewal succeeds",
                 self.worker_id
             ),
         )

@@ -3,6 +3,7 @@
 
 use super::builder::Builder;
 use super::io_thread::{self, Io};
+use super::skew::Skew;
 use super::slow::free_clock_id;
 use super::stats::Counters;
 use super::{reach_units, CounterShape, Hot, Inner, RollbackPolicy, NO_DEADLINE};
@@ -124,6 +125,7 @@ impl<C: Clock> Inner<C> {
         // what renews the lease, with how often, while a start waits before the keeper runs.
         let mut usage = None;
         let mut remote_store = None;
+        let mut skew = Skew::default();
         let mut renewer: Option<Renewer> = None;
         let (worker_id, store, lease): (_, _, Option<Box<dyn Lease>>) = match &r.storage {
             Storage::Memory => {
@@ -173,6 +175,11 @@ impl<C: Clock> Inner<C> {
                 server_skew_ms = lease.skew_ms;
                 usage = Some((lease.usage, backend.to_string()));
                 remote_store = Some(std::sync::Arc::clone(&lease.store));
+                skew = Skew {
+                    server_ms: Some(lease.skew_ms),
+                    server: backend.to_string(),
+                    last_holder: None,
+                };
                 renewer = Some((
                     Box::new(lease.renewer()),
                     lease.timing.renew_every().as_nanos() as u64,
@@ -212,6 +219,7 @@ impl<C: Clock> Inner<C> {
             None => None,
         };
         let found = loaded.is_some();
+        skew.last_holder = remote_store.as_ref().and_then(|s| s.loaded_writer_host());
         let mut state = loaded.unwrap_or_else(|| WorkerState::fresh(clock_ids));
         if state.reserved.len() != clock_ids {
             return Err(Error::new(
@@ -266,8 +274,15 @@ impl<C: Clock> Inner<C> {
                     layout: &layout,
                     clock: &r.clock,
                     shape: &shape,
+                    skew: &skew,
+                    warnings: r.warnings.as_ref(),
                 };
-                let ours = floor.raise(&mut state, lead_ms, server_skew_ms)?;
+                // Where the worker's own state may be lost or stale, its last holder may have
+                // used any clock-id; a namespace record younger than the reach alone (a new
+                // namespace, or one lost with everything else) raises only the clock-id this
+                // start runs on, so hosts behind it may still take other clock-ids.
+                let all = found || usage.used_before;
+                let ours = floor.raise(&mut state, lead_ms, server_skew_ms, all)?;
                 // A floor of a larger reach than this holder's, or above a clock behind the
                 // server's: first near enough for the start rules to resume above it, as after
                 // a quick restart. What this host's clock is behind the server's is waited for
@@ -297,6 +312,7 @@ impl<C: Clock> Inner<C> {
             policy,
             strict: r.strict_monotonic,
             max_wait_ns,
+            skew: &skew,
         };
         let (cid, counter, mut now) = start.starting_point(&state, &stats, interrupted)?;
         if let Some((renew, _)) = renewer.as_mut().zip(keeper.as_ref()) {
@@ -310,6 +326,8 @@ impl<C: Clock> Inner<C> {
                     layout: &layout,
                     clock: &r.clock,
                     shape: &shape,
+                    skew: &skew,
+                    warnings: r.warnings.as_ref(),
                 };
                 let sent = keeper.as_ref().map_or(0, |(_, at)| *at);
                 let (sent, later) = wait.wait(
@@ -449,6 +467,10 @@ struct Floor<'a, C> {
     layout: &'a Layout,
     clock: &'a C,
     shape: &'a CounterShape,
+    /// The clocks around the start, for the error when the clock keeps it from starting.
+    skew: &'a Skew,
+    /// Told when the wait a start plans is longer than `max_wait`, and why.
+    warnings: Option<&'a WarningSink>,
 }
 
 impl<C: Clock> Floor<'_, C> {
@@ -459,8 +481,9 @@ impl<C: Clock> Floor<'_, C> {
     /// ahead leaves the other clock-ids free for hosts with the right time, as a restart there
     /// would, and a host whose clock is behind starts above what a lost holder with the right
     /// time issued, waiting for its clock as after a rollback. A clean close's last ID below the
-    /// floor no longer says where IDs stopped. Returns the floor by this host's clock alone.
-    fn raise(&self, state: &mut WorkerState, lead_ms: u64, skew_ms: i64) -> Result<u64> {
+    /// floor no longer says where IDs stopped. Without `all`, only the current clock-id is
+    /// raised. Returns the floor by this host's clock alone.
+    fn raise(&self, state: &mut WorkerState, lead_ms: u64, skew_ms: i64, all: bool) -> Result<u64> {
         let now_ms = self.clock.now_ms();
         let lead = lead_ms.div_ceil(self.layout.unit_ms());
         let ours = (self.layout.time_of(now_ms)? + lead).min(self.layout.max_time());
@@ -471,7 +494,11 @@ impl<C: Clock> Floor<'_, C> {
             .map_or(ours, |t| (t + lead).min(self.layout.max_time()));
         let floor = ours.max(others);
         for cid in 0..state.reserved.len() as u64 {
-            state.raise(cid, if cid == state.clock_id { floor } else { others });
+            if cid == state.clock_id {
+                state.raise(cid, floor);
+            } else if all {
+                state.raise(cid, others);
+            }
         }
         let time_of = |c: u64| c >> self.shape.seq_bits & self.layout.max_time();
         if state.closed_at.is_some_and(|last| time_of(last) < floor) {
@@ -532,6 +559,22 @@ impl<C: Clock> Floor<'_, C> {
             // What the first reading plans for, and `max_wait` for a clock behind.
             let until = *until.get_or_insert_with(|| {
                 let plan_ms = planned.saturating_sub(now + within) * self.layout.unit_ms();
+                if plan_ms.saturating_mul(1_000_000) > max_wait_ns {
+                    // A wait longer than max_wait is never silent.
+                    WarningSink::emit(
+                        self.warnings,
+                        Warning::new(
+                            Warning::BACKEND,
+                            format!(
+                                "the start waits {plan_ms} ms, longer than max_wait ({} ms), \
+                                 for the clock to near the reservation it must start above \
+                                 (a holder of this worker ID may have reserved that far ahead \
+                                 of its clock: its max_drift plus reserve_ahead)",
+                                max_wait_ns / 1_000_000
+                            ),
+                        ),
+                    );
+                }
                 started
                     .saturating_add(plan_ms.saturating_mul(1_000_000))
                     .saturating_add(max_wait_ns)
@@ -542,8 +585,9 @@ impl<C: Clock> Floor<'_, C> {
                     format!(
                         "at start-up the clock is {left_ms} ms short of nearing the reservation it \
                          starts above (behind the server's clock, or gone back while the start \
-                         waited), and max_wait ({} ms) ran out",
-                        max_wait_ns / 1_000_000
+                         waited), and max_wait ({} ms) ran out{}",
+                        max_wait_ns / 1_000_000,
+                        self.skew.hint(left_ms)
                     ),
                 ));
             }
@@ -567,6 +611,8 @@ struct StartRules<'a, C> {
     policy: RollbackPolicy,
     strict: bool,
     max_wait_ns: u64,
+    /// The clocks around the start, for the error when none is free for this host's.
+    skew: &'a Skew,
 }
 
 impl<C: Clock> StartRules<'_, C> {
@@ -625,11 +671,12 @@ impl<C: Clock> StartRules<'_, C> {
                             format!(
                                 "at start-up the clock is {behind_ms} ms behind the reservation of \
                                  clock-id {cid} (more than max_drift plus the reservation window), \
-                                 {}",
+                                 {}{}",
                                 match self.policy {
                                     RollbackPolicy::Error => "and the rollback policy is Error".to_string(),
                                     _ => format!("no clock-id is free for it, and max_wait ({} ms) ran out", self.max_wait_ns / 1_000_000),
-                                }
+                                },
+                                self.skew.hint(behind_ms)
                             ),
                         ));
                     }

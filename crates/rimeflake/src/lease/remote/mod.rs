@@ -538,6 +538,7 @@ impl RemoteLease {
             keeper: Arc::clone(&keeper),
             moved: std::sync::atomic::AtomicBool::new(false),
             stale: std::sync::atomic::AtomicBool::new(false),
+            writer: Mutex::new(None),
         });
         Ok(RemoteLease {
             worker_id,

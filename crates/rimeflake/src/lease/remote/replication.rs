@@ -103,7 +103,9 @@ pub(crate) fn settle(
     let settings = conn.settle_settings(namespace, &ours)?;
     if settings.max_drift_ms != max_drift_ms {
         return Err(Error::config(format!(
-            "namespace {namespace} on {backend} keeps max_drift {} ms, which every successor of              its worker IDs relies on; this generator has max_drift {max_drift_ms} ms: give it              {} ms, or use another namespace",
+            "namespace {namespace} on {backend} keeps max_drift {} ms, which every successor of \
+             its worker IDs relies on; this generator has max_drift {max_drift_ms} ms: give it \
+             {} ms, or use another namespace",
             settings.max_drift_ms, settings.max_drift_ms
         )));
     }
@@ -111,7 +113,12 @@ pub(crate) fn settle(
         return Err(Error::new(
             ErrorKind::Lease,
             format!(
-                "namespace {namespace} on {backend} requires every lease and state write to be                  acknowledged by {} replica(s) (it was replicated), and the server has {} online:                  a replica is down or resynchronising, or this is an old primary cut off from                  its replicas (whose writes a promoted replica would not have); writes are                  refused until the replicas are back. If a replica is gone for good, lower the                  requirement with `rimeflake state replicas`",
+                "namespace {namespace} on {backend} requires every lease and state write to be \
+                 acknowledged by {} replica(s) (it was replicated), and the server has {} online: \
+                 a replica is down or resynchronising, or this is an old primary cut off from \
+                 its replicas (whose writes a promoted replica would not have); writes are \
+                 refused until the replicas are back. If a replica is gone for good, lower the \
+                 requirement with `rimeflake state replicas`",
                 settings.replicas, view.replicas
             ),
         ));

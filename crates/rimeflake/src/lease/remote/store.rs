@@ -29,6 +29,8 @@ pub(crate) struct RemoteStore {
     /// The state the last load found may be a stale copy: stored on another server than this
     /// one, or before a restore was declared (see `replication::possibly_stale`).
     pub(super) stale: AtomicBool,
+    /// The host of the holder that wrote the state the last load found.
+    pub(super) writer: Mutex<Option<String>>,
 }
 
 impl std::fmt::Debug for RemoteStore {
@@ -75,6 +77,12 @@ impl RemoteStore {
     pub(crate) fn loaded_stale(&self) -> bool {
         self.stale.load(SeqCst)
     }
+
+    /// The host of the holder that wrote the state the last load found (its token's first
+    /// part), when it says.
+    pub(crate) fn loaded_writer_host(&self) -> Option<String> {
+        self.writer.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
 }
 
 impl StateStore for RemoteStore {
@@ -92,6 +100,12 @@ impl StateStore for RemoteStore {
                 Ok(None)
             }
             Some(v) => {
+                *self.writer.lock().unwrap_or_else(|p| p.into_inner()) = v
+                    .text
+                    .rsplit_once(WRITER)
+                    .and_then(|(_, token)| token.split('/').next())
+                    .filter(|h| !h.is_empty())
+                    .map(str::to_string);
                 let seen = self.keeper.seen();
                 self.stale
                     .store(possibly_stale(&v.text, &seen.identity, seen.epoch), SeqCst);

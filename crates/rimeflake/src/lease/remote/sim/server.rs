@@ -697,5 +697,6 @@ pub(super) fn store(conn: SimConn, worker_id: u64, token: &str) -> RemoteStore {
         keeper: Default::default(),
         moved: Default::default(),
         stale: Default::default(),
+        writer: Default::default(),
     }
 }
