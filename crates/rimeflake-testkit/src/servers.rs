@@ -15,7 +15,7 @@ pub use certs::Certs;
 pub use postgres::{pg_bin, Postgres, PG_CERT_ROLE, PG_PASSWORD, PG_PASSWORD_ROLE};
 pub use proxy::Proxy;
 pub use redis::{redis_server, Redis};
-pub use sentinel::Sentinel;
+pub use sentinel::{Sentinel, MASTER_NAME};
 
 use std::fs::{self, File};
 use std::net::TcpListener;

@@ -12,7 +12,7 @@
 
 mod issuers;
 use issuers::{repeated, scratch, Issuer};
-use rimeflake_testkit::servers::{Postgres, Proxy, Redis, Sentinel};
+use rimeflake_testkit::servers::{Postgres, Proxy, Redis, Sentinel, MASTER_NAME};
 use rimeflake_testkit::support::{self, Since};
 
 use rimeflake::{Backend, ErrorKind, Generator, Layout};
@@ -260,8 +260,12 @@ fn count(
     let mut failed = Vec::new();
     for ((pair, (ours, held)), (theirs, said)) in PAIRS.iter().zip(ours).zip(theirs) {
         let n = repeated(ours, theirs);
+        let started = said
+            .iter()
+            .find_map(|l| l.strip_prefix("STARTED "))
+            .unwrap_or("not started");
         eprintln!(
-            "{case}: {}: holder {} IDs, successor {} IDs, repeated {n}",
+            "{case}: {}: holder {} IDs, successor {} IDs (started {started}), repeated {n}",
             speed(*pair),
             ours.len(),
             theirs.len()
@@ -300,12 +304,26 @@ struct RedisSet {
     sentinel: Sentinel,
 }
 
+/// Sentinel's own password, which the Sentinel URL gives.
+const SENTINEL_PASSWORD: &str = "sentinel-pw";
+
+impl RedisSet {
+    /// The primary as clients find it through Sentinel.
+    fn sentinel_url(&self) -> String {
+        format!(
+            "redis+sentinel://127.0.0.1:{}/{MASTER_NAME}/0?sentinel_password={SENTINEL_PASSWORD}",
+            self.sentinel.port()
+        )
+    }
+}
+
 fn redis_set(watch_through_a_proxy: bool) -> RedisSet {
     let primary = Redis::start();
     let link = Proxy::start(primary.port());
     let replica = Redis::start_replica_of(link.port());
     let watch = watch_through_a_proxy.then(|| Proxy::start(primary.port()));
-    let sentinel = Sentinel::start(watch.as_ref().map_or(primary.port(), Proxy::port));
+    let watched = watch.as_ref().map_or(primary.port(), Proxy::port);
+    let sentinel = Sentinel::start_with_password(watched, SENTINEL_PASSWORD);
     sentinel.wait_for_replicas(1, 20);
     RedisSet {
         primary,

@@ -35,6 +35,9 @@ pub(crate) use rimeflake_testkit::servers;
 /// A simulated server, and deterministic tests of the lease protocol on it.
 #[cfg(test)]
 mod sim;
+/// The contract's tests of a namespace's settings and a server's view of itself.
+#[cfg(all(test, any(feature = "redis", feature = "postgres")))]
+mod settings_contract;
 mod store;
 #[cfg(any(feature = "redis", feature = "postgres"))]
 pub(crate) mod tls;

@@ -289,3 +289,25 @@ fn a_url_typo_is_a_config_error() {
         assert!(!e.message().contains("pw-xyz"), "{e}");
     }
 }
+
+/// While the namespace requires commits through a synchronous standby, a server that has none
+/// configured (an old primary set to commit alone) refuses lease and state writes, saying why;
+/// once one is configured, they go through it.
+#[test]
+fn writes_need_a_synchronous_standby_while_the_namespace_requires_one() {
+    let pg = Postgres::start();
+    let mut c = open(&pg);
+    assert!(c.acquire(NS, 2, "tok", 10_000).unwrap());
+    c.require(Arc::new(Replicas::new(1)));
+    for e in [
+        c.renew(NS, 2, "tok", 10_000).unwrap_err(),
+        c.save(NS, 2, "tok", 0, &v(1, &state_text(0))).unwrap_err(),
+        c.acquire(NS, 3, "tok", 10_000).unwrap_err(),
+    ] {
+        assert_eq!(e.kind(), ErrorKind::Lease);
+        assert!(e.message().contains("synchronous_standby_names is empty"), "{e}");
+    }
+    assert_eq!(c.load(NS, 2).unwrap(), None);
+    c.require(Arc::new(Replicas::new(0)));
+    assert_eq!(c.save(NS, 2, "tok", 0, &v(1, &state_text(0))).unwrap(), Saved::Yes);
+}

@@ -102,8 +102,9 @@ impl RedisConn {
         })
     }
 
-    /// [`Conn::settle_settings`](super::Conn::settle_settings), waiting for the replicas online
-    /// to have it.
+    /// [`Conn::settle_settings`](super::Conn::settle_settings). It waits for no replica itself:
+    /// the next lease write on this connection waits for what the settings require, and covers
+    /// it too (`WAIT` counts every earlier write of the connection).
     pub(super) fn settle(&mut self, namespace: &str, ours: &Proposal<'_>) -> Result<Settings> {
         let key = settings_key(namespace);
         let args = [
@@ -119,7 +120,7 @@ impl RedisConn {
             &[&key],
             &args,
             None,
-            ours.view.replicas,
+            0,
         )?;
         let number = |i: usize| -> Result<u64> {
             got.get(i)
