@@ -130,6 +130,14 @@ impl PgConn {
         if config.get_application_name().is_none() {
             config.application_name("rimeflake");
         }
+        // rimeflake's commits wait for a synchronous standby where one is configured, whatever
+        // the server's default (`off` and `local` do not): set in the startup packet, so it
+        // costs no round trip.
+        let options = match config.get_options() {
+            Some(o) if !o.is_empty() => format!("{o} -c synchronous_commit=on"),
+            _ => "-c synchronous_commit=on".to_string(),
+        };
+        config.options(&options);
         // The driver knows three modes; the verifying ones are `require` plus the checks of
         // the connector.
         config.ssl_mode(match tls.mode {
@@ -286,7 +294,6 @@ impl Session {
             driver,
             statements: HashMap::new(),
         };
-        session.client.query(SYNCHRONOUS_COMMIT, &[]).await?;
         Ok(session)
     }
 

@@ -148,10 +148,15 @@ impl StateStore for RemoteStore {
             tag(seen.epoch, &seen.identity),
             self.token
         );
+        // Over a possibly stale copy, the first write draws its version afresh, as over no
+        // state: the holder that wrote the copy may have written the versions after it elsewhere
+        // (on the lost primary), and taking the worker ID back later, must not find one of them
+        // here again and write over this holder's state.
+        let mut fresh = self.stale.load(SeqCst);
         let mut outcome = Saved::Moved;
         for _ in 0..2 {
             let next = Versioned {
-                version: next_version(*version, &self.token),
+                version: next_version(if fresh { 0 } else { *version }, &self.token),
                 text: text.clone(),
             };
             outcome = conn.save(
@@ -164,6 +169,7 @@ impl StateStore for RemoteStore {
             match outcome {
                 Saved::Yes => {
                     *version = next.version;
+                    self.stale.store(false, SeqCst);
                     return Ok(());
                 }
                 Saved::Moved => match conn.load(&self.namespace, self.worker_id)? {
@@ -176,7 +182,8 @@ impl StateStore for RemoteStore {
                             .rsplit_once(WRITER)
                             .is_some_and(|(_, t)| t == self.token) =>
                     {
-                        *version = v.version
+                        *version = v.version;
+                        fresh = false;
                     }
                     // No state, or another's: someone else may have written in between, even
                     // where the state is gone (lost with everything else since): stop.

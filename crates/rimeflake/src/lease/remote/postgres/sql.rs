@@ -149,18 +149,13 @@ pub(super) const WORKERS: &str = "SELECT w.worker_id, \
 pub(super) const NAMESPACES: &str =
     "SELECT namespace FROM rimeflake_namespaces ORDER BY namespace COLLATE \"C\" LIMIT $1::bigint";
 
-// Only fsync: rimeflake's sessions commit with synchronous_commit on (SYNCHRONOUS_COMMIT),
+// Only fsync: rimeflake's sessions commit with synchronous_commit on (set when they connect),
 // whatever the server's default.
 pub(super) const SETTINGS: &str = "SELECT current_setting('fsync')";
 
 // Whether commits wait for a synchronous standby now.
 pub(super) const SYNCHRONOUS: &str =
     "SELECT current_setting('synchronous_standby_names') <> ''";
-
-// Our sessions commit through the synchronous standby when one is configured, whatever the
-// server's default (`off` and `local` do not wait for it).
-pub(super) const SYNCHRONOUS_COMMIT: &str = "SELECT set_config('synchronous_commit', 'on', false) \
-     WHERE current_setting('synchronous_commit') IN ('off', 'local')";
 
 // What the server says of itself: in recovery (a standby), its system identifier, its WAL file
 // (whose first 8 hex digits are the timeline), and whether commits wait for a synchronous
