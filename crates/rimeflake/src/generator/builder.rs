@@ -558,6 +558,36 @@ mod tests {
     }
 
     #[test]
+    fn a_max_drift_above_five_minutes_is_refused_in_each_front_ends_words() {
+        let drift = |f: Frontend, d: Duration| {
+            crate::Generator::builder()
+                .frontend(f)
+                .worker_id(1)
+                .in_memory()
+                .max_drift(d)
+                .build()
+        };
+        for (f, name) in [
+            (Frontend::Rust, "max_drift"),
+            (Frontend::Python, "max_drift_ms"),
+            (Frontend::Node, "maxDriftMs"),
+            (Frontend::C, "max_drift_ms"),
+        ] {
+            let e = drift(f, Duration::from_secs(600)).unwrap_err();
+            assert_eq!(e.kind(), crate::ErrorKind::Config);
+            assert_eq!(
+                e.message(),
+                format!(
+                    "{name}: 600000 ms is more than a generator may have: at most 300000 ms \
+                     (five minutes), since a successor of its worker ID would have to wait it \
+                     out; a larger rollback moves to another clock-id"
+                )
+            );
+            drift(f, MAX_MAX_DRIFT).unwrap().close().unwrap();
+        }
+    }
+
+    #[test]
     fn worker_id_settings_in_each_front_ends_words() {
         let in_memory =
             |f: Frontend| config_error(crate::Generator::builder().frontend(f).in_memory());

@@ -138,7 +138,7 @@ macro_rules! contract_tests {
                 let server = $start;
                 crate::lease::remote::settings_contract::settings_follow_the_lineage(
                     &mut *server.open(),
-                    &server,
+                    &|| server.forget_all(),
                 );
             }
 

@@ -1,8 +1,10 @@
 //! The [`Conn`] contract of a namespace's settings and a server's view of itself (see the
 //! `replication` module), run on each server by `contract_tests!` (contract.rs).
 
-use super::contract::{Server, NS};
 use super::{Conn, Proposal, ServerView, Settings};
+
+/// The namespace these tests settle (the contract's own is theirs).
+const NS: &str = "settings-ns";
 
 fn view(lineage: &str, parent: Option<&str>, replicas: u32) -> ServerView {
     ServerView {
@@ -32,8 +34,8 @@ fn settings(max_drift_ms: u64, replicas: u32, epoch: u64) -> Settings {
 /// The first generator's `max_drift` stays; the replicas required rise with those online,
 /// never fall on the same lineage nor on another that is not its child (a restart, a restore),
 /// and fall by one on a promoted replica's lineage; an operator sets them; the restore epoch
-/// rises; a server that forgets everything forgets the settings too.
-pub(super) fn settings_follow_the_lineage(c: &mut dyn Conn, server: &dyn Server) {
+/// rises; a server that forgets everything (`forget_all`) forgets the settings too.
+pub(super) fn settings_follow_the_lineage(c: &mut dyn Conn, forget_all: &dyn Fn()) {
     let layout = "layout-record";
     c.settle_layout(NS, layout).unwrap();
     assert_eq!(settle(c, 2_000, &view("a", None, 0)), settings(2_000, 0, 0));
@@ -51,7 +53,7 @@ pub(super) fn settings_follow_the_lineage(c: &mut dyn Conn, server: &dyn Server)
     assert_eq!(c.new_epoch(NS).unwrap(), 1);
     assert_eq!(c.new_epoch(NS).unwrap(), 2);
     assert_eq!(settle(c, 2_000, &view("c", None, 0)), settings(2_000, 0, 2));
-    server.forget_all();
+    forget_all();
     c.settle_layout(NS, layout).unwrap();
     assert_eq!(settle(c, 500, &view("c", None, 0)), settings(500, 0, 0));
 }
