@@ -127,8 +127,8 @@ $(DEPS_STAMP):
 # `make test` runs all 200.
 CHECK_SIM_SEEDS := 100
 CHECK_CORE_TESTS := --lib --test durable --test file_store --test fill_atomic --test fork \
-  --test fork_registry --test hung_store --test lease --test peers --test proptest \
-  --test rollback --test simulation --test start_interrupt --test vectors
+  --test fork_registry --test hung_store --test lease --test message_text --test peers \
+  --test proptest --test rollback --test simulation --test start_interrupt --test vectors
 CHECK_CLI_TESTS := --bins --test cli --test messages --test resolver --test settings
 
 .PHONY: check
@@ -300,7 +300,7 @@ PY_TOOLS_STAMP := $(VENV)/.tools-installed
 .PHONY: python-env test-python example-python lint-python bench-python
 python-env: rust $(PY_TOOLS_STAMP) ## Python: .venv with maturin, pytest, mypy, numpy and the extension built in it (debug)
 	$(call say,python: building the extension into .venv (maturin develop: cargo's progress follows))
-	cd bindings-python && VIRTUAL_ENV="$(CURDIR)/$(VENV)" "$(CURDIR)/$(VENV)/bin/maturin" develop
+	cd bindings-python && VIRTUAL_ENV="$(CURDIR)/$(VENV)" "$(CURDIR)/$(VENV)/bin/maturin" develop --features internals
 
 $(PY_BUILD_STAMP):
 	$(call say,python: creating .venv and installing maturin (pip: about 10 s))

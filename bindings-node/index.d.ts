@@ -29,12 +29,6 @@ export declare class TimeRangeError extends RimeflakeError {}
 export declare class OverloadedError extends RimeflakeError {}
 /** A wait was interrupted (`ERR_RIMEFLAKE_INTERRUPTED`). Python's class has the same name. */
 export declare class InterruptedWaitError extends RimeflakeError {}
-/** @deprecated The old name of `InterruptedWaitError` (the same class), kept for one release. */
-export declare const InterruptedError: typeof InterruptedWaitError
-/** @deprecated The old name of `InterruptedWaitError`, kept for one release. */
-export type InterruptedError = InterruptedWaitError
-/** @deprecated The old name of the `skywalking` namespace (the same object), kept for one release. */
-export declare const tracing: typeof skywalking
 
 export declare interface Generator {
   /** Closes the generator: `using gen = new Generator()` closes it at the end of the scope. */

@@ -91,8 +91,4 @@ function load() {
   return binding
 }
 
-const binding = load()
-// `tracing`, the first name of the `skywalking` namespace (globalId, processId), stays one
-// release as the same object (deprecated in index.d.ts).
-binding.tracing = binding.skywalking
-module.exports = binding
+module.exports = load()

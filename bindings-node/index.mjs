@@ -22,9 +22,5 @@ export const {
   TimeRangeError,
   OverloadedError,
   InterruptedWaitError,
-  // Deprecated: the old name of InterruptedWaitError, kept for one release.
-  InterruptedError,
-  // Deprecated: the old name of skywalking (the same object), kept for one release.
-  tracing,
 } = native
 export default native

@@ -140,11 +140,12 @@ typedef struct rimeflake_config {
   const char *on_rollback;
   // Never reuse an older clock-id, so IDs always increase (default false).
   bool strict_monotonic;
-  // Called with each warning (such as a container on the default state directory); NULL:
-  // warnings are dropped. May be called from any thread, during rimeflake_generator_new and
-  // at any later time until rimeflake_generator_free returns: rimeflake_next_id and
-  // rimeflake_fill call it too when the generator takes a worker ID again (in a forked child,
-  // or after a server backend moved its lease).
+  // Called with each warning (such as a container on the default state directory). NULL (the
+  // default): each warning is printed on stderr, one line `rimeflake: warning: <message>`;
+  // rimeflake_warning_ignore drops them. May be called from any thread, during
+  // rimeflake_generator_new and at any later time until rimeflake_generator_free returns:
+  // rimeflake_next_id and rimeflake_fill call it too when the generator takes a worker ID
+  // again (in a forked child, or after a server backend moved its lease).
   rimeflake_warning_fn on_warning;
   // Passed to on_warning as it is. What it points to must stay valid until
   // rimeflake_generator_free returns (not only during rimeflake_generator_new): the generator
@@ -374,6 +375,10 @@ enum rimeflake_status rimeflake_parse(const char *text, const char *encoding, ui
 // # Safety
 // `buf` writable for `capacity` bytes; `len` NULL or writable.
 enum rimeflake_status rimeflake_global_id(char *buf, size_t capacity, size_t *len);
+
+// A warning callback that does nothing: `config.on_warning = rimeflake_warning_ignore;` drops
+// every warning, which a config without a callback prints on stderr.
+void rimeflake_warning_ignore(void *_user_data, const char *_kind, const char *_message);
 
 #ifdef __cplusplus
 }  // extern "C"

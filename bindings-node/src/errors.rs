@@ -25,10 +25,6 @@ pub fn code_of(kind: ErrorKind) -> &'static str {
     kind.error_code()
 }
 
-/// Names a class had before it took the core's, exported as the same class for one more
-/// release (deprecated): `InterruptedError` is now `InterruptedWaitError`, as in Python.
-pub const OLD_NAMES: [(&str, ErrorKind); 1] = [("InterruptedError", ErrorKind::Interrupted)];
-
 const MAKE_CLASSES: &str = r#"(function (kinds) {
   class RimeflakeError extends Error {
     constructor(message, code) {
@@ -68,10 +64,6 @@ pub fn install(env: &Env, exports: &mut Object, data: &mut EnvData) -> Result<()
         let class: Unknown = classes.get_named_property(&name)?;
         exports.set_named_property(&name, class)?;
         data.keep_class(env, name, class.raw())?;
-    }
-    for (old, kind) in OLD_NAMES {
-        let class: Unknown = classes.get_named_property(&class_of(kind))?;
-        exports.set_named_property(old, class)?;
     }
     Ok(())
 }

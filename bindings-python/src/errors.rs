@@ -188,7 +188,8 @@ impl From<Failure> for PyErr {
 }
 
 /// `(name, code, exception class name)` of every core error kind, for the test that each one
-/// is mapped.
+/// is mapped. Built only with the `internals` feature, as is `_raise_kind`.
+#[cfg(feature = "internals")]
 #[pyfunction]
 pub fn _error_kinds() -> Vec<(&'static str, u32, String)> {
     ErrorKind::ALL
@@ -199,6 +200,7 @@ pub fn _error_kinds() -> Vec<(&'static str, u32, String)> {
 
 /// Raises the exception that a core error of kind `name` (such as `"CLOCK_ROLLBACK"`) becomes,
 /// with `message`: lets the tests reach kinds that are hard to provoke.
+#[cfg(feature = "internals")]
 #[pyfunction]
 pub fn _raise_kind(name: &str, message: &str) -> Result<()> {
     match ErrorKind::ALL.iter().find(|k| k.name() == name) {

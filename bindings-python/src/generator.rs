@@ -24,7 +24,7 @@ use std::time::Duration;
 /// ``backend="local"`` is the embedded default: durable state and worker leases in the state
 /// directory, so processes sharing it never share a worker ID and a restart continues safely.
 /// ``backend="memory"`` keeps no state (not restart-safe) and needs a ``worker_id``. A server's
-/// URL (a ``BackendURL``) leases worker IDs there; ``lease_ttl_ms`` is how long such a lease
+/// URL (any ``str``) leases worker IDs there; ``lease_ttl_ms`` is how long such a lease
 /// lasts without renewal (``$RIMEFLAKE_LEASE_TTL_MS``, else 10000; 200 to 86400000).
 /// ``on_rollback=None`` takes the layout's default: ``"bump"`` when it has clock-id bits,
 /// ``"wait"`` otherwise (``"bump"`` on a layout without them is a ``ConfigError``).

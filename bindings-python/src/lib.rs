@@ -100,8 +100,12 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(global_id, m)?)?;
     m.add_function(wrap_pyfunction!(process_id, m)?)?;
     m.add_function(wrap_pyfunction!(_after_fork_in_child, m)?)?;
-    m.add_function(wrap_pyfunction!(errors::_error_kinds, m)?)?;
-    m.add_function(wrap_pyfunction!(errors::_raise_kind, m)?)?;
+    // The tests' hooks, outside `__all__`: the stub describes the wheel's module, which has none.
+    #[cfg(feature = "internals")]
+    {
+        m.setattr("_error_kinds", wrap_pyfunction!(errors::_error_kinds, m)?)?;
+        m.setattr("_raise_kind", wrap_pyfunction!(errors::_raise_kind, m)?)?;
+    }
     m.add_function(wrap_pyfunction!(interrupt::_at_exit, m)?)?;
     errors::register(m)?;
     // Tells daemon threads waiting in a call when the interpreter starts to finalize (see

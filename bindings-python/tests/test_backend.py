@@ -13,14 +13,14 @@ import pytest
 import rimeflake
 
 
-def redis_url() -> rimeflake.BackendURL:
+def redis_url() -> str:
     url = os.environ.get("RIMEFLAKE_TEST_REDIS_URL")
     if not url:
         pytest.fail(
             "RIMEFLAKE_TEST_REDIS_URL is not set: run the tests with `make test-python` (it "
             "starts redis-server) or `scripts/with-redis python -m pytest bindings-python/tests`"
         )
-    return rimeflake.BackendURL(url)
+    return url
 
 
 def test_generators_lease_distinct_worker_ids_from_redis() -> None:
@@ -55,10 +55,10 @@ def test_a_held_worker_id_and_a_bad_url_are_typed_errors() -> None:
         with pytest.raises(rimeflake.LeaseError, match="worker ID 3"):
             rimeflake.Generator(3, backend=url, namespace="py-held")
     with pytest.raises(rimeflake.ConfigError, match="#insecure") as refused:
-        rimeflake.Generator(backend=rimeflake.BackendURL("rediss://:pw@localhost/#insecure"))
+        rimeflake.Generator(backend="rediss://:pw@localhost/#insecure")
     assert ":pw@" not in str(refused.value)
     with pytest.raises(rimeflake.ConfigError) as e:
-        rimeflake.Generator(backend=rimeflake.BackendURL("redis://:s3cret@127.0.0.1:notaport/0"))
+        rimeflake.Generator(backend="redis://:s3cret@127.0.0.1:notaport/0")
     assert "s3cret" not in str(e.value)
 
 
@@ -66,7 +66,7 @@ def test_a_killed_holders_worker_id_is_free_after_its_lease_ttl() -> None:
     url = redis_url()
     code = (
         "import sys, time, rimeflake\n"
-        "g = rimeflake.Generator(5, backend=rimeflake.BackendURL(sys.argv[1]),\n"
+        "g = rimeflake.Generator(5, backend=sys.argv[1],\n"
         "                        namespace='py-ttl', lease_ttl_ms=2000)\n"
         "print(g.next_id(), flush=True)\n"
         "time.sleep(60)\n"
@@ -96,10 +96,10 @@ def test_tls_checks_the_servers_certificate() -> None:
     url = os.environ.get("RIMEFLAKE_TEST_REDISS_URL")
     if not url:
         pytest.fail("RIMEFLAKE_TEST_REDISS_URL is not set: run the tests under scripts/with-redis")
-    with rimeflake.Generator(backend=rimeflake.BackendURL(url), namespace="py-tls") as g:
+    with rimeflake.Generator(backend=url, namespace="py-tls") as g:
         assert g.next_id() > 0
     # Without the test CA (sslrootcert=), the system's CAs do not vouch for the server.
-    untrusted = rimeflake.BackendURL(url.split("?")[0])
+    untrusted = url.split("?")[0]
     with pytest.raises(rimeflake.ConfigError, match="not trusted"):
         rimeflake.Generator(backend=untrusted, namespace="py-tls")
 

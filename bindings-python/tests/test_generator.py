@@ -123,7 +123,7 @@ def test_configuration_errors_name_the_field() -> None:
     with pytest.raises(rimeflake.ConfigError, match="worker_id"):
         rimeflake.Generator(backend="memory")
     with pytest.raises(rimeflake.ConfigError, match="backend"):
-        rimeflake.Generator(1, backend="zookeeper")  # type: ignore[arg-type]
+        rimeflake.Generator(1, backend="zookeeper")
     with pytest.raises(rimeflake.ConfigError, match="layout"):
         rimeflake.Generator(1, layout="nope", backend="memory")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="layout"):

@@ -67,7 +67,7 @@ def test_backends_are_parsed_by_the_core(env: pytest.MonkeyPatch) -> None:
             rimeflake.Generator(1, backend=text)  # type: ignore[arg-type]
     # A server's URL is parsed the same way: here nothing listens, a lease error names it.
     with pytest.raises(rimeflake.LeaseError, match="127.0.0.1:1"):
-        rimeflake.Generator(1, backend=rimeflake.BackendURL("redis://127.0.0.1:1/0"))
+        rimeflake.Generator(1, backend="redis://127.0.0.1:1/0")
     with pytest.raises(rimeflake.ConfigError, match="state_dir"):
         rimeflake.Generator(1, backend="memory", state_dir="/tmp")
 

@@ -293,7 +293,7 @@ def test_uninstall_leaves_a_later_patch_alone() -> None:
         ID.__init__ = AGENT_INIT
 
 
-@pytest.mark.parametrize("version", ["0.8.0", "2.0.0", "10.1.0", "dev"])
+@pytest.mark.parametrize("version", ["0.8.0", "1.3.0", "2.0.0", "10.1.0", "dev"])
 def test_unsupported_agent_versions_are_refused(monkeypatch: pytest.MonkeyPatch, version: str) -> None:
     real = metadata.version
     monkeypatch.setattr(metadata, "version", lambda d: version if d == "apache-skywalking" else real(d))
@@ -301,15 +301,47 @@ def test_unsupported_agent_versions_are_refused(monkeypatch: pytest.MonkeyPatch,
         install_skywalking()
     assert isinstance(e.value, ImportError) and isinstance(e.value, rimeflake.RimeflakeError)
     assert f"apache-skywalking {version} is installed" in str(e.value)
-    assert skywalking.SKYWALKING_SUPPORTED in str(e.value)
+    assert "pip install 'apache-skywalking>=1.0,<1.3'" in str(e.value)
     assert ID.__dict__["__init__"] is AGENT_INIT and "__new__" not in ID.__dict__
 
 
 def test_a_missing_agent_is_a_clear_import_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "skywalking", None)  # what `import` sees when it is absent
-    with pytest.raises(ImportError, match=r"pip install 'apache-skywalking>=1.0,<2'") as e:
+    with pytest.raises(ImportError, match=r"pip install 'apache-skywalking>=1.0,<1.3'") as e:
         install_skywalking()
     assert isinstance(e.value, SkyWalkingAgentError) and e.value.name == "skywalking"
+
+
+def test_the_agent_of_1_3_0_is_refused_and_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
+    """apache-skywalking 1.3.0 as its wheel installs it: `skywalking.trace.ID` is there, but the
+    generated `skywalking.protocol` package is not, so `skywalking.agent` cannot be imported.
+    install_skywalking() used to patch it all the same."""
+    real = metadata.version
+    monkeypatch.setattr(metadata, "version", lambda d: "1.3.0" if d == "apache-skywalking" else real(d))
+    monkeypatch.setitem(sys.modules, "skywalking.protocol", None)
+    with pytest.raises(SkyWalkingAgentError) as e:
+        install_skywalking()
+    assert str(e.value) == (
+        "apache-skywalking 1.3.0 is installed, whose agent cannot be imported (it lacks the generated "
+        "skywalking.protocol package); install_skywalking() supports apache-skywalking>=1.0,<1.3: "
+        "pip install 'apache-skywalking>=1.0,<1.3'"
+    )
+    assert ID.__dict__["__init__"] is AGENT_INIT
+
+
+def test_the_advised_range_holds_the_agent_the_tests_import() -> None:
+    """The agent these tests run (its `skywalking.agent` imported above) lies in the range the
+    advice names, and the package's `skywalking` extra installs that range."""
+    version = metadata.version("apache-skywalking")
+    low, high = re.fullmatch(r">=(\d+\.\d+),<(\d+\.\d+)", skywalking.SKYWALKING_SUPPORTED).groups()
+    key = tuple(int(p) for p in version.split(".")[:2])
+    assert tuple(map(int, low.split("."))) <= key < tuple(map(int, high.split("."))), version
+    extras = [r for r in metadata.requires("rimeflake") or [] if "extra" in r]
+    assert len(extras) == 1, extras
+    requirement, marker = extras[0].replace(" ", "").split(";")
+    assert requirement.startswith("apache-skywalking") and "skywalking" in marker, extras
+    pins = set(requirement[len("apache-skywalking") :].strip("()").split(","))
+    assert pins == set(skywalking.SKYWALKING_SUPPORTED.split(",")), extras
 
 
 def test_an_id_class_of_another_shape_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:

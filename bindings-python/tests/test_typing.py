@@ -14,6 +14,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 GOOD = """
+import os
 import rimeflake
 
 def first(worker: int) -> int:
@@ -36,6 +37,13 @@ spec: str = rimeflake.Layout.twitter().describe()
 twitter: rimeflake.Layout = rimeflake.Layout(spec)
 assert twitter == rimeflake.Layout.from_spec(spec) == rimeflake.Layout("twitter")
 assert rimeflake.decode(1, layout=spec).worker_id == 0
+
+# A backend from the environment or a config file: any str (or None), as a URL usually is.
+url: str = "memory"
+rimeflake.Generator(1, backend=url).close()
+rimeflake.Generator(1, backend=os.environ.get("RIMEFLAKE_TYPING_BACKEND", "memory")).close()
+backend: rimeflake.BackendName = "memory"
+rimeflake.Generator(1, backend=backend).close()
 """
 
 # Line numbers matter: the test expects an error on each of lines 4 to 6.
@@ -43,7 +51,7 @@ BAD = """
 import rimeflake
 
 rimeflake.Generator(1, layout=3, backend="memory")
-rimeflake.Generator(1, layout="default", backend="memroy")
+rimeflake.Generator(1, layout="default", backend=3)
 rimeflake.Layout("twitter", worker_bits=8)
 """
 
@@ -77,7 +85,7 @@ def test_mypy_strict_accepts_what_works_and_catches_typos(tmp_path: Path) -> Non
     errors = [line for line in proc.stdout.splitlines() if ": error:" in line]
     assert all(line.startswith("bad.py:") for line in errors), proc.stdout
     lines = sorted({int(line.split(":")[1]) for line in errors})
-    assert lines == [4, 5, 6], proc.stdout  # layout=3, "memroy", a spec and widths at once
+    assert lines == [4, 5, 6], proc.stdout  # layout=3, backend=3, a spec and widths at once
 
 
 @pytest.mark.parametrize("readme", [ROOT / "README.md", PACKAGE_README], ids=["repo", "package"])

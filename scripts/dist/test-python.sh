@@ -71,6 +71,14 @@ assert dist.version == sys.argv[1], dist.version
 tags = [line for line in dist.read_text("WHEEL").splitlines() if line.startswith("Tag:")]
 assert any("cp39-abi3-manylinux" in t for t in tags), tags
 print("installed rimeflake", dist.version, "from the wheel:", ", ".join(tags))
+# What PyPI shows beside it: the project's links, and extras for users only (the tests' tools
+# come from the Makefile, not from a public extra).
+urls = dict(u.split(", ", 1) for u in dist.metadata.get_all("Project-URL") or [])
+for label in ("Homepage", "Documentation", "Repository", "Issues", "Changelog", "Security"):
+    assert urls.get(label, "").startswith("https://github.com/rimeflake/rimeflake"), (label, urls)
+extras = dist.metadata.get_all("Provides-Extra") or []
+assert extras == ["skywalking"], extras
+print("Project-URLs:", ", ".join(urls), "; extras:", ", ".join(extras))
 EOF
 }
 
@@ -148,6 +156,11 @@ def raises(cls, call):
     except cls as e:
         return e
     raise AssertionError(f"{call} did not raise {cls.__name__}")
+
+# The tests' hooks are built only with the internals feature, which no wheel has.
+from rimeflake import _native
+hooks = [name for name in ("_error_kinds", "_raise_kind") if hasattr(_native, name)]
+assert not hooks, f"test hooks shipped: {hooks}"
 
 e = raises(rimeflake.InvalidIdError, lambda: rimeflake.decode(-1))
 assert isinstance(e, ValueError) and isinstance(e, rimeflake.RimeflakeError), type(e).__mro__

@@ -7,7 +7,6 @@ import {
   format,
   Generator,
   type GeneratorOptions,
-  InterruptedError,
   InterruptedWaitError,
   InvalidIdError,
   Layout,
@@ -21,7 +20,6 @@ import {
   type Stats,
   TimeRangeError,
   skywalking,
-  tracing,
   VERSION,
 } from 'rimeflake'
 
@@ -70,8 +68,6 @@ function demo(): void {
   const s: string = format(id, 'base62') + l.toString() + l.name + l.order
   const parsed: bigint = parse(s, 'dec')
   const trace: string = skywalking.globalId() + skywalking.processId() + VERSION
-  const old: typeof skywalking = tracing // deprecated: the same object
-  console.log(old.globalId())
   console.log(n, back, names, fields, fp, safe, p2, p3, parsed, trace)
 }
 
@@ -83,7 +79,5 @@ try {
     console.log(code)
   }
   const classes = [ConfigError, ClockRollbackError, LeaseError, NoFreeWorkerError, StateError, InvalidIdError, ClosedError, TimeRangeError, OverloadedError, InterruptedWaitError]
-  const old: InterruptedError | undefined = e instanceof InterruptedError ? e : undefined
-  console.log(old?.code)
   console.log(classes.some((C) => e instanceof C))
 }

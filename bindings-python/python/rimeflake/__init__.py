@@ -15,9 +15,7 @@ guarantees); this package is a thin, typed layer over its native module ``rimefl
 
 from __future__ import annotations
 
-import importlib as _importlib
 import os as _os
-import typing as _typing
 
 from . import skywalking
 from ._native import (
@@ -43,12 +41,11 @@ from ._native import (
     parse,
 )
 from ._parts import Parts
-from ._types import BackendName, BackendURL, LayoutName, LeaseState, Stats
+from ._types import BackendName, LayoutName, LeaseState, Stats
 from ._warning import RimeflakeWarning
 
 __all__ = [
     "BackendName",
-    "BackendURL",
     "EPOCH_2024",
     "PRESETS",
     "ClockRollbackError",
@@ -75,16 +72,6 @@ __all__ = [
     "parse",
     "skywalking",
 ]
-
-if not _typing.TYPE_CHECKING:
-
-    def __getattr__(name):
-        # `rimeflake.tracing` after `import rimeflake` alone, as before the module took the name
-        # `skywalking`: the deprecated alias is imported (and warns) only when it is used.
-        if name == "tracing":
-            return _importlib.import_module(".tracing", __name__)
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
 
 # A forked child must not continue its parent's IDs: tell the core at once. (The core also arms
 # pthread_atfork, which covers forks that bypass Python, such as uWSGI's.)

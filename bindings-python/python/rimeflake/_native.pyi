@@ -6,7 +6,7 @@ from typing import Final, Literal, SupportsIndex, final, overload
 from typing_extensions import Buffer, Self
 
 from ._parts import Parts
-from ._types import BackendName, BackendURL, LayoutName, Stats
+from ._types import BackendName, LayoutName, Stats
 
 __all__ = [
     "__version__",
@@ -21,8 +21,6 @@ __all__ = [
     "process_id",
     "_after_fork_in_child",
     "_at_exit",
-    "_error_kinds",
-    "_raise_kind",
     "RimeflakeError",
     "ConfigError",
     "ClockRollbackError",
@@ -37,8 +35,11 @@ __all__ = [
 ]
 
 __version__: Final[str]
+"""The version of rimeflake (the same in every front end)."""
 EPOCH_2024: Final[int]
+"""2024-01-01T00:00:00Z in Unix milliseconds: the ``default`` layout's epoch."""
 PRESETS: Final[list[str]]
+"""The preset names a ``layout`` argument takes."""
 
 _Encoding = Literal["dec", "decimal", "hex", "base62", "base32"]
 _Policy = Literal["bump", "bump_clock", "wait", "error"]
@@ -46,6 +47,19 @@ _Order = Literal["sequence_below_worker", "sequence_above_worker"]
 
 @final
 class Layout:
+    """How the 63 bits of an ID are shared between clock-id, time, worker and sequence.
+
+    Build one from a layout spec, the text every rimeflake front end takes: a preset name
+    (``Layout("twitter")``) or fields (``Layout(
+    "clock_id=0,time=41,worker=10,sequence=12,epoch_ms=1420070400000")``; ``describe()`` gives
+    it back; ``Layout.from_spec(spec)`` is the same), from a preset by its method
+    (``Layout.twitter()``, ...), or with custom widths as keywords, starting from the
+    ``default`` preset's fields:
+    ``Layout(clock_id_bits=2, time_bits=42, worker_bits=8, sequence_bits=11)``.
+    Widths must add up to 63 (53 with ``js_safe=True``); anything invalid raises ``ConfigError``.
+    A layout only checks its arithmetic: one whose epoch is in the future or whose time field
+    has run out still decodes (a ``Generator`` on it is refused).
+    """
     @overload
     def __new__(cls, spec: LayoutName | str, /) -> Self: ...
     @overload
@@ -65,57 +79,95 @@ class Layout:
         datacenter_bits: int = 0,
     ) -> Self: ...
     @staticmethod
-    def preset(name: str) -> Layout: ...
+    def preset(name: str) -> Layout:
+        """The preset called `name`: ``default``, ``twitter``, ``sonyflake``, ``sonyflake_v2``,
+        ``baidu`` (Baidu's own 2016 epoch, which ran out in 2024: it decodes old IDs; generate
+        with a later epoch, ``Layout.baidu(epoch_ms)``) or ``js_safe``.
+        """
     @staticmethod
-    def from_spec(spec: str) -> Layout: ...
-    def describe(self) -> str: ...
+    def from_spec(spec: str) -> Layout:
+        """The layout that `spec` names (the same as ``Layout(spec)``): a preset name, or
+        comma-separated ``key=value`` pairs
+        (keys ``clock_id``, ``time``, ``worker``, ``sequence`` (bit widths), ``unit_ms``,
+        ``epoch_ms`` or ``epoch`` (ISO 8601), ``order`` (``worker_first`` | ``sequence_first``),
+        ``datacenter``), possibly after a preset whose fields they change
+        (``"baidu,epoch=2025-01-01T00:00:00Z"``). ``ConfigError`` names the key that is wrong.
+        """
+    def describe(self) -> str:
+        """The layout as a spec: ``Layout(layout.describe()) == layout``."""
     @staticmethod
-    def default() -> Layout: ...
+    def default() -> Layout:
+        """3 clock-id, 41 time, 10 worker, 9 sequence bits; 1 ms; epoch 2024-01-01."""
     @staticmethod
-    def twitter() -> Layout: ...
+    def twitter() -> Layout:
+        """Twitter's layout: 41 time, 10 worker, 12 sequence bits; 1 ms; Twitter's epoch."""
     @staticmethod
-    def sonyflake() -> Layout: ...
+    def sonyflake() -> Layout:
+        """Sonyflake's layout: 39 time bits of 10 ms, 8 sequence bits above 16 worker bits."""
     @staticmethod
-    def sonyflake_v2() -> Layout: ...
+    def sonyflake_v2() -> Layout:
+        """Sonyflake v2's default: as ``sonyflake``, from 2025-01-01."""
     @staticmethod
-    def js_safe() -> Layout: ...
+    def js_safe() -> Layout:
+        """53 bits in all (41 time, 3 worker, 9 sequence), exact as a JavaScript Number."""
     @staticmethod
-    def baidu(epoch_ms: int) -> Layout: ...
+    def baidu(epoch_ms: int) -> Layout:
+        """Baidu uid-generator's layout (28 time bits of 1 s, 22 worker, 13 sequence) from `epoch_ms`."""
     @property
-    def name(self) -> str: ...
+    def name(self) -> str:
+        """The preset's name, or ``"custom"``."""
     @property
-    def clock_id_bits(self) -> int: ...
+    def clock_id_bits(self) -> int:
+        """Bits of the clock-id field."""
     @property
-    def time_bits(self) -> int: ...
+    def time_bits(self) -> int:
+        """Bits of the time field."""
     @property
-    def worker_bits(self) -> int: ...
+    def worker_bits(self) -> int:
+        """Bits of the worker field."""
     @property
-    def datacenter_bits(self) -> int: ...
+    def datacenter_bits(self) -> int:
+        """How many of the worker bits (the upper ones) are a datacenter part (``twitter``: 5)."""
     @property
-    def sequence_bits(self) -> int: ...
+    def sequence_bits(self) -> int:
+        """Bits of the sequence field."""
     @property
-    def order(self) -> _Order: ...
+    def order(self) -> _Order:
+        """``"sequence_below_worker"`` (Twitter's order) or ``"sequence_above_worker"`` (Sonyflake's)."""
     @property
-    def unit_ms(self) -> int: ...
+    def unit_ms(self) -> int:
+        """Milliseconds per time unit."""
     @property
-    def epoch_ms(self) -> int: ...
+    def epoch_ms(self) -> int:
+        """The epoch, in Unix milliseconds."""
     @property
-    def is_js_safe(self) -> bool: ...
+    def is_js_safe(self) -> bool:
+        """Whether IDs fit in 53 bits."""
     @property
-    def max_worker_id(self) -> int: ...
+    def max_worker_id(self) -> int:
+        """The largest worker ID."""
     @property
-    def max_clock_id(self) -> int: ...
+    def max_clock_id(self) -> int:
+        """The largest clock-id."""
     @property
-    def max_sequence(self) -> int: ...
+    def max_sequence(self) -> int:
+        """The largest sequence number in one time unit."""
     @property
-    def max_time(self) -> int: ...
+    def max_time(self) -> int:
+        """The largest value of the time field."""
     @property
-    def total_bits(self) -> int: ...
+    def total_bits(self) -> int:
+        """Bits in all: 63, or 53 for a JavaScript-safe layout."""
     @property
-    def fingerprint(self) -> int: ...
+    def fingerprint(self) -> int:
+        """A hash of the layout's fields, stored once per namespace to refuse a different layout."""
     @property
-    def expires_at_ms(self) -> int: ...
-    def decode(self, id: SupportsIndex) -> Parts: ...
+    def expires_at_ms(self) -> int:
+        """When the time field runs out, in Unix milliseconds."""
+    def decode(self, id: SupportsIndex) -> Parts:
+        """The parts of `id` (a ``Parts`` named tuple). Raises ``InvalidIdError`` for an ID this
+        layout cannot have produced.
+        """
     def compose(
         self,
         *,
@@ -124,12 +176,37 @@ class Layout:
         worker_id: SupportsIndex,
         sequence: SupportsIndex = 0,
         datacenter_id: SupportsIndex | None = None,
-    ) -> int: ...
+    ) -> int:
+        """The ID made of these parts. Raises ``ConfigError`` when a part does not fit its field."""
     def __eq__(self, value: object, /) -> bool: ...
     def __hash__(self) -> int: ...
 
 @final
 class Generator:
+    """A generator of 64-bit, time-ordered, unique IDs.
+
+    Every argument left out is resolved by the core, once: ``worker_id`` from
+    ``$RIMEFLAKE_WORKER_ID`` (``ordinal``: a Kubernetes StatefulSet pod's ordinal, from
+    ``$RIMEFLAKE_POD_INDEX``, else the ``-<n>`` ending ``$HOSTNAME``), else a worker ID leased in
+    the state directory; ``layout`` from
+    ``$RIMEFLAKE_LAYOUT``, else ``"default"``; ``backend`` from ``$RIMEFLAKE_BACKEND``, else
+    ``"local"``; ``state_dir`` from ``$RIMEFLAKE_STATE_DIR``, else ``~/.local/state/rimeflake``
+    (``$XDG_STATE_HOME/rimeflake``); ``namespace`` is the layout's own (``"default"``, ``"twitter"``,
+    ``"custom-<fingerprint>"``, ...), so generators of different layouts never collide. A bad value in one of
+    those variables is a ``ConfigError`` naming it.
+
+    ``backend="local"`` is the embedded default: durable state and worker leases in the state
+    directory, so processes sharing it never share a worker ID and a restart continues safely.
+    ``backend="memory"`` keeps no state (not restart-safe) and needs a ``worker_id``. A server's
+    URL (any ``str``) leases worker IDs there; ``lease_ttl_ms`` is how long such a lease
+    lasts without renewal (``$RIMEFLAKE_LEASE_TTL_MS``, else 10000; 200 to 86400000).
+    ``on_rollback=None`` takes the layout's default: ``"bump"`` when it has clock-id bits,
+    ``"wait"`` otherwise (``"bump"`` on a layout without them is a ``ConfigError``).
+
+    Thread-safe without a Python-level lock. Starting (which may wait, up to ``max_wait_ms``,
+    for the clock to reach the stored reservation) and every wait release the interpreter and
+    honour signals (Ctrl-C raises ``KeyboardInterrupt``).
+    """
     def __new__(
         cls,
         worker_id: SupportsIndex | None = None,
@@ -137,51 +214,104 @@ class Generator:
         layout: LayoutName | str | Layout | None = None,
         namespace: str | None = None,
         state_dir: str | os.PathLike[str] | None = None,
-        backend: BackendName | BackendURL | None = None,
+        backend: BackendName | str | None = None,
         max_drift_ms: SupportsIndex = 2000,
         on_rollback: _Policy | None = None,
         max_wait_ms: SupportsIndex = 5000,
         strict_monotonic: bool = False,
         lease_ttl_ms: SupportsIndex | None = None,
     ) -> Self: ...
-    def next_id(self) -> int: ...
-    def next_ids(self, n: SupportsIndex) -> list[int]: ...
-    def fill(self, buffer: Buffer) -> int: ...
-    def stats(self) -> Stats: ...
+    def next_id(self) -> int:
+        """The next ID, an ``int``. IDs of one generator strictly increase (except across a
+        clock-id reuse, counted in ``stats()``).
+        """
+    def next_ids(self, n: SupportsIndex) -> list[int]:
+        """`n` increasing IDs as a list."""
+    def fill(self, buffer: Buffer) -> int:
+        """Fills `buffer` (any writable, contiguous buffer of unsigned 64-bit items: ``array('Q')``,
+        a NumPy ``uint64`` array, a ``memoryview``) with increasing IDs, in place. Returns the
+        number of IDs written.
+        """
+    def stats(self) -> Stats:
+        """Counters: ``ids_issued``, ``rollbacks``, ``largest_rollback_ms``, ``clock_id_bumps``,
+        ``clock_id_reuses``, ``waits``, ``waited_ms``, ``borrowed_ms``, ``clock_id``,
+        ``server_skew_ms`` (on a server backend, the server's clock minus this host's when the
+        lease was taken; 0 otherwise), ``reservation_writes``, ``reservation_write_failures``,
+        ``reservation_write_ns``, ``lease`` (``"none"``, ``"held"`` or ``"lost"``),
+        ``lease_remaining_ms``, ``lease_renewals`` and ``lease_renewal_failures``.
+        """
     @property
-    def layout(self) -> Layout: ...
+    def layout(self) -> Layout:
+        """The layout of this generator's IDs."""
     @property
-    def worker_id(self) -> int: ...
+    def worker_id(self) -> int:
+        """The worker ID in use (in a forked child, the child's own: taken now if it has issued
+        no ID yet).
+        """
     @property
-    def closed(self) -> bool: ...
-    def decode(self, id: SupportsIndex) -> Parts: ...
-    def close(self) -> None: ...
-    def __enter__(self) -> Self: ...
+    def closed(self) -> bool:
+        """Whether ``close()`` was called."""
+    def decode(self, id: SupportsIndex) -> Parts:
+        """The parts of an ID of this generator's layout."""
+    def close(self) -> None:
+        """Closes the generator: later calls raise ``ClosedError``. A memory generator first waits
+        until the clock has passed its last ID. Closing twice is harmless.
+        """
+    def __enter__(self) -> Self:
+        """Returns the generator itself: ``with Generator(...) as gen:`` closes it on the way out."""
     # None, not bool: exceptions are never swallowed, so mypy knows a `return` inside `with`
     # is the function's last word.
-    def __exit__(self, *_exc: object) -> None: ...
+    def __exit__(self, *_exc: object) -> None:
+        """Closes the generator; exceptions propagate (returns ``None``)."""
 
-def decode(id: SupportsIndex, layout: LayoutName | str | Layout = "default") -> Parts: ...
-def format(id: SupportsIndex, encoding: _Encoding = "dec") -> str: ...
-def parse(text: str, encoding: _Encoding = "dec") -> int: ...
-def global_id() -> str: ...
-def process_id() -> str: ...
-def _after_fork_in_child() -> None: ...
-def _at_exit() -> None: ...
-def _error_kinds() -> list[tuple[str, int, str]]: ...
-def _raise_kind(name: str, message: str) -> None: ...
+def decode(id: SupportsIndex, layout: LayoutName | str | Layout = "default") -> Parts:
+    """The parts of `id` under `layout` (a preset name, a layout spec or a ``Layout``; by default
+    ``"default"``), as a ``Parts`` named tuple.
+    """
+def format(id: SupportsIndex, encoding: _Encoding = "dec") -> str:
+    """`id` (any 64-bit unsigned number) as text: ``"dec"`` (decimal), ``"hex"`` (16 digits),
+    ``"base62"`` (11 characters) or ``"base32"`` (13, Crockford). The fixed-width forms sort as
+    the numbers do.
+    """
+def parse(text: str, encoding: _Encoding = "dec") -> int:
+    """The number that `text` spells in `encoding` (see ``format``). Raises ``InvalidIdError`` for
+    text that is not one (``decode`` then checks that a number is an ID of a layout).
+    """
+def global_id() -> str:
+    """A trace ID in the SkyWalking Java agent's format, ``{process}.{thread}.{ms * 10000 + seq}``,
+    that never repeats (see ``rimeflake.skywalking``).
+    """
+def process_id() -> str:
+    """The process part of ``global_id()`` now (32 hex digits, drawn anew after a fork)."""
+def _after_fork_in_child() -> None:
+    """Called in a forked child by ``os.register_at_fork`` (the core arms ``pthread_atfork`` too,
+    for forks that bypass Python): the child never continues its parent's IDs.
+    """
+def _at_exit() -> None:
+    """Registered with `atexit` at import: runs in the thread that finalizes, before it does."""
 
 class RimeflakeError(Exception):
-    # The kind's stable code, as Node's err.code: "ERR_RIMEFLAKE_CONFIG", ...
+    """The base of every error rimeflake raises."""
     code: str
+    """The kind's stable code, the same as Node's ``err.code``: ``"ERR_RIMEFLAKE_CONFIG"``, ..."""
 
-class ConfigError(RimeflakeError, ValueError): ...
-class ClockRollbackError(RimeflakeError): ...
-class LeaseError(RimeflakeError, OSError): ...
-class NoFreeWorkerError(LeaseError): ...
-class StateError(RimeflakeError, OSError): ...
-class InvalidIdError(RimeflakeError, ValueError): ...
-class ClosedError(RimeflakeError): ...
-class TimeRangeError(RimeflakeError): ...
-class OverloadedError(RimeflakeError, TimeoutError): ...
-class InterruptedWaitError(RimeflakeError, InterruptedError): ...
+class ConfigError(RimeflakeError, ValueError):
+    """A layout, preset, worker ID or option is invalid (also a backend URL the server refuses: a wrong password, an unknown database, an untrusted certificate); the message names the field."""
+class ClockRollbackError(RimeflakeError):
+    """The clock went back further than the rollback policy tolerates."""
+class LeaseError(RimeflakeError, OSError):
+    """A worker lease was lost, or could not be taken or renewed: its lock file in the state directory could not be made or locked, or a server backend cannot be reached or does not answer in time. Also an OSError, as StateError is."""
+class NoFreeWorkerError(LeaseError):
+    """Every worker ID in the allowed range is taken."""
+class StateError(RimeflakeError, OSError):
+    """The durable state could not be read or written, or is corrupt."""
+class InvalidIdError(RimeflakeError, ValueError):
+    """An ID or string that this layout or encoding could not have produced."""
+class ClosedError(RimeflakeError):
+    """The generator was closed, or belongs to the parent of a forked process."""
+class TimeRangeError(RimeflakeError):
+    """The clock lies outside the layout's time range (before the epoch or past its end)."""
+class OverloadedError(RimeflakeError, TimeoutError):
+    """The clock did not catch up with the IDs lent ahead within max_wait."""
+class InterruptedWaitError(RimeflakeError, InterruptedError):
+    """A wait was interrupted (a signal whose handler did not raise)."""

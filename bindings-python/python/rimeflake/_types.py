@@ -1,6 +1,6 @@
 """Type aliases of the arguments (for annotations: ``rimeflake.LayoutName``)."""
 
-from typing import Literal, NewType, TypedDict
+from typing import Literal, TypedDict
 
 LayoutName = Literal["default", "twitter", "sonyflake", "sonyflake_v2", "baidu", "js_safe"]
 """A preset name. A ``layout`` argument takes one of these, any layout spec
@@ -10,15 +10,12 @@ from a spec, so that is a ``ConfigError`` at run time that names the word it did
 
 BackendName = Literal["local", "memory"]
 """Where state and worker leases live: ``"local"`` (the state directory, the default) or
-``"memory"`` (no state: not restart-safe). A server that many hosts share is named by its URL,
-a :data:`BackendURL`."""
-
-BackendURL = NewType("BackendURL", str)
-"""A server backend's URL: ``"redis://[:password@]host[:port][/db]"`` (``rediss://`` for TLS) or
+``"memory"`` (no state: not restart-safe). A ``backend`` argument takes one of these or a
+server's URL, any ``str``: ``"redis://[:password@]host[:port][/db]"`` (``rediss://`` for TLS) or
 ``"postgresql://user[:password]@host[:port]/db"`` (TLS by libpq's ``sslmode``, ``sslrootcert``,
-``sslcert``, ``sslkey``; the README's "Many hosts" has the table). Wrap a URL in it for type checkers
-(``rimeflake.BackendURL(os.environ["REDIS_URL"])``), which then cannot confuse it with a
-misspelt name (``"memroy"``); at run time it is the string itself, and any string is accepted."""
+``sslcert``, ``sslkey``), so ``backend=os.environ.get("RIMEFLAKE_URL")`` type-checks. A type
+checker cannot tell a misspelt name (``"memroy"``) from a URL, so that is a ``ConfigError`` at
+run time that names the word it did not know."""
 
 
 LeaseState = Literal["none", "held", "lost"]

@@ -46,11 +46,12 @@ pub struct rimeflake_config {
     pub on_rollback: *const c_char,
     /// Never reuse an older clock-id, so IDs always increase (default false).
     pub strict_monotonic: bool,
-    /// Called with each warning (such as a container on the default state directory); NULL:
-    /// warnings are dropped. May be called from any thread, during rimeflake_generator_new and
-    /// at any later time until rimeflake_generator_free returns: rimeflake_next_id and
-    /// rimeflake_fill call it too when the generator takes a worker ID again (in a forked child,
-    /// or after a server backend moved its lease).
+    /// Called with each warning (such as a container on the default state directory). NULL (the
+    /// default): each warning is printed on stderr, one line `rimeflake: warning: <message>`;
+    /// rimeflake_warning_ignore drops them. May be called from any thread, during
+    /// rimeflake_generator_new and at any later time until rimeflake_generator_free returns:
+    /// rimeflake_next_id and rimeflake_fill call it too when the generator takes a worker ID
+    /// again (in a forked child, or after a server backend moved its lease).
     pub on_warning: rimeflake_warning_fn,
     /// Passed to on_warning as it is. What it points to must stay valid until
     /// rimeflake_generator_free returns (not only during rimeflake_generator_new): the generator
@@ -182,10 +183,11 @@ impl rimeflake_config {
         if self.lease_ttl_ms != 0 {
             b = b.lease_ttl(Duration::from_millis(self.lease_ttl_ms));
         }
-        if let Some(callback) = self.on_warning {
-            b = crate::warnings::attach(b, callback, self.warning_user_data);
-        }
-        Ok(b)
+        Ok(crate::warnings::route(
+            b,
+            self.on_warning,
+            self.warning_user_data,
+        ))
     }
 }
 

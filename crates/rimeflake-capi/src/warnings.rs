@@ -1,7 +1,9 @@
-//! The C callback that receives the core's warnings.
+//! Where the core's warnings go: the C callback the config names, else stderr, as every other
+//! front end shows them by default.
 
 use core_rimeflake::Builder;
 use std::ffi::{c_char, c_void, CString};
+use std::io::Write;
 
 /// Receives a warning: `kind` is a stable name (such as `"container"`),
 /// `message` says what and what to do; both NUL-terminated, valid during the call only.
@@ -24,7 +26,31 @@ unsafe impl Send for Callback {}
 // header allows, and nothing in it is written after it is made.
 unsafe impl Sync for Callback {}
 
-pub(crate) fn attach(
+/// A warning callback that does nothing: `config.on_warning = rimeflake_warning_ignore;` drops
+/// every warning, which a config without a callback prints on stderr.
+#[no_mangle]
+pub extern "C" fn rimeflake_warning_ignore(
+    _user_data: *mut c_void,
+    _kind: *const c_char,
+    _message: *const c_char,
+) {
+}
+
+/// `builder` with its warnings sent to `f` with `user_data`, or without a callback to stderr:
+/// one line each, `rimeflake: warning: <message>`, as the CLI prints them.
+pub(crate) fn route(builder: Builder, f: rimeflake_warning_fn, user_data: *mut c_void) -> Builder {
+    match f {
+        Some(f) => attach(builder, f, user_data),
+        None => builder.on_warning(|w: &core_rimeflake::Warning| {
+            // One write per line, so lines of several threads never mix; an error (stderr
+            // closed) is no reason to fail the call that warned.
+            let line = format!("rimeflake: warning: {}\n", w.message());
+            let _ = std::io::stderr().lock().write_all(line.as_bytes());
+        }),
+    }
+}
+
+fn attach(
     builder: Builder,
     f: unsafe extern "C" fn(*mut c_void, *const c_char, *const c_char),
     user_data: *mut c_void,

@@ -225,8 +225,9 @@ impl GeneratorArgs {
         if self.in_memory {
             builder = builder.in_memory();
         }
-        // An error is the one thing said: the warnings of a build that failed are dropped.
-        let generator = builder.build()?;
+        // An error is the one thing said: the warnings of a build that failed are dropped. A
+        // signal (taken by `gen` and `bench`) ends a start-up wait.
+        let generator = builder.build_with(&mut crate::signals::interrupted)?;
         warnings.started();
         Ok(generator)
     }

@@ -4,6 +4,7 @@
 use crate::args::BenchArgs;
 use crate::fail::Failure;
 use crate::show::{describe_layout, grouped};
+use crate::signals;
 use rimeflake::clock::monotonic_ns;
 use rimeflake::Generator;
 use std::io::{self, Write};
@@ -70,7 +71,8 @@ const PROGRESS_EVERY_NS: u64 = 250_000_000;
 struct Slot(AtomicU64);
 
 pub fn run(args: &BenchArgs) -> Result<(), Failure> {
-    let generator = args.generator.build()?;
+    signals::install();
+    let generator = signals::build(&args.generator)?;
     let uncapped = match uncapped(&generator, args.threads) {
         Ok(u) => u,
         Err(e) => {
@@ -98,7 +100,7 @@ pub fn run(args: &BenchArgs) -> Result<(), Failure> {
         loop {
             std::thread::sleep(Duration::from_millis(50));
             let now = monotonic_ns() - start;
-            if now >= duration_ns || stop.load(Relaxed) {
+            if now >= duration_ns || stop.load(Relaxed) || signals::interrupted() {
                 stop.store(true, Relaxed);
                 break (now, half);
             }
@@ -116,6 +118,15 @@ pub fn run(args: &BenchArgs) -> Result<(), Failure> {
     let cpu_ns = cpu_time_ns()
         .zip(cpu_before)
         .map(|(after, before)| after - before);
+    // Stopped by a signal: the generator closed (its lease released), no summary of a run cut
+    // short, and the process ends by the signal.
+    if let Some(sig) = signals::caught() {
+        let _ = writeln!(io::stderr());
+        match generator.close() {
+            Ok(()) => signals::die_by(sig),
+            Err(e) => signals::fail_by(e.into(), sig),
+        }
+    }
     let ids: u64 = slots.iter().map(|s| s.0.load(Relaxed)).sum();
     // The last progress line shows the whole run, and stays on screen.
     progress(elapsed_ns, ids, ids as f64 / (elapsed_ns as f64 / 1e9));

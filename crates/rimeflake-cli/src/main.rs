@@ -11,12 +11,13 @@ mod fail;
 mod gen;
 mod serve;
 mod show;
+mod signals;
 mod state;
 mod warn;
 
 use args::{Cli, Command, StateCommand};
 use clap::error::ErrorKind as ClapKind;
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 use fail::Failure;
 use std::process::ExitCode;
 
@@ -47,10 +48,7 @@ fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             ClapKind::DisplayHelpOnMissingArgumentOrSubcommand | ClapKind::MissingSubcommand => {
-                return Failure::usage(
-                    "a subcommand is needed: gen, decode, bench, serve or state (see rimeflake --help)",
-                )
-                .report()
+                return Failure::usage(missing_subcommand(std::env::args().skip(1))).report()
             }
             _ => return Failure::usage(fail::clap_message(&e.to_string())).report(),
         },
@@ -69,4 +67,28 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => failure.report(),
     }
+}
+
+/// What a command given without its subcommand says: the subcommands of the deepest command
+/// that `args` name (`rimeflake state`: show or reset), as clap's own tree has them.
+fn missing_subcommand(args: impl Iterator<Item = String>) -> String {
+    let mut command = Cli::command();
+    let mut path = vec![command.get_name().to_string()];
+    for arg in args {
+        let Some(sub) = command.find_subcommand(&arg).cloned() else {
+            break;
+        };
+        path.push(sub.get_name().to_string());
+        command = sub;
+    }
+    let names: Vec<&str> = command.get_subcommands().map(|c| c.get_name()).collect();
+    let list = match names.split_last() {
+        Some((last, [])) => last.to_string(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    };
+    format!(
+        "a subcommand is needed: {list} (see {} --help)",
+        path.join(" ")
+    )
 }

@@ -34,6 +34,20 @@ fn stdout_ok(out: &Output) -> String {
 }
 
 #[test]
+fn a_missing_subcommand_is_one_of_the_command_given() {
+    assert_eq!(
+        error_line(&run(&[], &[]), 2),
+        "rimeflake: error: a subcommand is needed: gen, decode, bench, serve or state (see \
+         rimeflake --help)"
+    );
+    // Not the top level's list.
+    assert_eq!(
+        error_line(&run(&["state"], &[]), 2),
+        "rimeflake: error: a subcommand is needed: show or reset (see rimeflake state --help)"
+    );
+}
+
+#[test]
 fn a_worker_id_is_named_by_its_flag() {
     assert_eq!(
         error_line(&run(&["gen", "--worker", "99999", "--in-memory"], &[]), 2),
@@ -111,6 +125,50 @@ fn a_reset_on_a_fresh_state_directory_has_nothing_to_reset_and_succeeds() {
     assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
     // Nothing was made: no state directory, no lock file.
     assert!(!state.exists(), "the reset made {}", state.display());
+}
+
+/// The error for a corrupt state file gives the reset to run with this worker ID, namespace
+/// and state directory (a placeholder `--worker N --namespace NS` before), ready for a shell:
+/// run as printed, it resets the file, and the next start succeeds.
+#[test]
+fn a_corrupt_state_file_names_the_reset_that_fixes_it() {
+    let dir = TempDir::new("msgs-corrupt");
+    let state = dir.0.join("a dir's state");
+    let state_arg = state.to_str().unwrap();
+    let gen = [
+        "gen",
+        "--worker",
+        "5",
+        "--namespace",
+        "orders",
+        "--state-dir",
+        state_arg,
+    ];
+    stdout_ok(&run(&gen, &[]));
+    let file = state.join("orders/worker-00005.state");
+    let mut bytes = std::fs::read(&file).unwrap();
+    for slot in [0, rimeflake::state::file::SLOT_SIZE] {
+        bytes[slot + 20] ^= 0x5a;
+    }
+    std::fs::write(&file, bytes).unwrap();
+
+    let line = error_line(&run(&gen, &[]), 1);
+    let command = format!(
+        "rimeflake state reset --worker 5 --namespace orders --state-dir '{}/a dir'\\''s state'",
+        dir.0.display()
+    );
+    assert!(line.contains(&format!("`{command}`")), "{line}");
+    assert!(!line.contains("--worker N"), "{line}");
+    let bin = env!("CARGO_BIN_EXE_rimeflake");
+    let reset = support::without_rimeflake_env(&mut std::process::Command::new("sh"))
+        .arg("-c")
+        .arg(command.replacen("rimeflake", "\"$0\"", 1))
+        .arg(bin)
+        .output()
+        .unwrap();
+    assert!(reset.status.success(), "{}", text(&reset.stderr));
+    assert!(text(&reset.stdout).starts_with("reset worker 5 of namespace orders"));
+    stdout_ok(&run(&gen, &[]));
 }
 
 #[test]

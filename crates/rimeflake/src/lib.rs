@@ -32,9 +32,9 @@ compile_error!(
      handling need flock, fsync and pthread_atfork, and no Windows store exists yet"
 );
 
-// The public surface is the root's re-exports and the modules `layout`, `clock`, `skywalking`
-// (with its deprecated alias `tracing`), `admin` (what `rimeflake state` does) and `frontend`
-// (what the CLI and the bindings alone need). The other modules are the crate's own; the
+// The public surface is the root's re-exports and the modules `layout`, `clock`, `skywalking`,
+// `admin` (what `rimeflake state` does) and `frontend` (what the CLI and the bindings alone
+// need). The other modules are the crate's own; the
 // `testing` feature, which the core's tests enable, makes them public again for those tests
 // and is no part of the API.
 macro_rules! internal {
@@ -60,12 +60,6 @@ pub mod layout;
 mod random;
 pub mod skywalking;
 mod sync;
-/// The SkyWalking IDs under their first name, kept for one release: use [`skywalking`] (a Rust
-/// reader takes `rimeflake::tracing` for the `tracing` crate).
-#[deprecated(since = "0.1.0", note = "renamed `rimeflake::skywalking`")]
-pub mod tracing {
-    pub use crate::skywalking::*;
-}
 mod warning;
 internal! {
     mod fork;

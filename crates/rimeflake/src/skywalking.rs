@@ -319,17 +319,6 @@ mod tests {
     use super::*;
     use std::collections::HashSet;
 
-    /// The module's first name stays one release, deprecated, and reaches the same IDs.
-    #[test]
-    #[allow(deprecated)]
-    fn the_first_name_reaches_the_same_ids() {
-        let id = crate::tracing::global_id();
-        assert_eq!(
-            id.split('.').next(),
-            Some(crate::tracing::process_id().as_str())
-        );
-    }
-
     #[test]
     fn has_the_skywalking_shape() {
         let id = global_id();

@@ -15,9 +15,6 @@ True
 ``install_skywalking()`` makes the SkyWalking Python agent (``apache-skywalking``) use
 ``global_id()`` for every segment and trace ID it creates; ``python -m rimeflake.skywalking``
 does the same for a program run under ``sw-python run`` without changing its code.
-
-This module was first named ``rimeflake.tracing``; that name stays one release as a deprecated
-alias of the same objects.
 """
 
 from __future__ import annotations
@@ -41,9 +38,11 @@ __all__ = [
 ]
 
 #: The versions of ``apache-skywalking`` whose ``skywalking.trace.ID`` install_skywalking()
-#: knows (read: 1.0.1, 1.1.0, 1.2.0, 1.3.0; tested: 1.2.0, the version the Makefile pins).
-SKYWALKING_SUPPORTED = ">=1.0,<2"
-_LOWEST, _BEYOND = (1, 0), (2, 0)
+#: knows and whose agent can be imported (read: 1.0.0 to 1.2.0; tested: 1.2.0, the version the
+#: Makefile pins). Not 1.3.0: its wheel lacks the generated ``skywalking.protocol`` package.
+#: The package's ``skywalking`` extra installs this range.
+SKYWALKING_SUPPORTED = ">=1.0,<1.3"
+_LOWEST, _BEYOND = (1, 0), (1, 3)
 _DIST = "apache-skywalking"
 
 
@@ -167,11 +166,21 @@ def _agent_version() -> str:
     m = re.match(r"(\d+)\.(\d+)", version)
     if m is None or not _LOWEST <= (int(m[1]), int(m[2])) < _BEYOND:
         raise SkyWalkingAgentError(
-            f"{_DIST} {version} is installed; install_skywalking() supports "
-            f"{_DIST}{SKYWALKING_SUPPORTED}",
+            f"{_DIST} {version} is installed{_unimportable()}; install_skywalking() supports "
+            f"{_DIST}{SKYWALKING_SUPPORTED}: pip install '{_DIST}{SKYWALKING_SUPPORTED}'",
             name="skywalking",
         )
     return version
+
+
+def _unimportable() -> str:
+    """Why the installed agent cannot be imported, if it cannot: apache-skywalking 1.3.0's wheel
+    lacks its generated protocol package, which ``skywalking.agent`` imports."""
+    try:
+        importlib.import_module("skywalking.protocol")
+    except ImportError:
+        return ", whose agent cannot be imported (it lacks the generated skywalking.protocol package)"
+    return ""
 
 
 def _id_class(version: str) -> type:

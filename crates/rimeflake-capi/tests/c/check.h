@@ -44,6 +44,7 @@ void test_arguments(void);
 void test_threads(void);
 void test_fork(void);
 void test_restart(const char *self);
+void test_warnings_on_stderr(void);
 
 /* Runs the mode argv names, when the test binary is run as a child process, and gives its
  * exit code; -1 when argv names none. */

@@ -126,6 +126,17 @@ pub fn parse_lock_file_name(name: &str) -> Option<u64> {
         .flatten()
 }
 
+/// `text` as one word of a POSIX shell: as it is when it holds nothing a shell reads, else in
+/// single quotes (a quote in it as `'\''`).
+fn shell_word(text: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_-./:=@%+,".contains(c);
+    if !text.is_empty() && text.chars().all(plain) {
+        text.to_string()
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
+}
+
 /// Checks a namespace name: it becomes a directory name, so no separators, no `.`/`..`.
 ///
 /// # Errors
@@ -391,7 +402,21 @@ impl LocalLease {
         };
         Ok(FileStore::open(self.state_path(), clock_ids)?
             .with_guard(Arc::new(guard))
-            .with_high_water_step(crate::state::hw::STEP_MS.div_ceil(self.unit_ms)))
+            .with_high_water_step(crate::state::hw::STEP_MS.div_ceil(self.unit_ms))
+            .with_reset_command(self.reset_command()))
+    }
+
+    /// The command that resets this worker ID's state file: `rimeflake state reset --worker 5
+    /// --namespace default --state-dir /var/lib/ids`, each word ready for a shell.
+    fn reset_command(&self) -> String {
+        let namespace = self.ns_dir.file_name().unwrap_or_default();
+        let dir = self.ns_dir.parent().unwrap_or(Path::new("."));
+        format!(
+            "rimeflake state reset --worker {} --namespace {} --state-dir {}",
+            self.worker_id,
+            shell_word(&namespace.to_string_lossy()),
+            shell_word(&dir.to_string_lossy())
+        )
     }
 
     /// The lock's descriptor, for an at-fork child handler that closes it itself (then call

@@ -82,6 +82,8 @@ pub struct FileStore<D: Disk = RealDisk> {
     /// How far past a reservation the high-water mark goes, in time units.
     hw_step: u64,
     guard: Option<Arc<dyn LeaseGuard>>,
+    /// The command that resets this file, for the message that refuses a corrupt one.
+    reset_command: Option<String>,
     inner: Mutex<Inner<D::File>>,
 }
 
@@ -136,6 +138,7 @@ impl<D: Disk> FileStore<D> {
             clock_ids,
             hw_step: hw::STEP_MS,
             guard: None,
+            reset_command: None,
             inner: Mutex::new(Inner {
                 known: None,
                 dirty: false,
@@ -147,6 +150,13 @@ impl<D: Disk> FileStore<D> {
     /// Checks `guard` before every save (a lease's lock identity).
     pub fn with_guard(mut self, guard: Arc<dyn LeaseGuard>) -> Self {
         self.guard = Some(guard);
+        self
+    }
+
+    /// The command that resets this file (with its worker ID, namespace and state directory),
+    /// which the error for a corrupt file gives.
+    pub fn with_reset_command(mut self, command: String) -> Self {
+        self.reset_command = Some(command);
         self
     }
 
@@ -252,15 +262,19 @@ impl<D: Disk> FileStore<D> {
     }
 
     fn corrupt(&self, why: &str) -> Error {
+        let command = match &self.reset_command {
+            Some(command) => format!("`{command}`"),
+            None => "`rimeflake state reset` with its worker ID, namespace and state directory"
+                .to_string(),
+        };
         Error::new(
             ErrorKind::State,
             format!(
                 "corrupt state file {}: no slot holds a valid record ({why}). rimeflake does not \
                  reset it silently: the reservations in it are what keeps a restart from repeating \
-                 IDs. Once no process uses this worker ID, `rimeflake state reset --worker N \
-                 --namespace NS` (or rimeflake::admin::reset) replaces it with a state reserved \
-                 past anything it can have held (from its high-water file {}, or from evidence \
-                 you give)",
+                 IDs. Once no process uses this worker ID, {command} (or rimeflake::admin::reset) \
+                 replaces it with a state reserved past anything it can have held (from its \
+                 high-water file {}, or from evidence you give)",
                 self.path.display(),
                 hw::path_of(&self.path).display()
             ),
