@@ -39,8 +39,9 @@ pub(crate) fn is_sentinel(url: &str) -> bool {
     })
 }
 
-const FORM: &str = "the form is redis+sentinel://[[user]:password@]host[:port][,host[:port]...]\
-                    /service[/db][?sentinel_password=...]";
+/// The form of a Sentinel URL, for messages.
+const FORM: &str =
+    "the form is redis+sentinel://[[user]:password@]host[:port][,host[:port]...]/service[/db]";
 
 /// Takes a Sentinel URL apart. Messages name its parts, never a password.
 ///
