@@ -112,6 +112,9 @@ fn rows(s: &Server) -> Vec<(String, f64, f64)> {
     out
 }
 
+/// Starts: ms to the first ID and to `IDS` IDs, each.
+type Starts = Vec<(f64, f64)>;
+
 /// Each of `RUNS` worker IDs started once on `before` in `namespace` (aged past the reach),
 /// `change` applied, then each started on `after`: its first start there, and its second.
 fn first_starts_after(
@@ -119,7 +122,7 @@ fn first_starts_after(
     after: &str,
     namespace: &str,
     change: &mut dyn FnMut(),
-) -> (Vec<(f64, f64)>, Vec<(f64, f64)>) {
+) -> (Starts, Starts) {
     let workers: Vec<u64> = (0..RUNS as u64).map(|i| 200 + i).collect();
     for &w in &workers {
         start(before, namespace, w);
@@ -140,7 +143,7 @@ fn first_starts_after(
 /// The rows of the replicated servers, failovers, a restart and a restore declared.
 fn replicated() -> Vec<(String, f64, f64)> {
     let mut out = Vec::new();
-    let mut row = |what: &str, runs: Vec<(f64, f64)>| {
+    let mut row = |what: &str, runs: Starts| {
         let (first, all): (Vec<f64>, Vec<f64>) = runs.into_iter().unzip();
         eprintln!("{what}: {first:?} {all:?}");
         out.push((what.to_string(), median(first), median(all)));

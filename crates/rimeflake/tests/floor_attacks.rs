@@ -14,11 +14,10 @@ use rimeflake_testkit::support;
 use rimeflake::{Backend, ErrorKind, Generator, Layout};
 use servers::{Postgres, Redis};
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::process::Command;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 use support::Since;
 
@@ -36,17 +35,17 @@ fn layout() -> Layout {
 }
 
 fn var(name: &str) -> Option<String> {
-    std::env::var(format!("RIMEFLAKE_TEST_FLOOR_{name}")).ok()
+    issuers::child::var("FLOOR", name)
 }
 
 fn var_u64(name: &str) -> Option<u64> {
-    var(name).map(|v| v.parse().unwrap())
+    issuers::child::var_u64("FLOOR", name)
 }
 
-/// The child's side (on the layout `LAYOUT` names, the capped one by default). Prints `BUILDING`, builds a generator on the URL it is given (retrying
-/// while the worker ID is held; with `INTERRUPT_MS`, a first build interrupted after that long
-/// and then a second); then `STARTED ms=<build time>` or `FAILED kind=<kind> ms=<build time>`,
-/// and `RUNNING`. Issues until it has `COUNT` IDs (0: until a line on stdin), giving up after
+/// The child's side (on the layout `LAYOUT` names, the capped one by default). Prints
+/// `BUILDING`, builds a generator on the URL it is given (retrying while the worker ID is held;
+/// with `INTERRUPT_MS`, a first build interrupted after that long and then a second); then
+/// `STARTED ms=<build time>` or `FAILED kind=<kind> ms=<build time>`, and `RUNNING`. Issues until it has `COUNT` IDs (0: until a line on stdin), giving up after
 /// 5 s without one, writes them to `OUT` and prints `DONE <count>`.
 #[test]
 fn child_issues_and_writes_its_ids() {
@@ -98,29 +97,9 @@ fn child_issues_and_writes_its_ids() {
             other => break other,
         }
     };
-    let took = began.elapsed().as_millis();
     let mut ids = Vec::new();
-    let g = match built {
-        Ok(g) => {
-            println!("STARTED ms={took}");
-            Some(g)
-        }
-        Err(e) => {
-            println!("FAILED kind={:?} ms={took} {e}", e.kind());
-            None
-        }
-    };
-    println!("RUNNING");
-    std::io::stdout().flush().unwrap();
-    let done = Arc::new(AtomicBool::new(false));
-    if count == 0 {
-        let done = Arc::clone(&done);
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            let _ = std::io::stdin().read_line(&mut line);
-            done.store(true, Ordering::SeqCst);
-        });
-    }
+    let g = issuers::child::say_started(built, began.elapsed().as_millis());
+    let done = issuers::child::stop_on_stdin(count);
     if let Some(g) = &g {
         let mut last = Since::now();
         while !done.load(Ordering::Relaxed) && (count == 0 || (ids.len() as u64) < count) {
@@ -137,10 +116,7 @@ fn child_issues_and_writes_its_ids() {
             }
         }
     }
-    let bytes: Vec<u8> = ids.iter().flat_map(|id| id.to_le_bytes()).collect();
-    std::fs::write(&out, bytes).unwrap();
-    println!("DONE {}", ids.len());
-    std::io::stdout().flush().unwrap();
+    issuers::child::write_ids(&out, &ids);
     if count == 0 {
         while !done.load(Ordering::SeqCst) {
             std::thread::sleep(Duration::from_millis(10));
@@ -171,21 +147,11 @@ impl Issuer {
             .env("RIMEFLAKE_TEST_FLOOR_NAMESPACE", namespace)
             .env("RIMEFLAKE_TEST_FLOOR_OUT", &out)
             .env("RIMEFLAKE_TEST_FLOOR_COUNT", count.to_string())
-            .env("RIMEFLAKE_NO_DURABILITY_WARNING", "1")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped());
+            .env("RIMEFLAKE_NO_DURABILITY_WARNING", "1");
         for (k, v) in env {
             cmd.env(k, v);
         }
-        let mut child = cmd.spawn().unwrap();
-        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let mut issuer = Issuer {
-            child,
-            lines,
-            out,
-            said: Vec::new(),
-            what: what.to_string(),
-        };
+        let mut issuer = Issuer::launch(cmd, out, what);
         issuer.read_until("BUILDING");
         issuer
     }
@@ -617,20 +583,26 @@ fn a_successor_30s_behind_starts_on_a_fresh_clock_id_or_names_the_skew() {
             assert_eq!(theirs.len(), 2_000, "{said:?}");
             assert_eq!(repeated(&ours, &theirs), 0);
         } else {
-            let failed = said
-                .iter()
-                .find(|l| l.starts_with("FAILED "))
-                .unwrap_or_else(|| panic!("{said:?}"));
-            assert!(
-                failed.contains("kind=ClockRollback")
-                    && failed.contains("this host's clock is")
-                    && failed.contains("behind the clock of")
-                    && failed.contains("fix this host's time synchronisation"),
-                "{failed}"
-            );
+            told_its_skew(&said);
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The child failed to start, as a clock rollback whose message names the skew it measured and
+/// the host to fix.
+fn told_its_skew(said: &[String]) {
+    let failed = said
+        .iter()
+        .find(|l| l.starts_with("FAILED "))
+        .unwrap_or_else(|| panic!("{said:?}"));
+    assert!(
+        failed.contains("kind=ClockRollback")
+            && failed.contains("this host's clock is")
+            && failed.contains("behind the clock of")
+            && failed.contains("fix this host's time synchronisation"),
+        "{failed}"
+    );
 }
 
 /// After a FLUSHALL, a successor whose clock is 10 s behind the server's cannot start within
@@ -649,15 +621,6 @@ fn after_a_flushall_a_successor_far_behind_is_told_its_skew() {
     start_took("10 s behind", &said);
     let (ours, _) = holder.finish();
     assert_eq!(repeated(&ours, &theirs), 0);
-    let failed = said
-        .iter()
-        .find(|l| l.starts_with("FAILED "))
-        .unwrap_or_else(|| panic!("{said:?}"));
-    assert!(
-        failed.contains("kind=ClockRollback")
-            && failed.contains("this host's clock is")
-            && failed.contains("behind the clock of"),
-        "{failed}"
-    );
+    told_its_skew(&said);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -16,11 +16,10 @@ use rimeflake_testkit::servers::{Postgres, Proxy, Redis, Sentinel, MASTER_NAME};
 use rimeflake_testkit::support::{self, Since};
 
 use rimeflake::{Backend, ErrorKind, Generator, Layout};
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::process::Command;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 /// 16 IDs per ms: a holder issuing at full speed soon runs `max_drift` ahead of its clock.
@@ -40,11 +39,11 @@ fn layout() -> Layout {
 }
 
 fn var(name: &str) -> Option<String> {
-    std::env::var(format!("RIMEFLAKE_TEST_REPLICA_{name}")).ok()
+    issuers::child::var("REPLICA", name)
 }
 
 fn var_u64(name: &str) -> Option<u64> {
-    var(name).map(|v| v.parse().unwrap())
+    issuers::child::var_u64("REPLICA", name)
 }
 
 /// The child's side. Prints `BUILDING`, builds a generator on the URL it is given (retrying
@@ -81,36 +80,16 @@ fn child_issues_and_writes_its_ids() {
             other => break other,
         }
     };
-    let took = began.elapsed().as_millis();
-    let g = match built {
-        Ok(g) => {
-            println!("STARTED ms={took}");
-            Some(g)
-        }
-        Err(e) => {
-            println!("FAILED kind={:?} ms={took} {e}", e.kind());
-            None
-        }
-    };
-    println!("RUNNING");
-    std::io::stdout().flush().unwrap();
-    let done = Arc::new(AtomicBool::new(false));
-    if count == 0 {
-        let done = Arc::clone(&done);
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            let _ = std::io::stdin().read_line(&mut line);
-            done.store(true, Ordering::SeqCst);
-        });
-    }
+    let g = issuers::child::say_started(built, began.elapsed().as_millis());
+    let done = issuers::child::stop_on_stdin(count);
     let mut ids = Vec::new();
     if let Some(g) = &g {
         let started = Since::now();
         let mut last = Since::now();
         let mut said = String::new();
         while !done.load(Ordering::Relaxed) && (count == 0 || (ids.len() as u64) < count) {
-            if pace > 0 {
-                let due = Duration::from_micros(ids.len() as u64 * 1_000 / pace);
+            if let Some(us) = (ids.len() as u64 * 1_000).checked_div(pace) {
+                let due = Duration::from_micros(us);
                 let now = started.elapsed();
                 if due > now {
                     std::thread::sleep(due - now);
@@ -136,10 +115,7 @@ fn child_issues_and_writes_its_ids() {
             }
         }
     }
-    let bytes: Vec<u8> = ids.iter().flat_map(|id| id.to_le_bytes()).collect();
-    std::fs::write(&out, bytes).unwrap();
-    println!("DONE {}", ids.len());
-    std::io::stdout().flush().unwrap();
+    issuers::child::write_ids(&out, &ids);
     // A close may fail (the lease is gone, the server too): what was issued is written.
     if let Some(g) = g {
         let _ = g.close();
@@ -168,18 +144,8 @@ impl Issuer {
             .env("RIMEFLAKE_TEST_REPLICA_COUNT", count.to_string())
             .env("RIMEFLAKE_TEST_REPLICA_WORKER", worker.to_string())
             .env("RIMEFLAKE_TEST_REPLICA_PACE", pace.to_string())
-            .env("RIMEFLAKE_NO_DURABILITY_WARNING", "1")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped());
-        let mut child = cmd.spawn().unwrap();
-        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let mut issuer = Issuer {
-            child,
-            lines,
-            out,
-            said: Vec::new(),
-            what: what.to_string(),
-        };
+            .env("RIMEFLAKE_NO_DURABILITY_WARNING", "1");
+        let mut issuer = Issuer::launch(cmd, out, what);
         issuer.read_until("BUILDING");
         issuer
     }
@@ -335,17 +301,14 @@ fn redis_set(watch_through_a_proxy: bool) -> RedisSet {
 }
 
 /// Redis: the primary and the holders are lost at once, with the replica 2 s behind (its
-/// replication delayed, and what was on its way lost with the primary); Sentinel promotes it,
-/// and the virtual IP moves to it. The successor takes the worker IDs there.
+/// replication delayed, and what was on its way lost with the primary); Sentinel promotes it.
+/// The successor finds it through Sentinel (`redis+sentinel://`, with Sentinel's own
+/// password) and takes the worker IDs there.
 #[test]
 fn redis_primary_lost_with_the_holders_and_a_replica_2s_behind_promoted() {
     let mut set = redis_set(false);
     let dir = scratch("redis-lost");
-    let (ns, vip, holders_way) = (
-        "lost",
-        Proxy::start(set.primary.port()),
-        Proxy::start(set.primary.port()),
-    );
+    let (ns, holders_way) = ("lost", Proxy::start(set.primary.port()));
     let holders = holders(&redis_url(holders_way.port()), ns, &dir);
     set.link.delay(2_000);
     std::thread::sleep(Duration::from_millis(2_000));
@@ -353,10 +316,9 @@ fn redis_primary_lost_with_the_holders_and_a_replica_2s_behind_promoted() {
     set.link.cut();
     set.primary.kill();
     set.sentinel.wait_for_primary(set.replica.port(), 30);
-    vip.point_to(set.replica.port());
     successors(
         "Redis, primary and holders lost, replica 2 s behind promoted",
-        &redis_url(vip.port()),
+        &set.sentinel_url(),
         ns,
         &dir,
         holders,
@@ -387,29 +349,18 @@ fn redis_holders_follow_the_virtual_ip_to_a_replica_2s_behind() {
 }
 
 /// Redis split brain: the replica and Sentinel lose sight of the primary, which stays up; the
-/// holders keep writing to it. Sentinel promotes the replica, the virtual IP moves to it, and
-/// the successor takes the worker IDs there.
+/// holders keep writing to it. Sentinel promotes the replica, and the successor finds it
+/// through Sentinel and takes the worker IDs there.
 #[test]
 fn redis_split_brain_with_the_old_primary_up_and_the_holders_writing_to_it() {
     let set = redis_set(true);
     let dir = scratch("redis-split");
-    let (ns, vip, holders_way) = (
-        "split",
-        Proxy::start(set.primary.port()),
-        Proxy::start(set.primary.port()),
-    );
+    let (ns, holders_way) = ("split", Proxy::start(set.primary.port()));
     let holders = holders(&redis_url(holders_way.port()), ns, &dir);
     set.link.cut();
     set.watch.as_ref().expect("watched through a proxy").cut();
     set.sentinel.wait_for_primary(set.replica.port(), 30);
-    vip.point_to(set.replica.port());
-    successors(
-        "Redis, split brain",
-        &redis_url(vip.port()),
-        ns,
-        &dir,
-        holders,
-    );
+    successors("Redis, split brain", &set.sentinel_url(), ns, &dir, holders);
 }
 
 /// A PostgreSQL primary and a standby that streams from it through `link`, synchronous or not.

@@ -169,7 +169,7 @@ fn a_database_that_commits_without_waiting_does_not_for_rimeflake() {
                     .query("SELECT current_setting('synchronous_commit')", &[])
                     .await
                     .map(|rows| rows[0].get::<_, String>(0));
-                (s, out.map_err(Into::into))
+                (s, out)
             })
             .unwrap();
         assert_eq!(on, "on", "{setting}");
