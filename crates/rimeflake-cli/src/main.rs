@@ -70,7 +70,8 @@ fn main() -> ExitCode {
 }
 
 /// What a command given without its subcommand says: the subcommands of the deepest command
-/// that `args` name (`rimeflake state`: show or reset), as clap's own tree has them.
+/// that `args` name (`rimeflake state`: show, reset, restored or replicas), as clap's own tree has
+/// them.
 fn missing_subcommand(args: impl Iterator<Item = String>) -> String {
     let mut command = Cli::command();
     let mut path = vec![command.get_name().to_string()];
