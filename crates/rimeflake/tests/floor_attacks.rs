@@ -45,8 +45,9 @@ fn var_u64(name: &str) -> Option<u64> {
 /// The child's side (on the layout `LAYOUT` names, the capped one by default). Prints
 /// `BUILDING`, builds a generator on the URL it is given (retrying while the worker ID is held;
 /// with `INTERRUPT_MS`, a first build interrupted after that long and then a second); then
-/// `STARTED ms=<build time>` or `FAILED kind=<kind> ms=<build time>`, and `RUNNING`. Issues until it has `COUNT` IDs (0: until a line on stdin), giving up after
-/// 5 s without one, writes them to `OUT` and prints `DONE <count>`.
+/// `STARTED ms=<build time>` or `FAILED kind=<kind> ms=<build time>`, and `RUNNING`. Issues
+/// until it has `COUNT` IDs (0: until a line on stdin), giving up after 5 s without one, writes
+/// them to `OUT` and prints `DONE <count>`.
 #[test]
 fn child_issues_and_writes_its_ids() {
     let Some(url) = var("CHILD") else {
