@@ -142,11 +142,19 @@ fn postgresql_passwords_in_every_form_are_never_shown() {
     // A warning names the server: it must not carry the password either. (rimeflake's sessions
     // commit with synchronous_commit on, and the harness starts the server with fsync on, so no
     // durability warning comes: the warning of a start after `state restored` does.)
-    let first = run(&["gen", "--namespace", "pwforms", "--worker", "3"], &good[0]);
+    let first = run(
+        &["gen", "--namespace", "pwforms", "--worker", "3"],
+        &good[0],
+    );
     assert!(first.status.success(), "{}", text(&first));
     for i in 0..good.len() {
         let out = run(&["state", "restored", "--namespace", "pwforms"], &good[i]);
-        assert!(out.status.success(), "state restored on {}: {}", good[i], text(&out));
+        assert!(
+            out.status.success(),
+            "state restored on {}: {}",
+            good[i],
+            text(&out)
+        );
         assert_hidden(&text(&out), "state restored");
         check_every_message(&good[i], &unreachable[i], Some(&no_db[i]), "stale copy");
     }
