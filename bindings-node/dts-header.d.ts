@@ -77,7 +77,9 @@ export interface GeneratorOptions {
    */
   backend?: string
   /**
-   * How far the clock may step back and still be absorbed by counting on, in ms. Default: 2000.
+   * How far the clock may step back and still be absorbed by counting on, in ms, at most 300000
+   * (five minutes); on a server backend the namespace keeps the first generator's, and refuses
+   * another. Default: 2000.
    */
   maxDriftMs?: number
   /**

@@ -7,13 +7,18 @@
 mod certs;
 mod mariadb;
 mod postgres;
+mod proxy;
 mod redis;
+mod sentinel;
+mod standby;
 mod zookeeper;
 
 pub use certs::Certs;
 pub use mariadb::{mariadbd, MariaDb, MY_CERT_ROLE, MY_PASSWORD, MY_PASSWORD_ROLE};
 pub use postgres::{pg_bin, Postgres, PG_CERT_ROLE, PG_PASSWORD, PG_PASSWORD_ROLE};
+pub use proxy::Proxy;
 pub use redis::{redis_server, Redis};
+pub use sentinel::{Sentinel, MASTER_NAME};
 pub use zookeeper::{four_letters, zookeeper_jar, Ensemble, ZooKeeper};
 
 use std::fs::{self, File};
@@ -274,6 +279,14 @@ impl Process {
                 self.name,
                 self.logs()
             );
+        }
+    }
+
+    /// SIGKILL to the server and its children, as when its host dies: nothing is written on
+    /// the way out.
+    fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            kill_tree(&mut child);
         }
     }
 

@@ -41,6 +41,7 @@ mod lease_tests;
 mod redis_tests;
 mod restart;
 mod set;
+mod skew;
 mod slow;
 mod start;
 mod stats;

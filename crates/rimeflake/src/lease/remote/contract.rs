@@ -135,6 +135,22 @@ macro_rules! contract_tests {
             }
 
             #[test]
+            fn settings_are_settled_once_and_follow_the_servers_lineage() {
+                let server = $start;
+                crate::lease::remote::settings_contract::settings_follow_the_lineage(
+                    &mut *server.open(),
+                    &|| server.forget_all(),
+                );
+            }
+
+            #[test]
+            fn a_server_says_who_it_is_and_a_standalone_one_has_no_replicas() {
+                crate::lease::remote::settings_contract::a_standalone_server_view(
+                    &mut *$start.open(),
+                );
+            }
+
+            #[test]
             fn a_paused_server_fails_calls_in_time_and_works_after_resume() {
                 let server = $start;
                 c::a_paused_server_fails_calls_in_time_and_works_after_resume(

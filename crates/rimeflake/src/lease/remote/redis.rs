@@ -29,8 +29,10 @@
 //! Every conditional step runs as a Lua script, atomic on the server. Scripts compare tokens and
 //! versions as strings: Lua's numbers are doubles and would round versions above 2^53.
 
-use super::{decode_state, tls, Conn, RemoteWorker, Saved, Taken, Versioned};
+use super::{decode_state, tls, Conn, RemoteWorker, Replicas, Saved, Taken, Versioned};
+use super::{Proposal, ServerView, Settings};
 use crate::backend::redact;
+use crate::backend::sentinel::{is_sentinel, SentinelUrl};
 use crate::backend::tls::{Roots, SslMode, Tls};
 use crate::error::{Error, ErrorKind, Result};
 use errors::{breaks_connection, is_refusal, plain};
@@ -40,7 +42,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 
 mod errors;
+mod replicas;
 mod scripts;
+mod sentinel;
 use std::time::Duration;
 
 /// A connection to one Redis server, reopened by the next call after it broke.
@@ -62,6 +66,10 @@ pub(crate) struct RedisConn {
     /// A connect its caller stopped waiting for (a resolver that did not answer): the next
     /// call waits for it again rather than starting a second one beside it.
     pending: Option<Pending>,
+    /// With a `redis+sentinel://` URL: the Sentinels, asked for the primary at each connect.
+    sentinels: Option<Arc<SentinelUrl>>,
+    /// The replica acknowledgements every lease write and state write waits for.
+    replicas: Arc<Replicas>,
 }
 
 /// How many timeouts a connect may take once its host name resolved: the TCP connect, the TLS
@@ -116,15 +124,35 @@ fn used_key(namespace: &str) -> String {
     format!("{}{namespace}}}:used", opening(namespace))
 }
 
-/// One connect, on the thread [`RedisConn::start_connect`] made.
+/// One connect, on the thread [`RedisConn::start_connect`] made: to the server `client`'s
+/// URL names, or to the primary the Sentinels name now.
 fn connect_now(
     client: &redis::Client,
+    sentinels: Option<&SentinelUrl>,
+    timeout: Duration,
+    resolver: Resolver,
+    resolved: &AtomicBool,
+) -> RedisResult<Connection> {
+    let conn = match sentinels {
+        Some(s) => {
+            let info = sentinel::primary(client.get_connection_info(), s, timeout, resolver, resolved)?;
+            let conn = connect_to(&info, timeout, resolver, resolved)?;
+            sentinel::check_role(conn)?
+        }
+        None => connect_to(client.get_connection_info(), timeout, resolver, resolved)?,
+    };
+    Ok(conn)
+}
+
+/// A connection to the server `info` names, the host name resolved by `resolver`; every read
+/// and write of it bounded by `timeout`.
+fn connect_to(
+    info: &redis::ConnectionInfo,
     timeout: Duration,
     resolver: Resolver,
     resolved: &AtomicBool,
 ) -> RedisResult<Connection> {
     use redis::{ConnectionAddr, ConnectionInfo};
-    let info = client.get_connection_info();
     let (host, port) = match &info.addr {
         ConnectionAddr::Tcp(h, p)
         | ConnectionAddr::TcpTls {
@@ -167,7 +195,7 @@ fn connect_now(
         }
         // TLS checks the certificate against the name: the crate connects by name (the
         // system's resolver answered just now).
-        _ => client.get_connection_with_timeout(timeout)?,
+        _ => redis::Client::open(info.clone())?.get_connection_with_timeout(timeout)?,
     };
     // The crate clears its timeouts once connected: set ours for every command.
     conn.set_read_timeout(Some(timeout))?;
@@ -220,7 +248,14 @@ impl RedisConn {
         resolver: Resolver,
     ) -> Result<RedisConn> {
         let shown = redact(url);
-        let (driver_url, tls) = crate::backend::tls::split(url)?;
+        let sentinels = match is_sentinel(url) {
+            true => Some(Arc::new(crate::backend::sentinel::parse(url)?)),
+            false => None,
+        };
+        // Through Sentinels: the primary's URL with a Sentinel's address for its own, which
+        // each connect replaces with the one the Sentinels give.
+        let primary = sentinels.as_ref().map_or(url, |s| s.primary.as_str());
+        let (driver_url, tls) = crate::backend::tls::split(primary)?;
         let client = RedisConn::client(&driver_url, &tls, &shown)?;
         let password = client
             .get_connection_info()
@@ -239,6 +274,8 @@ impl RedisConn {
             scripts: Scripts::new(),
             resolver,
             pending: None,
+            sentinels,
+            replicas: Arc::default(),
         };
         // A PING: a server that wants a password and got none says so only at the first
         // command, and that should show here rather than at the first lease.
@@ -406,11 +443,18 @@ impl RedisConn {
         let (tx, answer) = mpsc::sync_channel(1);
         let resolved = Arc::new(AtomicBool::new(false));
         let (client, timeout, resolver) = (self.client.clone(), self.timeout, self.resolver);
+        let sentinels = self.sentinels.clone();
         let done = Arc::clone(&resolved);
         std::thread::Builder::new()
             .name("rimeflake-redis-connect".into())
             .spawn(move || {
-                let _ = tx.send(connect_now(&client, timeout, resolver, &done));
+                let _ = tx.send(connect_now(
+                    &client,
+                    sentinels.as_deref(),
+                    timeout,
+                    resolver,
+                    &done,
+                ));
             })
             .map_err(|e| {
                 Error::new(
@@ -423,7 +467,10 @@ impl RedisConn {
 
     /// Runs a script: `EVALSHA`, or `EVAL` when the server does not have it cached. With
     /// `index`, first adds the worker ID to the namespace's set in the same round trip (a
-    /// separate command: the set lives in another cluster slot than the worker's keys).
+    /// separate command: the set lives in another cluster slot than the worker's keys). With
+    /// `acks` above 0, then `WAIT`s in the same round trip for that many replicas to have every
+    /// write of this connection so far: fewer in time, and the call fails (its writes may have
+    /// landed on the primary, as a call whose answer was lost may have).
     fn eval<T: redis::FromRedisValue>(
         &mut self,
         doing: &str,
@@ -431,31 +478,51 @@ impl RedisConn {
         keys: &[&str],
         args: &[&str],
         index: Option<(&str, u64)>,
+        acks: u32,
     ) -> Result<T> {
         let lua = which(&self.scripts);
         let (code, hash) = (lua.code, lua.script.get_hash().to_string());
-        self.run(doing, |c| {
+        let wait_ms = replicas::wait_ms(self.timeout);
+        let (answer, acked) = self.run(doing, |c| {
             let call = |command: &str, body: &str| {
                 let mut cmd = redis::cmd(command);
                 cmd.arg(body).arg(keys.len()).arg(keys).arg(args);
                 cmd
+            };
+            let waited = |pipe: &mut redis::Pipeline| {
+                if acks > 0 {
+                    pipe.cmd("WAIT").arg(acks).arg(wait_ms);
+                }
             };
             let mut pipe = redis::pipe();
             if let Some((set, worker_id)) = index {
                 pipe.cmd("SADD").arg(set).arg(worker_id);
             }
             pipe.add_command(call("EVALSHA", &hash));
-            let answer = match pipelined(c, &pipe, pipe.len()) {
-                Ok(mut replies) => replies.pop().unwrap_or(Value::Nil),
+            waited(&mut pipe);
+            let mut replies = match pipelined(c, &pipe, pipe.len()) {
+                Ok(replies) => replies,
                 // The SADD (if any) went through: only the script is sent again. EVAL also
                 // caches it for the next EVALSHA.
                 Err(e) if e.kind() == redis::ErrorKind::NoScriptError => {
-                    call("EVAL", code).query(c)?
+                    let mut again = redis::pipe();
+                    again.add_command(call("EVAL", code));
+                    waited(&mut again);
+                    pipelined(c, &again, again.len())?
                 }
                 Err(e) => return Err(e),
             };
-            redis::from_owned_redis_value(answer)
-        })
+            let acked: u32 = match acks {
+                0 => 0,
+                _ => redis::from_owned_redis_value(replies.pop().unwrap_or(Value::Nil))?,
+            };
+            let answer = replies.pop().unwrap_or(Value::Nil);
+            Ok((redis::from_owned_redis_value::<T>(answer)?, acked))
+        })?;
+        if acked < acks {
+            return Err(self.unacknowledged(doing, acked, acks, wait_ms));
+        }
+        Ok(answer)
     }
 
     /// Runs `CONFIG GET name`; `None` when the server has no such setting. The reply is a flat
@@ -560,6 +627,7 @@ impl Conn for RedisConn {
             &[&key],
             &[record],
             None,
+            0,
         )?;
         // GET right after SET NX has a value, unless another client deleted it in between.
         stored.ok_or_else(|| {
@@ -599,6 +667,7 @@ impl Conn for RedisConn {
             &[&key],
             &[token, &ttl],
             Some((&index, worker_id)),
+            self.replicas.get(),
         )?;
         Ok(got == 1)
     }
@@ -650,13 +719,14 @@ impl Conn for RedisConn {
     fn renew(&mut self, namespace: &str, worker_id: u64, token: &str, ttl_ms: u64) -> Result<bool> {
         let key = lease_key(namespace, worker_id);
         let ttl = ttl_ms.max(1).to_string();
-        let got: i64 = self.eval("renew", |s| &s.renew, &[&key], &[token, &ttl], None)?;
+        let acks = self.replicas.get();
+        let got: i64 = self.eval("renew", |s| &s.renew, &[&key], &[token, &ttl], None, acks)?;
         Ok(got == 1)
     }
 
     fn release(&mut self, namespace: &str, worker_id: u64, token: &str) -> Result<()> {
         let key = lease_key(namespace, worker_id);
-        let _: i64 = self.eval("release", |s| &s.release, &[&key], &[token], None)?;
+        let _: i64 = self.eval("release", |s| &s.release, &[&key], &[token], None, 0)?;
         Ok(())
     }
 
@@ -710,6 +780,7 @@ impl Conn for RedisConn {
             &[&keys[0], &keys[1]],
             &[token, &expected, &version, &next.text],
             None,
+            self.replicas.get(),
         )?;
         saved(&answer, &self.url)
     }
@@ -734,6 +805,7 @@ impl Conn for RedisConn {
             &[&keys[0], &keys[1]],
             &[&expected, &version, &next.text],
             Some((&index, worker_id)),
+            self.replicas.get(),
         )?;
         saved(&answer, &self.url)
     }
@@ -758,6 +830,7 @@ impl Conn for RedisConn {
             &[&key],
             &[&id, &reach],
             None,
+            self.replicas.get(),
         )?;
         let number = |text: &str| -> Result<u64> {
             text.parse().map_err(|_| {
@@ -915,6 +988,34 @@ impl Conn for RedisConn {
             _ => {}
         }
         Ok(warnings)
+    }
+
+    fn server(&mut self) -> Result<ServerView> {
+        self.server_view()
+    }
+
+    fn settle_settings(&mut self, namespace: &str, ours: &Proposal<'_>) -> Result<Settings> {
+        self.settle(namespace, ours)
+    }
+
+    fn new_epoch(&mut self, namespace: &str) -> Result<u64> {
+        self.raise_epoch(namespace)
+    }
+
+    fn set_replicas(&mut self, namespace: &str, replicas: u32) -> Result<()> {
+        let key = replicas::settings_key(namespace);
+        self.run("set the replicas required", |c| {
+            redis::cmd("HSET")
+                .arg(&key)
+                .arg("replicas")
+                .arg(replicas)
+                .query::<i64>(c)
+        })?;
+        Ok(())
+    }
+
+    fn require(&mut self, replicas: Arc<Replicas>) {
+        self.replicas = replicas;
     }
 }
 
