@@ -150,7 +150,7 @@ impl MyConn {
         let setup = (|| {
             wire.query(sql::SESSION, deadline)?;
             let found = wire.query(sql::TABLES_EXIST, deadline)?;
-            if cell(&found, 0, 0).as_deref() != Some("3") {
+            if cell(&found, 0, 0).as_deref() != Some("4") {
                 // Once per database: InnoDB syncs each new table's files, which may take longer
                 // than one call (a tenth of the TTL) on a busy server.
                 let ddl_deadline = Deadline::after(self.op_timeout.max(DDL_TIME));
