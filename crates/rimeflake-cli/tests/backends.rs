@@ -248,13 +248,23 @@ fn state_commands_say_when_a_backend_keeps_no_state_or_a_namespace_needs_a_serve
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// `state restored` and `state replicas`: a line per namespace (one named, or every one on the
-/// server); a namespace the server lacks and a missing server are errors that say so; the next
-/// start after `state restored` says why it starts ahead of the clock.
+/// `state restored` and `state replicas` on each server: a line per namespace (one named, or
+/// every one on the server); a namespace the server lacks and a missing server are errors that
+/// say so; the next start after `state restored` says why it starts ahead of the clock.
 #[test]
 fn state_restored_and_state_replicas_act_on_a_servers_namespaces() {
     let redis = servers::Redis::start();
-    let url = redis.url();
+    restored_and_replicas_on(&redis.url());
+    let pg = servers::Postgres::start();
+    restored_and_replicas_on(&pg.url());
+    let mariadb = servers::MariaDb::start();
+    restored_and_replicas_on(&mariadb.url());
+    let zookeeper = servers::ZooKeeper::start();
+    restored_and_replicas_on(&zookeeper.url());
+}
+
+fn restored_and_replicas_on(url: &str) {
+    let url = url.to_string();
     let run = |args: &[&str]| {
         let out = Command::new(BIN)
             .args(args)
@@ -281,8 +291,11 @@ fn state_restored_and_state_replicas_act_on_a_servers_namespaces() {
         "--namespace",
         "orders",
     ]);
-    assert_eq!(code, Some(0), "{err}");
-    assert!(out.contains("namespace orders: restore epoch 1"), "{out}");
+    assert_eq!(code, Some(0), "{url}: {err}");
+    assert!(
+        out.contains("namespace orders: restore epoch 1"),
+        "{url}: {out}"
+    );
     assert!(!out.contains("users"), "{out}");
     let (code, out, err) = run(&["state", "restored", "--backend", &url]);
     assert_eq!(code, Some(0), "{err}");
