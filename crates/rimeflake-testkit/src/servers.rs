@@ -6,6 +6,7 @@
 
 mod certs;
 mod mariadb;
+mod mariadb_replica;
 mod postgres;
 mod proxy;
 mod redis;
