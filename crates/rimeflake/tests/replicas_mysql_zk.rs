@@ -88,11 +88,14 @@ fn mariadb_primary_lost_with_a_semi_synchronous_replica_promoted() {
 
 /// MariaDB split brain: the replica loses its link to the primary, which stays up with the
 /// holders writing to it; the replica is promoted and the successors take the worker IDs there.
-/// The old primary's commits wait for an acknowledgement that never comes, then go
-/// asynchronous: the holders' writes count as failed, and they stop at their deadlines.
+/// The old primary's commits wait for an acknowledgement that never comes, then (after its
+/// `rpl_semi_sync_master_timeout`, 500 ms here) go asynchronous and are answered at once: the
+/// holders' writes count as failed all the same, and they stop at their deadlines.
 #[test]
 fn mariadb_split_brain_with_the_old_primary_up_and_the_holders_writing_to_it() {
     let set = my_set(true);
+    set.primary
+        .sql("SET GLOBAL rpl_semi_sync_master_timeout = 500");
     let dir = scratch("my-split");
     let ns = "split";
     let holders = holders(&my_url(set.primary.port()), ns, &dir);
