@@ -72,8 +72,9 @@ export interface GeneratorOptions {
   /**
    * Where leases and state live: local (the state directory), memory (no state: not restart-safe,
    * needs a worker ID), or a server many hosts share: redis[s]://[:PASSWORD@]HOST[:PORT][/DB],
-   * postgresql://USER[:PASSWORD]@HOST[:PORT]/DB, mysql://USER[:PASSWORD]@HOST[:PORT]/DB or
-   * zookeeper://HOST:PORT[,HOST:PORT...]/CHROOT. Default: `RIMEFLAKE_BACKEND`, else local.
+   * redis[s]+sentinel://HOST[:PORT][,...]/MASTER[/DB], postgresql://USER[:PASSWORD]@HOST[:PORT]/DB,
+   * mysql://USER[:PASSWORD]@HOST[:PORT]/DB or zookeeper://HOST:PORT[,HOST:PORT...]/CHROOT. Default:
+   * `RIMEFLAKE_BACKEND`, else local.
    */
   backend?: string
   /**

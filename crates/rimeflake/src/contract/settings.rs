@@ -209,7 +209,8 @@ pub const SETTINGS: &[SettingInfo] = &[
         Some(env::BACKEND_ENV),
         "Where leases and state live: local (the state directory), memory (no state: not \
          restart-safe, needs a worker ID), or a server many hosts share: \
-         redis[s]://[:PASSWORD@]HOST[:PORT][/DB], postgresql://USER[:PASSWORD]@HOST[:PORT]/DB, \
+         redis[s]://[:PASSWORD@]HOST[:PORT][/DB], redis[s]+sentinel://HOST[:PORT][,...]/MASTER[/DB], \
+         postgresql://USER[:PASSWORD]@HOST[:PORT]/DB, \
          mysql://USER[:PASSWORD]@HOST[:PORT]/DB or zookeeper://HOST:PORT[,HOST:PORT...]/CHROOT",
     ),
     SettingInfo {
