@@ -353,10 +353,14 @@ mod tests {
         assert_eq!(former_primary("0-2-9", "0", "0-2"), None);
         assert_eq!(former_primary("0-1-5,0-3-7", "0", "0-2"), None);
         assert_eq!(former_primary("1-1-5,0-3-7", "0", "0-2"), Some("0-3".into()));
-        let gtids = "3E11FA47-71CA-11E1-9E33-C80AA9429562:1-5,\n\
-                     aaaaaaaa-0000-0000-0000-000000000001:1-3";
+        // As MySQL prints it: a line per source.
+        let gtids = [
+            "3E11FA47-71CA-11E1-9E33-C80AA9429562:1-5,",
+            "aaaaaaaa-0000-0000-0000-000000000001:1-3",
+        ]
+        .join(&'\n'.to_string());
         assert_eq!(
-            former_primary(gtids, "", "aaaaaaaa-0000-0000-0000-000000000001"),
+            former_primary(&gtids, "", "aaaaaaaa-0000-0000-0000-000000000001"),
             Some("3e11fa47-71ca-11e1-9e33-c80aa9429562".into())
         );
     }

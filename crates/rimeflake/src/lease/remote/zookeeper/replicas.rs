@@ -213,14 +213,17 @@ mod tests {
     #[test]
     fn the_quorum_counts_half_the_voters() {
         assert_eq!(quorum_followers(b""), 0);
-        let three = "server.1=127.0.0.1:2888:3888:participant;0.0.0.0:2181\n\
-                     server.2=127.0.0.1:2889:3889:participant;0.0.0.0:2182\n\
-                     server.3=127.0.0.1:2890:3890:participant;0.0.0.0:2183\n\
-                     version=100000000";
+        let lines = |l: &[&str]| l.join(&'\n'.to_string());
+        let three = lines(&[
+            "server.1=127.0.0.1:2888:3888:participant;0.0.0.0:2181",
+            "server.2=127.0.0.1:2889:3889:participant;0.0.0.0:2182",
+            "server.3=127.0.0.1:2890:3890:participant;0.0.0.0:2183",
+            "version=100000000",
+        ]);
         assert_eq!(quorum_followers(three.as_bytes()), 1);
-        let with_observer = format!("{three}\nserver.4=127.0.0.1:2891:3891:observer;2184");
-        assert_eq!(quorum_followers(with_observer.as_bytes()), 1);
-        let five = "server.1=a:1:2\nserver.2=b:1:2\nserver.3=c:1:2\nserver.4=d:1:2\nserver.5=e:1:2";
+        let observer = "server.4=127.0.0.1:2891:3891:observer;2184";
+        assert_eq!(quorum_followers(lines(&[&three, observer]).as_bytes()), 1);
+        let five = lines(&["server.1=a:1:2", "server.2=b:1:2", "server.3=c:1:2", "server.4=d:1:2", "server.5=e:1:2"]);
         assert_eq!(quorum_followers(five.as_bytes()), 2);
     }
 }
