@@ -58,6 +58,30 @@ fn deadline(seconds: u64) -> u64 {
     now_ns() + seconds * 1_000_000_000
 }
 
+/// Runs a database's shell `cmd` with `sql` (a dump) on its stdin, its output dropped; panics
+/// with its stderr when it fails.
+fn restore_with(mut cmd: std::process::Command, sql: &str) {
+    use std::io::Write;
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run {:?}: {e}", cmd.get_program()));
+    child
+        .stdin
+        .take()
+        .expect("the shell's stdin")
+        .write_all(sql.as_bytes())
+        .expect("write the dump to the shell");
+    let out = child.wait_with_output().expect("the shell's exit");
+    assert!(
+        out.status.success(),
+        "the restore failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// The last lines of a log, for panic messages.
 fn tail(path: &Path) -> String {
     let text = fs::read(path).map(|b| String::from_utf8_lossy(&b).into_owned());

@@ -3,7 +3,6 @@
 //! from it by GTID (through a proxy the test controls), promoted by hand, and a dump restored.
 
 use super::{deadline, now_ns, MariaDb};
-use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -122,26 +121,10 @@ impl MariaDb {
 
     /// Runs `sql` (a dump) in database `rimeflake`, stopping at the first error.
     pub fn restore(&self, sql: &str) {
-        let mut child = Command::new("mariadb")
-            .arg("--no-defaults")
+        let mut cmd = Command::new("mariadb");
+        cmd.arg("--no-defaults")
             .arg(format!("--socket={}", self.dir().join("sock").display()))
-            .args(["-uroot", "rimeflake"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot run mariadb: {e}"));
-        child
-            .stdin
-            .take()
-            .expect("mariadb's stdin")
-            .write_all(sql.as_bytes())
-            .expect("write the dump to mariadb");
-        let out = child.wait_with_output().expect("mariadb's exit");
-        assert!(
-            out.status.success(),
-            "the restore failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+            .args(["-uroot", "rimeflake"]);
+        super::restore_with(cmd, sql);
     }
 }

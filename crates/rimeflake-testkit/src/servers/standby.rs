@@ -4,7 +4,6 @@
 
 use super::postgres::pg_owner;
 use super::{deadline, fresh_dir, Postgres, Process, Server};
-use std::io::Write;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -128,25 +127,8 @@ impl Postgres {
 
     /// Runs `sql` (a dump) through psql in database `rimeflake`, stopping at the first error.
     pub fn restore(&self, sql: &str) {
-        let mut child = self
-            .psql_command("rimeflake")
-            .args(["-q", "-f", "-"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot run psql: {e}"));
-        child
-            .stdin
-            .take()
-            .expect("psql's stdin")
-            .write_all(sql.as_bytes())
-            .expect("write the dump to psql");
-        let out = child.wait_with_output().expect("psql's exit");
-        assert!(
-            out.status.success(),
-            "the restore failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let mut cmd = self.psql_command("rimeflake");
+        cmd.args(["-q", "-f", "-"]);
+        super::restore_with(cmd, sql);
     }
 }

@@ -1,5 +1,6 @@
 //! The holders and successors of the tests of replicated servers (replicas.rs for Redis and
-//! PostgreSQL, replicas_mysql_zk.rs for MariaDB and ZooKeeper): each case runs two pairs at
+//! PostgreSQL, replicas_mysql_zk.rs for MariaDB and ZooKeeper) and of holders cut off from
+//! their server (cut_off.rs): each case runs two pairs at
 //! once, on worker IDs of their own: one issuing at full speed on a layout capped at 16 IDs per
 //! ms (so it runs `max_drift` ahead of its clock), one paced at 16 IDs per ms (so it stays at its
 //! clock). Every holder and successor is the test binary run again with

@@ -204,6 +204,63 @@ impl Stored {
     }
 }
 
+/// The settings' calls of a server that changes a namespace's settings in Rust, as [`Stored`]:
+/// MySQL (in a transaction that locks the namespace's row), ZooKeeper (a write over the
+/// version read). Redis and PostgreSQL settle in their own languages.
+pub(crate) trait StoredSettings {
+    /// Changes the namespace's settings atomically: `change` gets them as stored (the default
+    /// where none are) and returns what to store. `None` when the namespace has no record.
+    fn change_settings(
+        &mut self,
+        what: &str,
+        namespace: &str,
+        change: &dyn Fn(Stored) -> Stored,
+    ) -> Result<Option<Stored>>;
+
+    /// An error unless the replicas the namespace requires have a write this connection made.
+    fn acknowledged(&mut self, doing: &str) -> Result<()>;
+
+    /// [`Conn::settle_settings`]. It waits for no replica itself: the next lease write's
+    /// acknowledgement covers it (a replica that has a later write has every earlier one).
+    fn settle_stored(&mut self, namespace: &str, ours: &Proposal<'_>) -> Result<Settings> {
+        let stored = self.change_settings("settle the namespace's settings", namespace, &|s| {
+            s.settled(ours)
+        })?;
+        stored.map(|s| s.settings()).ok_or_else(|| {
+            Error::new(
+                ErrorKind::Lease,
+                format!("the record of namespace {namespace} vanished as it was settled"),
+            )
+        })
+    }
+
+    /// [`Conn::new_epoch`], acknowledged as a state write is.
+    fn raise_stored_epoch(&mut self, namespace: &str) -> Result<u64> {
+        let what = "raise the restore epoch";
+        let stored = self.change_settings(what, namespace, &|s| Stored {
+            epoch: s.epoch + 1,
+            ..s
+        })?;
+        let Some(stored) = stored else {
+            return Err(Error::new(
+                ErrorKind::State,
+                format!("namespace {namespace} is not on this server"),
+            ));
+        };
+        self.acknowledged(what)?;
+        Ok(stored.epoch)
+    }
+
+    /// [`Conn::set_replicas`].
+    fn set_stored_replicas(&mut self, namespace: &str, replicas: u32) -> Result<()> {
+        self.change_settings("set the replicas required", namespace, &|s| Stored {
+            replicas,
+            ..s
+        })
+        .map(drop)
+    }
+}
+
 /// What separates the tag's epoch from its identity.
 const TAG_SEP: char = '/';
 

@@ -26,6 +26,7 @@
 
 use super::net::{self, Deadline, Lookup};
 use super::{decode_state, Conn, RemoteWorker, Replicas, Saved, Taken, Versioned};
+use super::replication::StoredSettings;
 use super::{Proposal, ServerView, Settings};
 use crate::backend::zookeeper_url::ZkUrl;
 use crate::error::{Error, ErrorKind, Result};
@@ -911,15 +912,15 @@ impl Conn for ZkConn {
     }
 
     fn settle_settings(&mut self, namespace: &str, ours: &Proposal<'_>) -> Result<Settings> {
-        self.settle(namespace, ours)
+        self.settle_stored(namespace, ours)
     }
 
     fn new_epoch(&mut self, namespace: &str) -> Result<u64> {
-        self.raise_epoch(namespace)
+        self.raise_stored_epoch(namespace)
     }
 
     fn set_replicas(&mut self, namespace: &str, replicas: u32) -> Result<()> {
-        self.set_required(namespace, replicas)
+        self.set_stored_replicas(namespace, replicas)
     }
 
     fn require(&mut self, replicas: Arc<Replicas>) {

@@ -21,8 +21,8 @@ use super::wire::{Answer, Done, Fail, Wire};
 use super::{cell, MyConn};
 use crate::error::{Error, ErrorKind, Result};
 use crate::lease::remote::net::Deadline;
-use crate::lease::remote::replication::{plain, Stored};
-use crate::lease::remote::{Proposal, ServerView, Settings};
+use crate::lease::remote::replication::{plain, Stored, StoredSettings};
+use crate::lease::remote::ServerView;
 
 /// Semi-synchronous replication as the primary has it now.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -159,15 +159,15 @@ impl MyConn {
         self.wait_for = Some(semi.wait_for);
         Ok(view)
     }
+}
 
-    /// Changes the namespace's settings in one transaction that locks its row: `change` gets
-    /// them as stored (the default where none are) and returns what to store. `None` when the
-    /// namespace is not on the server.
+impl StoredSettings for MyConn {
+    /// In one transaction that locks the namespace's row.
     fn change_settings(
         &mut self,
         what: &str,
         namespace: &str,
-        change: impl FnOnce(Stored) -> Stored,
+        change: &dyn Fn(Stored) -> Stored,
     ) -> Result<Option<Stored>> {
         let lock = bind(sql::LOCK_SETTINGS, &[Val::Text(namespace)]);
         self.call(what, |w, d| {
@@ -194,7 +194,13 @@ impl MyConn {
                 epoch: number(3)?.unwrap_or(0),
                 lineage: cell(&a, 0, 4),
             };
-            let next = change(stored);
+            // A settings row has `replicas` (NOT NULL); the join gives none without one.
+            let exists = cell(&a, 0, 2).is_some();
+            let next = change(stored.clone());
+            if exists && next == stored {
+                w.query(sql::COMMIT, d)?;
+                return Ok(Some(next));
+            }
             let store = bind(
                 sql::STORE_SETTINGS,
                 &[
@@ -211,49 +217,9 @@ impl MyConn {
         })
     }
 
-    /// [`Conn::settle_settings`](super::Conn::settle_settings). It waits for no replica itself:
-    /// the next lease write's acknowledgement covers it (a replica that has a later commit has
-    /// every earlier one).
-    pub(super) fn settle(&mut self, namespace: &str, ours: &Proposal<'_>) -> Result<Settings> {
-        let stored = self.change_settings("settle the namespace's settings", namespace, |s| {
-            s.settled(ours)
-        })?;
-        stored.map(|s| s.settings()).ok_or_else(|| {
-            Error::new(
-                ErrorKind::Lease,
-                format!("the record of namespace {namespace} vanished as it was settled"),
-            )
-        })
-    }
-
-    /// [`Conn::new_epoch`](super::Conn::new_epoch), acknowledged as a state write is.
-    pub(super) fn raise_epoch(&mut self, namespace: &str) -> Result<u64> {
-        let stored = self.change_settings("raise the restore epoch", namespace, |s| Stored {
-            epoch: s.epoch + 1,
-            ..s
-        })?;
-        let Some(stored) = stored else {
-            return Err(Error::new(
-                ErrorKind::State,
-                format!("namespace {namespace} is not on this server"),
-            ));
-        };
-        self.acknowledged("raise the restore epoch")?;
-        Ok(stored.epoch)
-    }
-
-    /// [`Conn::set_replicas`](super::Conn::set_replicas).
-    pub(super) fn set_required(&mut self, namespace: &str, replicas: u32) -> Result<()> {
-        self.change_settings("set the replicas required", namespace, |s| Stored {
-            replicas,
-            ..s
-        })
-        .map(drop)
-    }
-
     /// After a lease or state write: an error unless the replicas the namespace requires have
     /// it (semi-synchronous replication still on, and waiting for as many as required).
-    pub(super) fn acknowledged(&mut self, doing: &str) -> Result<()> {
+    fn acknowledged(&mut self, doing: &str) -> Result<()> {
         let required = self.replicas.get();
         if required == 0 {
             return Ok(());

@@ -19,8 +19,8 @@
 use super::wire::{Op, Reply, ZkFail, BAD_VERSION, NODE_EXISTS, NO_NODE};
 use super::{make_all, one, unexpected, ZkConn};
 use crate::error::{Error, ErrorKind, Result};
-use crate::lease::remote::replication::Stored;
-use crate::lease::remote::{Proposal, ServerView, Settings};
+use crate::lease::remote::replication::{Stored, StoredSettings};
+use crate::lease::remote::ServerView;
 
 /// The node that holds the ensemble's membership (ZooKeeper 3.5 and later; readable by all).
 const CONFIG: &str = "/zookeeper/config";
@@ -73,7 +73,9 @@ impl ZkConn {
             replicas: followers,
         })
     }
+}
 
+impl StoredSettings for ZkConn {
     /// Changes the namespace's settings (the record's child `settings`, `Stored::encode`'s
     /// text) by a write over the version read; `None` when the namespace has no record.
     fn change_settings(
@@ -108,9 +110,15 @@ impl ZkConn {
                     Reply::Failed { code: NO_NODE, .. } => (Stored::default(), None),
                     other => return Err(unexpected(other.clone())),
                 };
-                let next = change(stored);
+                let next = change(stored.clone());
                 let text = next.encode();
                 let write = match version {
+                    // Nothing to change (the common case: many generators starting at once):
+                    // only that the node is still as read, which other such checks never fail.
+                    Some(version) if next == stored => Op::Multi(vec![Op::Check {
+                        path: &node,
+                        version,
+                    }]),
                     Some(version) => Op::SetData {
                         path: &node,
                         data: text.as_bytes(),
@@ -139,47 +147,10 @@ impl ZkConn {
         })
     }
 
-    /// [`Conn::settle_settings`](super::Conn::settle_settings).
-    pub(super) fn settle(&mut self, namespace: &str, ours: &Proposal<'_>) -> Result<Settings> {
-        let stored = self.change_settings("settle the namespace's settings", namespace, &|s| {
-            s.settled(ours)
-        })?;
-        stored.map(|s| s.settings()).ok_or_else(|| {
-            Error::new(
-                ErrorKind::Lease,
-                format!("the record of namespace {namespace} vanished as it was settled"),
-            )
-        })
-    }
-
-    /// [`Conn::new_epoch`](super::Conn::new_epoch).
-    pub(super) fn raise_epoch(&mut self, namespace: &str) -> Result<u64> {
-        self.acknowledged("raise the restore epoch")?;
-        let stored = self.change_settings("raise the restore epoch", namespace, &|s| Stored {
-            epoch: s.epoch + 1,
-            ..s
-        })?;
-        stored.map(|s| s.epoch).ok_or_else(|| {
-            Error::new(
-                ErrorKind::State,
-                format!("namespace {namespace} is not on this server"),
-            )
-        })
-    }
-
-    /// [`Conn::set_replicas`](super::Conn::set_replicas).
-    pub(super) fn set_required(&mut self, namespace: &str, replicas: u32) -> Result<()> {
-        self.change_settings("set the replicas required", namespace, &|s| Stored {
-            replicas,
-            ..s
-        })
-        .map(drop)
-    }
-
     /// Before a lease or state write: an error unless the ensemble's quorum gives the replicas
     /// the namespace requires (it always does unless an operator required more, or the
     /// ensemble shrank).
-    pub(super) fn acknowledged(&mut self, doing: &str) -> Result<()> {
+    fn acknowledged(&mut self, doing: &str) -> Result<()> {
         let required = self.replicas.get();
         if required == 0 {
             return Ok(());
