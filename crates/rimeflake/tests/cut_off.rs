@@ -3,15 +3,23 @@
 //! network partition), or holds every byte for 3 s (a network too slow for a renewal). A
 //! successor reaching the server directly takes the same worker IDs once the server lets the
 //! leases go: the holders must have stopped before (at three quarters of a TTL after their last
-//! renewal), so none of the successor's IDs may be one of theirs.
+//! renewal), their last ID back before the successor's attempt that took the lease began (on
+//! CLOCK_BOOTTIME, which every process shares), and none of the successor's IDs may be one of
+//! theirs.
 //!
 //! The holders and successors are those of `replicated`.
 
 mod issuers;
 mod replicated;
 use issuers::scratch;
-use replicated::{holders, successors};
+use issuers::Issuer;
+use replicated::{count, holders_with_ttl, stopped_before_taken, successors_issue};
 use rimeflake_testkit::servers::{MariaDb, Postgres, Proxy, Redis, ZooKeeper};
+
+/// The holders' lease TTL: shorter than `reserve_ahead` (1 s), so that a cut-off holder's
+/// stored reservation would still let it issue when the server lets its lease go: only its
+/// lease deadline (three quarters of the TTL after its last renewal) stops it in time.
+const HOLDERS_TTL_MS: u64 = 800;
 
 /// What happens to the holders' network.
 #[derive(Clone, Copy)]
@@ -29,12 +37,25 @@ fn cut_off(server: &str, port: u16, url_via: &dyn Fn(u16) -> String) {
         let dir = scratch(&format!("cut-{server}-{name}").replace(' ', "-"));
         let ns = format!("cut-{}", name.replace(' ', "-"));
         let way = Proxy::start(port);
-        let holders = holders(&url_via(way.port()), &ns, &dir);
+        let holders = holders_with_ttl(&url_via(way.port()), &ns, &dir, HOLDERS_TTL_MS);
         match fault {
             Fault::Blackhole => way.cut(),
             Fault::Slow => way.delay(3_000),
         }
-        successors(&case, &url_via(port), &ns, &dir, holders);
+        let theirs = successors_issue(&url_via(port), &ns, &dir, "successor");
+        let ours: Vec<(Vec<u64>, Vec<String>)> = holders.into_iter().map(Issuer::finish).collect();
+        let mut failed = count(&case, &ours, &theirs);
+        for (i, stopped) in stopped_before_taken(&ours, &theirs).into_iter().enumerate() {
+            if stopped != Some(true) {
+                failed.push(format!(
+                    "pair {i}: the holder's last ID came back after its successor began to \
+                     take the lease ({stopped:?})\n  holder: {:?}\n  successor: {:?}",
+                    ours[i].1, theirs[i].1
+                ));
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(failed.is_empty(), "{case}:\n{}", failed.join("\n"));
     }
 }
 

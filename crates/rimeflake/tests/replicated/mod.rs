@@ -20,13 +20,38 @@ use std::time::Duration;
 const CAPPED: &str = "clock_id=0,time=41,worker=18,sequence=4,epoch_ms=1420070400000";
 /// IDs each successor issues: 2.5 s of the capped layout.
 const SUCCESSOR_IDS: u64 = 40_000;
-/// The lease TTL of every child.
+/// The lease TTL of every child but the holders of [`holders_with_ttl`].
 const TTL_MS: u64 = 1_000;
 /// The two pairs of each case: (worker ID, IDs per ms; 0: full speed).
 const PAIRS: [(u64, u64); 2] = [(5, 0), (6, 16)];
 /// How long a child tries to start, and waits for an ID, before it gives up: far above any wait
 /// the docs allow, far below a hang.
 const BOUND: Duration = Duration::from_secs(30);
+
+/// What a child prints: when (CLOCK_BOOTTIME, ns) the attempt to build that took the lease
+/// began, and when its last ID came back.
+const BUILD_BEGAN: &str = "BUILD_BEGAN ns=";
+const LAST_ID: &str = "LAST_ID ns=";
+
+/// The number a child printed after `prefix`.
+fn said_ns(said: &[String], prefix: &str) -> Option<u64> {
+    said.iter()
+        .find_map(|l| l.strip_prefix(prefix))
+        .and_then(|n| n.trim().parse().ok())
+}
+
+#[allow(dead_code)] // cut_off.rs's
+/// Per pair: whether the holder's last ID came back before the attempt that gave its
+/// successor the lease began (`None` when a child did not say).
+pub fn stopped_before_taken(
+    ours: &[(Vec<u64>, Vec<String>)],
+    theirs: &[(Vec<u64>, Vec<String>)],
+) -> Vec<Option<bool>> {
+    ours.iter()
+        .zip(theirs)
+        .map(|((_, held), (_, said))| Some(said_ns(held, LAST_ID)? < said_ns(said, BUILD_BEGAN)?))
+        .collect()
+}
 
 fn layout() -> Layout {
     Layout::from_spec(CAPPED).unwrap()
@@ -60,13 +85,17 @@ fn child_issues_and_writes_its_ids() {
             .backend(Backend::parse(&url).unwrap())
             .namespace(var("NAMESPACE").unwrap())
             .worker_id(var_u64("WORKER").unwrap())
-            .lease_ttl(Duration::from_millis(TTL_MS))
+            .lease_ttl(Duration::from_millis(var_u64("TTL").unwrap_or(TTL_MS)))
             .on_warning(|w| println!("WARNING {}", w.message().replace('\n', " ")))
     };
     println!("BUILDING");
     std::io::stdout().flush().unwrap();
     let began = Since::now();
+    // When (CLOCK_BOOTTIME, the same for every process) the attempt that built began: the
+    // lease was taken after it.
+    let mut attempt_ns;
     let built = loop {
+        attempt_ns = rimeflake::clock::boottime_ns();
         match builder().build() {
             Err(e) if e.kind() == ErrorKind::Lease && began.elapsed() < BOUND => {
                 std::thread::sleep(Duration::from_millis(20));
@@ -74,9 +103,13 @@ fn child_issues_and_writes_its_ids() {
             other => break other,
         }
     };
+    if built.is_ok() {
+        println!("{BUILD_BEGAN}{attempt_ns}");
+    }
     let g = issuers::child::say_started(built, began.elapsed().as_millis());
     let done = issuers::child::stop_on_stdin(count);
     let mut ids = Vec::new();
+    let mut last_ns = 0;
     if let Some(g) = &g {
         let started = Since::now();
         let mut last = Since::now();
@@ -92,6 +125,7 @@ fn child_issues_and_writes_its_ids() {
             match g.next_id() {
                 Ok(id) => {
                     ids.push(id);
+                    last_ns = rimeflake::clock::boottime_ns();
                     last = Since::now();
                     said.clear();
                 }
@@ -109,6 +143,8 @@ fn child_issues_and_writes_its_ids() {
             }
         }
     }
+    // After the last ID came back: it was issued before.
+    println!("{LAST_ID}{last_ns}");
     issuers::child::write_ids(&out, &ids);
     // A close may fail (the lease is gone, the server too): what was issued is written.
     if let Some(g) = g {
@@ -127,6 +163,7 @@ impl Issuer {
         what: &str,
         (worker, pace): (u64, u64),
         count: u64,
+        ttl_ms: u64,
     ) -> Issuer {
         let out = dir.join(format!("{what}.ids"));
         let mut cmd = Command::new(std::env::current_exe().unwrap());
@@ -142,6 +179,7 @@ impl Issuer {
         .env("RIMEFLAKE_TEST_REPLICA_COUNT", count.to_string())
         .env("RIMEFLAKE_TEST_REPLICA_WORKER", worker.to_string())
         .env("RIMEFLAKE_TEST_REPLICA_PACE", pace.to_string())
+        .env("RIMEFLAKE_TEST_REPLICA_TTL", ttl_ms.to_string())
         .env("RIMEFLAKE_NO_DURABILITY_WARNING", "1");
         let mut issuer = Issuer::launch(cmd, out, what);
         issuer.read_until("BUILDING");
@@ -162,9 +200,18 @@ pub fn speed((_, pace): (u64, u64)) -> &'static str {
 /// started (and a moment later, long enough for the one at full speed to run `max_drift`
 /// ahead of its clock).
 pub fn holders(url: &str, namespace: &str, dir: &Path) -> Vec<Issuer> {
+    holders_with_ttl(url, namespace, dir, TTL_MS)
+}
+
+/// [`holders`] with a lease TTL of `ttl_ms`.
+#[allow(dead_code)] // cut_off.rs's
+pub fn holders_with_ttl(url: &str, namespace: &str, dir: &Path, ttl_ms: u64) -> Vec<Issuer> {
     let mut holders: Vec<Issuer> = PAIRS
         .iter()
-        .map(|&p| Issuer::spawn(url, namespace, dir, &format!("holder-{}", p.0), p, 0))
+        .map(|&p| {
+            let what = format!("holder-{}", p.0);
+            Issuer::spawn(url, namespace, dir, &what, p, 0, ttl_ms)
+        })
         .collect();
     for h in &mut holders {
         h.read_until("RUNNING");
@@ -182,6 +229,7 @@ pub fn holders(url: &str, namespace: &str, dir: &Path) -> Vec<Issuer> {
 /// A successor per pair on `url`, all started at once, each issuing [`SUCCESSOR_IDS`]; then
 /// the holders stopped. Counts the successors' IDs that repeat their holder's, prints them, and
 /// fails the test when any did.
+#[allow(dead_code)] // not cut_off.rs's
 pub fn successors(case: &str, url: &str, namespace: &str, dir: &Path, holders: Vec<Issuer>) {
     let theirs = successors_issue(url, namespace, dir, "successor");
     let ours: Vec<(Vec<u64>, Vec<String>)> = holders.into_iter().map(Issuer::finish).collect();
@@ -208,6 +256,7 @@ pub fn successors_issue(
                 &format!("{what}-{}", p.0),
                 p,
                 SUCCESSOR_IDS,
+                TTL_MS,
             )
         })
         .collect();
