@@ -575,6 +575,8 @@ lint-docs: ## README and docs: every link resolves; comments point only inside t
 	$(PYTHON) scripts/docs/check_links.py
 	$(PYTHON) scripts/docs/references.py
 	$(PYTHON) scripts/docs/layers.py
+	$(PYTHON) scripts/docs/layers.py --circles crates/rimeflake-cli/src crates/rimeflake-serve/src \
+	  crates/rimeflake-capi/src crates/rimeflake-testkit/src bindings-python/src bindings-node/src
 
 test-checks: ## the checks of lint-docs (layers, references) and release-check against planted faults
 	$(PYTHON) scripts/docs/test_checks.py

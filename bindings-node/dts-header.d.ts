@@ -145,6 +145,9 @@ export interface Stats {
   leaseRenewals: number
   /** Renewals of the server's lease that failed (an error, or the server refused). */
   leaseRenewalFailures: number
+  /** Times the server's lease was lost (its deadline passed unrenewed, or another process took it),
+  however briefly. */
+  leaseLosses: number
   /** The server lease's state: none (no server leases the worker ID), held, or lost (no ID is
   issued until it is held again). */
   lease: 'none' | 'held' | 'lost'

@@ -198,6 +198,9 @@ typedef struct rimeflake_generator_stats {
   uint64_t lease_renewals;
   // Renewals of the server's lease that failed (an error, or the server refused).
   uint64_t lease_renewal_failures;
+  // Times the server's lease was lost (its deadline passed unrenewed, or another process took
+  // it), however briefly.
+  uint64_t lease_losses;
   // The server lease: RIMEFLAKE_LEASE_NONE (no server leases the worker ID),
   // RIMEFLAKE_LEASE_HELD or RIMEFLAKE_LEASE_LOST (no ID is issued until it is held again).
   uint32_t lease_state;

@@ -194,11 +194,3 @@ pub fn panic_inside(env: &Env, message: String) -> Result<()> {
         panic!("{message}")
     })
 }
-
-/// Makes `generator`'s next call panic on the hot path, inside the `extern "C"` function that
-/// runs it (for the test that such a panic throws instead of aborting the process).
-#[cfg(feature = "internals")]
-#[napi_derive::napi(catch_unwind, js_name = "_panicOnNextCall", skip_typescript)]
-pub fn panic_on_next_call(generator: &crate::generator::Generator) {
-    generator.handle().panic_on_next_call();
-}

@@ -21,7 +21,12 @@ and maps each to the deepest module file it names. It fails when
     module's own file (`frontend.rs` in one layer and `frontend/api.rs` in another), so that
     one `crate::` path would name two layers (the crate root, lib.rs, excepted).
 
+The other crates (the CLI, serve, the bindings, the test kit) have no layers table, but the
+same rule against circles: `--circles DIR...` checks only that no files of those source
+folders import each other in a circle.
+
 Usage: scripts/docs/layers.py [--src DIR] [--doc FILE] [--edges]
+       scripts/docs/layers.py --circles DIR [DIR...]
   --edges  also print every import between layers (module to module), for the doc's diagram
 Exit status 0 when the layers hold, 1 otherwise (each problem on a line of its own).
 """
@@ -110,14 +115,19 @@ def expand(tree: str) -> list[str]:
 def module_of(rel: str) -> list[str]:
     """The module path of a source file: `generator/start.rs` is ["generator", "start"]."""
     parts = rel[:-3].split("/")
-    if parts[-1] in ("mod", "lib"):
+    if parts[-1] == "mod" or parts in (["lib"], ["main"]):
         parts = parts[:-1]
     return parts
 
 
+def crate_root(src: Path) -> str:
+    """The crate's root file: lib.rs, or main.rs for a program."""
+    return "lib.rs" if (src / "lib.rs").is_file() else "main.rs"
+
+
 def module_file(src: Path, module: list[str]) -> str | None:
     if not module:
-        return "lib.rs"
+        return crate_root(src)
     base = "/".join(module)
     for cand in (base + ".rs", base + "/mod.rs"):
         if (src / cand).is_file():
@@ -127,7 +137,7 @@ def module_file(src: Path, module: list[str]) -> str | None:
 
 def root_reexports(src: Path) -> dict[str, list[str]]:
     """Names lib.rs re-exports (`pub use generator::{Builder, ...}`), each to its module."""
-    code = strip_comments_and_strings((src / "lib.rs").read_text(encoding="utf-8"))
+    code = strip_comments_and_strings((src / crate_root(src)).read_text(encoding="utf-8"))
     names: dict[str, list[str]] = {}
     for m in re.finditer(r"\bpub\s+use\s+([^;]+);", code):
         for path in expand(re.sub(r"\s+", " ", m.group(1))):
@@ -273,12 +283,44 @@ def ticks(cell: str) -> list[str]:
     return re.findall(r"`([^`]+)`", cell)
 
 
+def file_uses(src: Path) -> dict[str, set[str]]:
+    """Every source file under `src`, with the files it imports."""
+    reexports = root_reexports(src)
+    files = sorted(str(p.relative_to(src)) for p in src.rglob("*.rs"))
+    uses: dict[str, set[str]] = {rel: set() for rel in files}
+    for rel in files:
+        for target in imports(src, rel, reexports):
+            tfile = module_file(src, target.split("::"))
+            if tfile and tfile != rel:
+                uses[rel].add(tfile)
+    return uses
+
+
+def circles_only(folders: list[Path]) -> int:
+    problems = []
+    for src in folders:
+        for circle in circles(file_uses(src)):
+            problems.append(
+                f"{src}: files that import each other in a circle: "
+                + " -> ".join(circle + circle[:1])
+                + ": move what both need into one of them, or below both"
+            )
+    for p in problems:
+        print(f"layers: {p}", file=sys.stderr)
+    if not problems:
+        print(f"layers: no circle of files in {len(folders)} more crates")
+    return 1 if problems else 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--src", type=Path, default=ROOT / "crates/rimeflake/src")
     ap.add_argument("--doc", type=Path, default=ROOT / "docs/architecture.md")
     ap.add_argument("--edges", action="store_true")
+    ap.add_argument("--circles", type=Path, nargs="+", metavar="DIR")
     args = ap.parse_args()
+    if args.circles:
+        return circles_only(args.circles)
     src: Path = args.src
     doc = args.doc.read_text(encoding="utf-8")
     problems: list[str] = []

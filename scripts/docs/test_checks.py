@@ -50,6 +50,25 @@ def layers_case(name: str, plant, fails: bool, says: str = "") -> None:
         expect(name, run("layers.py", "--src", str(src), "--doc", str(doc)), fails, says)
 
 
+OTHER_CRATES = ["crates/rimeflake-cli/src", "crates/rimeflake-serve/src", "crates/rimeflake-capi/src",
+                "crates/rimeflake-testkit/src", "bindings-python/src", "bindings-node/src"]
+
+
+def circles_case(name: str, plant, fails: bool, says: str = "") -> None:
+    """`layers.py --circles` over copies of the other crates' sources, `plant` (a folder, a
+    file in it and a text to append) applied to one."""
+    with tempfile.TemporaryDirectory() as tmp:
+        folders = []
+        for rel in OTHER_CRATES:
+            copy = Path(tmp) / rel
+            shutil.copytree(ROOT / rel, copy)
+            folders.append(str(copy))
+        if plant:
+            folder, file, text = plant
+            append(Path(tmp) / folder / file, text)
+        expect(name, run("layers.py", "--circles", *folders), fails, says)
+
+
 def append(path: Path, text: str) -> None:
     path.write_text(path.read_text(encoding="utf-8") + text, encoding="utf-8")
 
@@ -98,6 +117,15 @@ def main() -> int:
                     "<!-- back-edges -->\n| file | imports | why it is there, and where it belongs |\n|---|---|---|\n"
                     "| `clock.rs` | `crate::generator` | planted |\n"), encoding="utf-8"),
                 True, "known back-edge clock.rs -> crate::generator is gone")
+    circles_case("circles: the other crates as they are pass", None, False)
+    circles_case("circles: serve's metrics.rs importing api.rs, which imports it, fails",
+                 ("crates/rimeflake-serve/src", "metrics.rs",
+                  "\n#[allow(unused_imports)]\nuse crate::api::handle as _planted;\n"),
+                 True, "files that import each other in a circle: api.rs -> metrics.rs -> api.rs")
+    circles_case("circles: a program's files (main.rs, no lib.rs) are read too",
+                 ("crates/rimeflake-cli/src", "signals.rs",
+                  "\nfn _planted() { let _ = crate::args::Format::Dec; }\n"),
+                 True, "args.rs -> signals.rs -> args.rs")
 
     cases = [
         ("crates/x/src/lib.rs", "// See DESIGN" ".md, \"Restarts\".\nfn f() {}\n", True),

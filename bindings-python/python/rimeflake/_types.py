@@ -137,6 +137,10 @@ class Stats(TypedDict):
     lease_renewal_failures: int
     """Renewals of the server's lease that failed (an error, or the server refused)."""
 
+    lease_losses: int
+    """Times the server's lease was lost (its deadline passed unrenewed, or another process took
+    it), however briefly."""
+
     lease: LeaseState
     """The server lease's state: none (no server leases the worker ID), held, or lost (no ID is
     issued until it is held again)."""

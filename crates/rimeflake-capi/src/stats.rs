@@ -62,6 +62,9 @@ pub struct rimeflake_generator_stats {
     pub lease_renewals: u64,
     /// Renewals of the server's lease that failed (an error, or the server refused).
     pub lease_renewal_failures: u64,
+    /// Times the server's lease was lost (its deadline passed unrenewed, or another process took
+    /// it), however briefly.
+    pub lease_losses: u64,
     /// The server lease: RIMEFLAKE_LEASE_NONE (no server leases the worker ID),
     /// RIMEFLAKE_LEASE_HELD or RIMEFLAKE_LEASE_LOST (no ID is issued until it is held again).
     pub lease_state: u32,
@@ -86,6 +89,7 @@ impl From<&Stats> for rimeflake_generator_stats {
             lease_remaining_ms: s.lease_remaining_ms,
             lease_renewals: s.lease_renewals,
             lease_renewal_failures: s.lease_renewal_failures,
+            lease_losses: s.lease_losses,
             lease_state: lease_state(s.lease),
         }
     }

@@ -327,6 +327,19 @@ impl GeneratorArgs {
         self.build_with(crate::warn::Warnings::default(), None)
     }
 
+    /// The generator of a command that holds a lease (`gen`, `bench`): a signal during its
+    /// start (a start-up wait) ends the process by that signal, saying nothing more unless the
+    /// start failed for another reason.
+    pub fn build_or_die_by_signal(&self) -> Result<Generator, Failure> {
+        use crate::signals::{caught, die_by, fail_by};
+        match (self.build_generator(), caught()) {
+            (Ok(generator), _) => Ok(generator),
+            (Err(e), Some(sig)) if e.kind() == rimeflake::ErrorKind::Interrupted => die_by(sig),
+            (Err(e), Some(sig)) => fail_by(e.into(), sig),
+            (Err(e), None) => Err(e.into()),
+        }
+    }
+
     /// A generator whose warnings go to `warnings`, and whose IDs are all above `above` when
     /// it is given (see `Builder::start_above`).
     pub fn build_with(

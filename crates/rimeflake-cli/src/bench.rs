@@ -72,7 +72,7 @@ struct Slot(AtomicU64);
 
 pub fn run(args: &BenchArgs) -> Result<(), Failure> {
     signals::install();
-    let generator = signals::build(&args.generator)?;
+    let generator = args.generator.build_or_die_by_signal()?;
     let uncapped = match uncapped(&generator, args.threads) {
         Ok(u) => u,
         Err(e) => {

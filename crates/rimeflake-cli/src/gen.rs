@@ -12,7 +12,7 @@ const CHUNK: usize = 4096;
 
 pub fn run(args: &GenArgs) -> Result<(), Failure> {
     signals::install();
-    let generator = signals::build(&args.generator)?;
+    let generator = args.generator.build_or_die_by_signal()?;
     let written = write_ids(&generator, args.count, args.format);
     // Close even after a closed pipe or a signal: the lease is released and the state stored as
     // closed, and an in-memory generator waits here until the clock has passed its last ID, so

@@ -11,9 +11,7 @@
 //! handler makes a write blocked on a full pipe return, so that [`Stdout`] stops waiting for a
 //! reader that has stopped reading.
 
-use crate::args::GeneratorArgs;
 use crate::fail::Failure;
-use rimeflake::{ErrorKind, Generator};
 use std::io::{self, Write};
 
 /// The signal caught first, if any; always `None` without [`install`].
@@ -27,17 +25,6 @@ pub fn interrupted() -> bool {
 }
 
 pub use imp::{die_by, install};
-
-/// The generator of `args`; a signal during its start (a start-up wait) ends the process by
-/// that signal, saying nothing more unless the start failed for another reason.
-pub fn build(args: &GeneratorArgs) -> Result<Generator, Failure> {
-    match (args.build_generator(), caught()) {
-        (Ok(generator), _) => Ok(generator),
-        (Err(e), Some(sig)) if e.kind() == ErrorKind::Interrupted => die_by(sig),
-        (Err(e), Some(sig)) => fail_by(e.into(), sig),
-        (Err(e), None) => Err(e.into()),
-    }
-}
 
 /// Says why the command failed on its way out (a failure to close, say), then ends the process
 /// by `sig`.

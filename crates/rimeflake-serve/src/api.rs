@@ -1,90 +1,26 @@
-//! The endpoints: routing, the answers and every refusal (a 4xx with a one-line reason, a 503
-//! with the generator's error kind, a 429 or 503 with `Retry-After` past a limit).
+//! The endpoints: routing and what each answers. Their refusals (a 4xx with a one-line reason,
+//! a 503 with the generator's error kind, a 429 or 503 with `Retry-After` past a limit) are
+//! made in `answer.rs`.
 
-use crate::admission::{Flow, Full as Overfull, BYTES_PER_ID};
-use crate::issue::{self, Issuer};
+use crate::admission::{Flow, BYTES_PER_ID};
+use crate::answer::{
+    answered, content_type, refuse, respond, shorten, text, Asked, Refusal, Refused, JSON,
+};
+use crate::issue;
 use crate::log::one_line;
-use crate::metrics::Refused;
 use crate::text::{json_string, percent_decode, query_value, same_secret};
 use crate::{Response, Shared};
 use bytes::Bytes;
 use http_body_util::Full;
-use hyper::header::{
-    HeaderValue, ACCEPT, ALLOW, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, RETRY_AFTER,
-    WWW_AUTHENTICATE,
-};
+use hyper::header::{HeaderValue, ACCEPT, ALLOW, AUTHORIZATION, CONTENT_LENGTH, WWW_AUTHENTICATE};
 use hyper::{Method, Request, StatusCode};
 use rimeflake::frontend::{iso8601, DecimalDigits};
-use rimeflake::{format, parse, Encoding, Error, ErrorKind, Generator, Layout};
+use rimeflake::{format, parse, Encoding, Generator, Layout};
 use std::sync::Arc;
 
 /// The paths served, as a refusal lists them.
 pub(crate) const PATHS: &str = "/id, /ids?n=N, /api/snowflake/get/{key}, /decode/{id}, \
     /decodeSnowflakeId?snowflakeId=ID, /metrics, /healthz, /readyz";
-
-/// The header that names a generator error's kind on a 503.
-pub const ERROR_KIND_HEADER: &str = "rimeflake-error";
-
-pub(crate) const TEXT: &str = "text/plain; charset=utf-8";
-pub(crate) const JSON: &str = "application/json";
-
-/// A refusal or failure: its status and one-line reason (and the error kind, for a 503 of a
-/// generator; when to retry, for one past a limit).
-pub(crate) struct Refusal {
-    pub(crate) status: StatusCode,
-    pub(crate) reason: String,
-    kind: Option<ErrorKind>,
-    retry_after_s: Option<u64>,
-    refused: Option<Refused>,
-}
-
-impl Refusal {
-    pub(crate) fn new(status: StatusCode, reason: impl Into<String>) -> Self {
-        Refusal {
-            status,
-            reason: reason.into(),
-            kind: None,
-            retry_after_s: None,
-            refused: None,
-        }
-    }
-
-    pub(crate) fn bad(reason: impl Into<String>) -> Self {
-        Refusal::new(StatusCode::BAD_REQUEST, reason)
-    }
-
-    /// Past a limit of the service: 503 with `Retry-After` (the seconds `wait_ms` rounds up to,
-    /// at least 1), counted as refused for `why`.
-    pub(crate) fn busy(why: Refused, reason: impl Into<String>, wait_ms: u64) -> Self {
-        Refusal {
-            retry_after_s: Some(wait_ms.div_ceil(1000).max(1)),
-            refused: Some(why),
-            ..Refusal::new(StatusCode::SERVICE_UNAVAILABLE, reason)
-        }
-    }
-}
-
-impl From<Error> for Refusal {
-    /// A generator's error: the service cannot issue now (503), with the kind.
-    fn from(e: Error) -> Self {
-        Refusal {
-            kind: Some(e.kind()),
-            ..Refusal::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                format!("{}: {}", e.kind().name(), one_line(e.message())),
-            )
-        }
-    }
-}
-
-/// What a request asked for, as the handlers read it.
-pub(crate) struct Asked<'a, B> {
-    pub(crate) req: &'a Request<B>,
-    pub(crate) json: bool,
-    /// HEAD: the headers GET would give, no body, and no ID spent.
-    pub(crate) head: bool,
-    pub(crate) flow: &'a Arc<Flow>,
-}
 
 pub async fn handle<B>(shared: &Shared, flow: &Arc<Flow>, req: Request<B>) -> Response {
     let asked = Asked {
@@ -206,50 +142,6 @@ async fn route<B>(shared: &Shared, a: &Asked<'_, B>) -> Result<Response, Refusal
                 ))
             }
         }
-    }
-}
-
-/// Issues with an answer of about `bytes` taken on for the connection: a 429 when this
-/// connection's answers are not being read, a 503 when all connections' unread answers are at
-/// the service's bound. The answer's size is settled by the caller's response, or freed on a
-/// refusal.
-pub(crate) async fn answered<B, T>(
-    a: &Asked<'_, B>,
-    bytes: u64,
-    issuing: impl std::future::Future<Output = Result<T, Refusal>>,
-) -> Result<T, Refusal> {
-    match a.flow.reserve(bytes) {
-        Ok(()) => {}
-        Err(Overfull::Connection) => {
-            return Err(Refusal {
-                status: StatusCode::TOO_MANY_REQUESTS,
-                ..Refusal::busy(
-                    Refused::Connection,
-                    "too many answers unread on this connection: read them, or use another \
-                     connection (--max-ids-in-flight)",
-                    1000,
-                )
-            })
-        }
-        Err(Overfull::Service) => {
-            return Err(Refusal::busy(
-                Refused::Answers,
-                "busy: the answers in flight are at the service's bound (--max-ids-in-flight)",
-                1000,
-            ))
-        }
-    }
-    let issued = issuing.await;
-    // What was reserved is let go: the response is counted, as it is, once made (`handle`).
-    a.flow.settle(bytes, 0);
-    issued
-}
-
-/// A path named in a refusal, cut at 100 characters.
-pub(crate) fn shorten(path: &str) -> String {
-    match path.char_indices().nth(100) {
-        Some((at, _)) => format!("{}...", &path[..at]),
-        None => path.to_string(),
     }
 }
 
@@ -415,26 +307,6 @@ async fn ready(shared: &Shared, authorized: bool) -> Result<Response, Refusal> {
     Ok(text(StatusCode::OK, "ready\n"))
 }
 
-pub(crate) fn content_type(json: bool) -> &'static str {
-    if json {
-        JSON
-    } else {
-        TEXT
-    }
-}
-
-pub(crate) fn respond(status: StatusCode, content_type: &'static str, body: Vec<u8>) -> Response {
-    let mut r = hyper::Response::new(Full::new(Bytes::from(body)));
-    *r.status_mut() = status;
-    r.headers_mut()
-        .insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
-    r
-}
-
-pub fn text(status: StatusCode, body: impl Into<String>) -> Response {
-    respond(status, TEXT, body.into().into_bytes())
-}
-
 /// The answer to a HEAD: GET's headers (its length among them, when it has a body), no body.
 fn without_body(response: Response) -> Response {
     let (mut parts, body) = response.into_parts();
@@ -445,34 +317,4 @@ fn without_body(response: Response) -> Response {
             .insert(CONTENT_LENGTH, HeaderValue::from(size));
     }
     hyper::Response::from_parts(parts, Full::new(Bytes::new()))
-}
-
-pub(crate) fn refuse(refusal: Refusal, json: bool) -> Response {
-    let mut r = if json {
-        let mut body = format!("{{\"error\":{}", json_string(&refusal.reason));
-        if let Some(kind) = refusal.kind {
-            body.push_str(&format!(",\"kind\":\"{}\"", kind.name()));
-        }
-        body.push_str("}\n");
-        respond(refusal.status, JSON, body.into_bytes())
-    } else {
-        text(refusal.status, format!("{}\n", refusal.reason))
-    };
-    if let Some(kind) = refusal.kind {
-        r.headers_mut()
-            .insert(ERROR_KIND_HEADER, HeaderValue::from_static(kind.name()));
-    }
-    if let Some(s) = refusal.retry_after_s {
-        r.headers_mut().insert(RETRY_AFTER, HeaderValue::from(s));
-    }
-    r
-}
-
-/// Issuing for the Leaf path: the IDs of `issuer`, with its answer's size taken on.
-pub(crate) async fn leaf_id<B>(
-    shared: &Shared,
-    a: &Asked<'_, B>,
-    issuer: &Arc<Issuer>,
-) -> Result<u64, Refusal> {
-    answered(a, BYTES_PER_ID, issue::one(&shared.limits, issuer)).await
 }

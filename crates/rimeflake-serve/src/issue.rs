@@ -5,8 +5,7 @@
 //! and `Retry-After`, rather than parked.
 
 use crate::admission::Limits;
-use crate::api::Refusal;
-use crate::metrics::Refused;
+use crate::answer::{Refusal, Refused};
 use rimeflake::clock::monotonic_ns;
 use rimeflake::{Error, ErrorKind, Generator};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};

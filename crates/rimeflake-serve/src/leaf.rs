@@ -4,7 +4,8 @@
 //! names the caller); with `--leaf-keys separate`, each key is a namespace of its own, with its
 //! own generator and lease, made on first use up to `--max-keys`.
 
-use crate::api::{leaf_id, shorten, Asked, Refusal, TEXT};
+use crate::admission::BYTES_PER_ID;
+use crate::answer::{answered, respond, shorten, text, Asked, Refusal, JSON, TEXT};
 use crate::issue::{self, Issuer};
 use crate::log::one_line;
 use crate::text::{json_string, percent_decode, query_value};
@@ -126,10 +127,10 @@ pub(crate) async fn get<B>(
         Leaf::Made { .. } => made(shared, &key).await?,
     };
     if a.head {
-        return Ok(crate::api::respond(StatusCode::OK, TEXT, Vec::new()));
+        return Ok(respond(StatusCode::OK, TEXT, Vec::new()));
     }
     let id = leaf_id(shared, a, &issuer).await?;
-    Ok(crate::api::text(StatusCode::OK, id.to_string()))
+    Ok(text(StatusCode::OK, id.to_string()))
 }
 
 /// The generator that answers `key`: the shared one, or in separate mode the key's (the main
@@ -215,9 +216,14 @@ pub(crate) fn decode(shared: &Shared, query: Option<&str>) -> Result<Response, R
         json_string(&format!("{}({when})", parts.timestamp_ms)),
         parts.sequence
     );
-    Ok(crate::api::respond(
-        StatusCode::OK,
-        crate::api::JSON,
-        body.into_bytes(),
-    ))
+    Ok(respond(StatusCode::OK, JSON, body.into_bytes()))
+}
+
+/// Issuing for the Leaf path: the IDs of `issuer`, with its answer's size taken on.
+pub(crate) async fn leaf_id<B>(
+    shared: &Shared,
+    a: &Asked<'_, B>,
+    issuer: &Arc<Issuer>,
+) -> Result<u64, Refusal> {
+    answered(a, BYTES_PER_ID, issue::one(&shared.limits, issuer)).await
 }

@@ -11,6 +11,7 @@
 //! `/decodeSnowflakeId` (Meituan Leaf's), `/decode/{id}`, `/metrics`, `/healthz`, `/readyz`.
 
 mod admission;
+mod answer;
 mod api;
 mod conn;
 mod files;

@@ -1,6 +1,7 @@
 //! `/metrics`: Prometheus's text format, from `stats()` of every generator (a family per field
 //! of the core's table, `Stats::FIELDS`) and the service's own counts of answers.
 
+use crate::answer::{text, Refused};
 use crate::text::label_value;
 use crate::{Response, Shared};
 use hyper::StatusCode;
@@ -19,41 +20,6 @@ pub struct Counts {
     pub(crate) connections_refused: AtomicU64,
     /// Accepts that failed (out of file descriptors, say).
     pub(crate) accept_errors: AtomicU64,
-}
-
-/// Why a request was refused past a limit (the `reason` label).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Refused {
-    /// Past `--max-requests` in flight.
-    Requests,
-    /// Its connection's answers were not being read (429).
-    Connection,
-    /// All connections' unread answers were at `--max-ids-in-flight`.
-    Answers,
-    /// Too many requests already waited for a generator.
-    Waiting,
-    /// It could not be served within `--wait-deadline`.
-    Deadline,
-}
-
-impl Refused {
-    const ALL: [Refused; 5] = [
-        Refused::Requests,
-        Refused::Connection,
-        Refused::Answers,
-        Refused::Waiting,
-        Refused::Deadline,
-    ];
-
-    fn label(self) -> &'static str {
-        match self {
-            Refused::Requests => "requests",
-            Refused::Connection => "connection",
-            Refused::Answers => "answers",
-            Refused::Waiting => "waiting",
-            Refused::Deadline => "deadline",
-        }
-    }
 }
 
 impl Counts {
@@ -219,7 +185,7 @@ pub fn render(shared: &Shared) -> Response {
             "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}"
         );
     }
-    let mut r = crate::api::text(StatusCode::OK, out);
+    let mut r = text(StatusCode::OK, out);
     r.headers_mut().insert(
         hyper::header::CONTENT_TYPE,
         hyper::header::HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),

@@ -1,7 +1,8 @@
 //! The log of what happens to the generators while the service runs: a server lease lost and
 //! regained, a switch to another clock-id after the clock went back, a move to another worker
 //! ID. Read from each generator's stats ten times a second (they are atomics): the service
-//! logs what the core decided, it decides nothing.
+//! logs what the core decided, it decides nothing. A loss that ends between two looks is still
+//! logged: the core counts every loss (`Stats::lease_losses`).
 
 use crate::log::Log;
 use crate::Shared;
@@ -10,13 +11,13 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// How often the generators are looked at: a lease stays lost at least until the next renewal
-/// (a quarter of the TTL), far longer than this.
+/// How often the generators are looked at.
 const EVERY: Duration = Duration::from_millis(100);
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 struct Seen {
     lease: LeaseState,
+    losses: u64,
     clock_id: u64,
     switches: u64,
     worker: u64,
@@ -30,6 +31,7 @@ pub(crate) async fn watch(shared: Arc<Shared>, log: Log) {
             let stats = g.stats();
             let now = Seen {
                 lease: stats.lease,
+                losses: stats.lease_losses,
                 clock_id: stats.clock_id,
                 switches: stats.clock_id_bumps,
                 worker: g.worker_id(),
@@ -60,7 +62,18 @@ pub(crate) async fn watch(shared: Arc<Shared>, log: Log) {
                     &fields("worker"),
                 );
             }
-            if now.lease != before.lease {
+            // Lost and held again (or lost again) since the last look.
+            let unseen_loss = now.losses > before.losses && now.lease == before.lease;
+            if unseen_loss && now.lease == LeaseState::Held {
+                log.warn(
+                    "lease_lost",
+                    &format!(
+                        "namespace {ns}: the lease of worker {} was lost, and is held again",
+                        now.worker
+                    ),
+                    &fields("lease"),
+                );
+            } else if now.lease != before.lease || unseen_loss {
                 match now.lease {
                     LeaseState::Lost => {
                         let why = g.ready().err().map_or(String::new(), |e| {

@@ -379,7 +379,7 @@ fn stats_show_the_lease_held_its_renewals_and_the_lease_lost_while_the_server_is
     }
     let s = g.stats();
     assert!(
-        s.lease_renewals >= 2 && s.lease_renewal_failures == 0,
+        s.lease_renewals >= 2 && s.lease_renewal_failures == 0 && s.lease_losses == 0,
         "{s:?}"
     );
     server.stop();
@@ -393,6 +393,7 @@ fn stats_show_the_lease_held_its_renewals_and_the_lease_lost_while_the_server_is
     assert_eq!(lost.lease, LeaseState::Lost, "{lost:?}");
     assert_eq!(lost.lease_remaining_ms, 0);
     assert!(lost.lease_renewal_failures >= 1, "{lost:?}");
+    assert_eq!(lost.lease_losses, 1, "{lost:?}");
     assert_eq!(g.ready().unwrap_err().kind(), ErrorKind::Lease);
     assert_eq!(lost.ids_issued, 0, "ready() issues no ID");
     server.restart();
@@ -403,6 +404,11 @@ fn stats_show_the_lease_held_its_renewals_and_the_lease_lost_while_the_server_is
         sleep_ms(50);
     }
     assert_eq!(g.stats().lease, LeaseState::Held, "{:?}", g.stats());
+    assert_eq!(
+        g.stats().lease_losses,
+        1,
+        "held again, the loss stays counted"
+    );
     // The lease is back; the first write after it may still meet the connection the restart
     // closed, and the next one (20 ms later) then stores: ready once it has.
     for _ in 0..100 {

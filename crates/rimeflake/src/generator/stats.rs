@@ -105,6 +105,11 @@ stats! {
     /// Of those, renewals that failed: an error, or the server refused.
     lease_renewal_failures: u64, Count, Counter "rimeflake_lease_renewal_failures_total",
         "Renewals of the server's lease that failed (an error, or the server refused)";
+    /// Times the server's lease was lost (its deadline passed unrenewed, or another process
+    /// took it), however briefly: a loss and its end between two looks at [`Stats::lease`]
+    /// still count here.
+    lease_losses: u64, Count, Counter "rimeflake_lease_losses_total",
+        "Times the server's lease was lost (its deadline passed unrenewed, or another process took it), however briefly";
     /// Whether a server's lease is held now ([`LeaseState::None`] without a server lease).
     lease: LeaseState, Lease, Gauge "rimeflake_lease_state",
         "The server lease's state: none (no server leases the worker ID), held, or lost (no ID is issued until it is held again)",
@@ -241,6 +246,7 @@ impl<C: Clock> Inner<C> {
             lease_remaining_ms,
             lease_renewals: Counters::get(&s.renewals),
             lease_renewal_failures: Counters::get(&s.renewal_failures),
+            lease_losses: self.durable.lease_losses.load(Acquire),
             lease,
         }
     }

@@ -199,6 +199,7 @@ pub fn speed((_, pace): (u64, u64)) -> &'static str {
 /// A holder per pair in `namespace`, each issuing until told to stop; returned once each has
 /// started (and a moment later, long enough for the one at full speed to run `max_drift`
 /// ahead of its clock).
+#[allow(dead_code)] // not cut_off.rs's
 pub fn holders(url: &str, namespace: &str, dir: &Path) -> Vec<Issuer> {
     holders_with_ttl(url, namespace, dir, TTL_MS)
 }
