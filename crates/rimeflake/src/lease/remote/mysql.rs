@@ -275,7 +275,7 @@ impl MyConn {
     /// namespace requires acknowledged it (see `replicas.rs`).
     fn write(&mut self, what: &str, sql: &'static str, vals: &[Val<'_>]) -> Result<Answer> {
         let answer = self.run(what, sql, vals)?;
-        self.acknowledged(what)?;
+        self.acknowledged(what, self.replicas.get())?;
         Ok(answer)
     }
 

@@ -217,8 +217,8 @@ pub(crate) trait StoredSettings {
         change: &dyn Fn(Stored) -> Stored,
     ) -> Result<Option<Stored>>;
 
-    /// An error unless the replicas the namespace requires have a write this connection made.
-    fn acknowledged(&mut self, doing: &str) -> Result<()>;
+    /// An error unless `required` replicas have the writes this connection made.
+    fn acknowledged(&mut self, doing: &str, required: u32) -> Result<()>;
 
     /// [`Conn::settle_settings`]. It waits for no replica itself: the next lease write's
     /// acknowledgement covers it (a replica that has a later write has every earlier one).
@@ -234,7 +234,8 @@ pub(crate) trait StoredSettings {
         })
     }
 
-    /// [`Conn::new_epoch`], acknowledged as a state write is.
+    /// [`Conn::new_epoch`], acknowledged by the replicas the namespace requires (whatever this
+    /// connection was told to require: `state restored` runs outside any lease).
     fn raise_stored_epoch(&mut self, namespace: &str) -> Result<u64> {
         let what = "raise the restore epoch";
         let stored = self.change_settings(what, namespace, &|s| Stored {
@@ -247,7 +248,7 @@ pub(crate) trait StoredSettings {
                 format!("namespace {namespace} is not on this server"),
             ));
         };
-        self.acknowledged(what)?;
+        self.acknowledged(what, stored.replicas)?;
         Ok(stored.epoch)
     }
 

@@ -255,7 +255,7 @@ impl ZkConn {
         // The session first, so a TTL it cannot last is refused before anything is taken.
         self.with(Some(ttl_ms), "connect", |_, _, _| Ok(()))?;
         self.check_timeout(ttl_ms)?;
-        self.acknowledged("acquire")?;
+        self.acknowledged("acquire", self.replicas.get())?;
         let worker = self.worker_path(namespace, worker_id);
         let parents = self.parents_of(&worker);
         self.with(Some(ttl_ms), "acquire", |s, ens, d| {
@@ -556,7 +556,7 @@ impl Conn for ZkConn {
         let worker = self.worker_path(namespace, worker_id);
         self.with(Some(ttl_ms), "connect", |_, _, _| Ok(()))?;
         self.check_timeout(ttl_ms)?;
-        self.acknowledged("renew")?;
+        self.acknowledged("renew", self.replicas.get())?;
         self.with(Some(ttl_ms), "renew", |s, ens, d| {
             rehome(s, ens, &worker, token, d)
         })
@@ -627,7 +627,7 @@ impl Conn for ZkConn {
         let worker = self.worker_path(namespace, worker_id);
         let (lease, state) = (format!("{worker}/lease"), format!("{worker}/state"));
         let data = format!("{} {}", next.version, next.text);
-        self.acknowledged("save")?;
+        self.acknowledged("save", self.replicas.get())?;
         self.with(None, "save", |s, ens, d| {
             let held = Held::read(s, ens, &worker, d)?;
             let Some(taken) = held.holds(token) else {
@@ -682,7 +682,7 @@ impl Conn for ZkConn {
         let (lease, state) = (format!("{worker}/lease"), format!("{worker}/state"));
         let parents = self.parents_of(&worker);
         let data = format!("{} {}", next.version, next.text);
-        self.acknowledged("reset")?;
+        self.acknowledged("reset", self.replicas.get())?;
         self.with(None, "reset", |s, ens, d| {
             make_all(s, ens, &parents, d)?;
             let replies = s.call(ens, &[Op::Sync(&worker), Op::GetData(&state)], d)?;
@@ -763,7 +763,7 @@ impl Conn for ZkConn {
     fn mark_used(&mut self, namespace: &str, worker_id: u64, reach_ms: u64) -> Result<super::Usage> {
         let record = self.ns_path(namespace);
         let mark = format!("{record}/{worker_id}");
-        self.acknowledged("mark the worker ID used")?;
+        self.acknowledged("mark the worker ID used", self.replicas.get())?;
         let usage = self.with(None, "mark the worker ID used", |s, ens, d| {
             // Each step is conditional (a mark made over the version read, or made only where
             // none is): one that another holder's mark beat reads again.

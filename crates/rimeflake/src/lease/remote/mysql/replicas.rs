@@ -217,10 +217,9 @@ impl StoredSettings for MyConn {
         })
     }
 
-    /// After a lease or state write: an error unless the replicas the namespace requires have
-    /// it (semi-synchronous replication still on, and waiting for as many as required).
-    fn acknowledged(&mut self, doing: &str) -> Result<()> {
-        let required = self.replicas.get();
+    /// After a lease or state write: an error unless `required` replicas have it
+    /// (semi-synchronous replication still on, and waiting for as many).
+    fn acknowledged(&mut self, doing: &str, required: u32) -> Result<()> {
         if required == 0 {
             return Ok(());
         }

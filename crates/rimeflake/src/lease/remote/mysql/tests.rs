@@ -2,7 +2,8 @@ use super::*;
 use crate::lease::remote::contract::{timed, v, Expired, Server, NS};
 use crate::lease::remote::servers::{MariaDb, MY_PASSWORD, MY_PASSWORD_ROLE};
 use crate::state::WorkerState;
-use std::sync::Barrier;
+use crate::lease::remote::Replicas;
+use std::sync::{Arc, Barrier};
 
 const OP: Duration = Duration::from_millis(500);
 /// For the tests of what an error says, not of when it comes (a first `CREATE TABLE` on a
@@ -262,4 +263,57 @@ fn a_url_typo_is_a_config_error() {
         assert_eq!(e.kind(), ErrorKind::Config, "{url}: {e}");
         assert!(!e.message().contains("pw-xyz"), "{e}");
     }
+}
+
+/// A standalone server has no semi-synchronous replica: while the namespace requires one, lease
+/// and state writes (and `state restored`'s epoch) are refused, saying why. A primary with a
+/// semi-synchronous replica (`AFTER_SYNC`) counts it, and writes go through; the replica is
+/// refused as read-only, and once promoted names its former primary as its lineage's parent.
+#[test]
+fn writes_need_a_semi_synchronous_replica_while_the_namespace_requires_one() {
+    let db = MariaDb::start();
+    let mut c = open(&db);
+    c.settle_layout(NS, "l").unwrap();
+    assert!(c.acquire(NS, 2, "tok", 10_000).unwrap());
+    c.require(Arc::new(Replicas::new(1)));
+    for e in [
+        c.renew(NS, 2, "tok", 10_000).unwrap_err(),
+        c.save(NS, 2, "tok", 0, &v(1, "s1")).unwrap_err(),
+        c.acquire(NS, 3, "tok", 10_000).unwrap_err(),
+    ] {
+        assert_eq!(e.kind(), ErrorKind::Lease);
+        assert!(e.message().contains("semi-synchronous replication is off"), "{e}");
+    }
+    c.require(Arc::new(Replicas::new(0)));
+    c.set_replicas(NS, 1).unwrap();
+    let e = c.new_epoch(NS).unwrap_err();
+    assert!(e.message().contains("acknowledged by 1 replica"), "{e}");
+
+    let primary = MariaDb::start_primary(true);
+    let replica = MariaDb::start_replica_of(&primary, primary.port());
+    let mut p = open(&primary);
+    let view = p.server().unwrap();
+    assert_eq!(
+        (view.identity.as_str(), view.parent.as_deref(), view.replicas),
+        ("mariadb:0-1", None, 1),
+        "{view:?}"
+    );
+    p.require(Arc::new(Replicas::new(1)));
+    p.settle_layout(NS, "l").unwrap();
+    assert!(p.acquire(NS, 1, "tok", 10_000).unwrap());
+    assert_eq!(p.save(NS, 1, "tok", 0, &v(1, "s1")).unwrap(), Saved::Yes);
+    replica.wait_until(
+        "SELECT COUNT(*) FROM rimeflake_workers WHERE version = 1",
+        |n| n == "1",
+        30,
+    );
+    let e = open(&replica).server().unwrap_err();
+    assert!(e.message().contains("read-only"), "{e}");
+    replica.promote();
+    let promoted = open(&replica).server().unwrap();
+    assert_eq!(
+        (promoted.identity.as_str(), promoted.parent.as_deref()),
+        ("mariadb:0-2", Some("mariadb:0-1")),
+        "{promoted:?}"
+    );
 }

@@ -147,11 +147,10 @@ impl StoredSettings for ZkConn {
         })
     }
 
-    /// Before a lease or state write: an error unless the ensemble's quorum gives the replicas
-    /// the namespace requires (it always does unless an operator required more, or the
-    /// ensemble shrank).
-    fn acknowledged(&mut self, doing: &str) -> Result<()> {
-        let required = self.replicas.get();
+    /// Before (or after) a lease or state write: an error unless the ensemble's quorum gives
+    /// `required` replicas (it always gives what the namespace settled on, unless an operator
+    /// required more, or the ensemble shrank).
+    fn acknowledged(&mut self, doing: &str, required: u32) -> Result<()> {
         if required == 0 {
             return Ok(());
         }
