@@ -147,7 +147,8 @@ $(DEPS_STAMP):
 # that every case was met); `make test` runs all 200.
 CHECK_SIM_SEEDS := 100
 CHECK_CORE_TESTS := --lib --test contract --test fill_atomic --test fork --test fork_registry \
-  --test message_text --test peers --test proptest --test rollback --test start_above \
+  --test message_text --test peers --test proptest --test rollback --test sequence_start \
+  --test start_above \
   --test start_interrupt \
   --test vectors
 CHECK_CLI_TESTS := --bins --test cli --test messages --test resolver --test settings

@@ -37,7 +37,7 @@ export declare interface Generator {
 
 // <contract:layout-name> generated from the core's tables by `make contract`: do not edit
 /** A preset's name; a `layout` takes one of these, a layout spec, or a `Layout`. */
-export type LayoutName = 'default' | 'twitter' | 'sonyflake' | 'sonyflake_v2' | 'baidu' | 'js_safe'
+export type LayoutName = 'default' | 'twitter' | 'discord' | 'sonyflake' | 'sonyflake_v2' | 'baidu' | 'js_safe'
 // </contract:layout-name>
 
 // <contract:generator-options> generated from the core's tables by `make contract`: do not edit
@@ -103,6 +103,11 @@ export interface GeneratorOptions {
    * process's worker ID is free again after it. Default: `RIMEFLAKE_LEASE_TTL_MS`, else 10000.
    */
   leaseTtlMs?: number
+  /**
+   * Start each time unit's sequence at a random offset rather than 0, so that id % N spreads evenly
+   * over N shards at any rate (layouts with the sequence below the worker). Default: off.
+   */
+  randomSequenceStart?: boolean
 }
 // </contract:generator-options>
 

@@ -158,6 +158,10 @@ typedef struct rimeflake_config {
   // (the default): $RIMEFLAKE_LEASE_TTL_MS, else 10000. A killed process's worker ID is free
   // again after it.
   uint64_t lease_ttl_ms;
+  // Start each time unit's sequence at a random offset rather than 0, so that id % N spreads
+  // evenly over N shards at any rate (default false; refused, RIMEFLAKE_CONFIG, by a layout
+  // with the sequence above the worker, as sonyflake's).
+  bool random_sequence_start;
 } rimeflake_config;
 
 // Counters of a generator (rimeflake_stats). Fields a newer header adds come after these.
@@ -303,8 +307,8 @@ enum rimeflake_status rimeflake_generator_worker_id(const struct rimeflake_gener
 // `generator` from rimeflake_generator_new, not freed; `layout` writable.
 enum rimeflake_status rimeflake_generator_layout(const struct rimeflake_generator *generator, struct rimeflake_layout **layout);
 
-// The layout `spec` names, into `*layout`: a preset (`default`, `twitter`, `sonyflake`,
-// `sonyflake_v2`, `js_safe`; `baidu` needs `epoch_ms=`) or a layout spec such as
+// The layout `spec` names, into `*layout`: a preset (`default`, `twitter`, `discord`,
+// `sonyflake`, `sonyflake_v2`, `js_safe`; `baidu` needs `epoch_ms=`) or a layout spec such as
 // `"clock_id=0,time=41,worker=10,sequence=12,epoch_ms=1420070400000"`. RIMEFLAKE_CONFIG names
 // what is wrong. Free it with rimeflake_layout_free.
 //

@@ -68,6 +68,7 @@ class Config {
   Config &max_wait_ms(std::uint64_t v) { config_.max_wait_ms = v; return *this; }
   Config &strict_monotonic(bool v) { config_.strict_monotonic = v; return *this; }
   Config &lease_ttl_ms(std::uint64_t v) { config_.lease_ttl_ms = v; return *this; }
+  Config &random_sequence_start(bool v) { config_.random_sequence_start = v; return *this; }
   Config &on_warning(rimeflake_warning_fn f, void *user_data) {
     config_.on_warning = f;
     config_.warning_user_data = user_data;

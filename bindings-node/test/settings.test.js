@@ -82,3 +82,35 @@ test("the core's warnings are process warnings (type RimeflakeWarning, code RIME
   // And it is not printed by the core itself: only Node's own warning line is on stderr.
   assert.ok(!/^rimeflake: warning/m.test(r.stderr), r.stderr)
 })
+
+// 64 IDs of a `default` generator, each after a 2 ms pause (a time unit of its own, entered
+// after an idle spell), checked to increase; their sequences.
+async function spacedSequences(options) {
+  const rf = require(root)
+  const gen = new rf.Generator({ backend: 'memory', workerId: 1, ...options })
+  const ids = []
+  for (let i = 0; i < 64; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 2))
+    ids.push(gen.nextId())
+  }
+  for (let i = 1; i < ids.length; i++) assert.ok(ids[i] > ids[i - 1])
+  const parts = ids.map((id) => gen.decode(id))
+  gen.close()
+  assert.ok(parts.every((p) => p.workerId === 1)) // decode reads the fields as ever
+  return parts.map((p) => Number(p.sequence))
+}
+
+test('randomSequenceStart spreads id % N over shards; sonyflake refuses it', async () => {
+  // Off: each spaced ID is its unit's sequence 0, so id % 16 is 0 for all of them.
+  assert.deepEqual(await spacedSequences({}), new Array(64).fill(0))
+  // On: each unit starts at an offset uniform over 512 sequences (id % 16 is the sequence's):
+  // fewer than 8 of the 16 shards has a chance below 1e-15, more than 8 zeros below 1e-12.
+  const seqs = await spacedSequences({ randomSequenceStart: true })
+  assert.ok(new Set(seqs.map((s) => s % 16)).size >= 8, seqs.join())
+  assert.ok(seqs.filter((s) => s === 0).length <= 8, seqs.join())
+  const rf = require(root)
+  assert.throws(() => new rf.Generator({ backend: 'memory', workerId: 1, layout: 'sonyflake', randomSequenceStart: true }),
+    (e) => e instanceof rf.ConfigError && /^randomSequenceStart: layout sonyflake puts the worker ID below/.test(e.message))
+  assert.throws(() => new rf.Generator({ backend: 'memory', workerId: 1, randomSequenceStart: 1 }),
+    (e) => e instanceof TypeError && /options\.randomSequenceStart/.test(e.message))
+})

@@ -89,8 +89,8 @@ impl Layout {
         Ok(Layout(layout))
     }
 
-    /// The preset called `name`: ``default``, ``twitter``, ``sonyflake``, ``sonyflake_v2``,
-    /// ``baidu`` (Baidu's own 2016 epoch, which ran out in 2024: it decodes old IDs; generate
+    /// The preset called `name`: ``default``, ``twitter``, ``discord``, ``sonyflake``,
+    /// ``sonyflake_v2``, ``baidu`` (Baidu's own 2016 epoch, which ran out in 2024: it decodes old IDs; generate
     /// with a later epoch, ``Layout.baidu(epoch_ms)``) or ``js_safe``.
     #[staticmethod]
     fn preset(name: &str) -> Result<Self> {
@@ -123,6 +123,13 @@ impl Layout {
     #[staticmethod]
     fn twitter() -> Self {
         Layout(Core::twitter())
+    }
+
+    /// Discord's layout: Twitter's widths from Discord's epoch (2015-01-01); Discord's
+    /// internal worker ID decodes as ``datacenter_id``, its process ID as ``worker_id``.
+    #[staticmethod]
+    fn discord() -> Self {
+        Layout(Core::discord())
     }
 
     /// Sonyflake's layout: 39 time bits of 10 ms, 8 sequence bits above 16 worker bits.

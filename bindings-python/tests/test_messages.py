@@ -91,6 +91,7 @@ def test_the_keyword_arguments_are_the_stubs_and_the_cores_table() -> None:
         max_wait_ms=100,
         on_rollback="error",
         strict_monotonic=True,
+        random_sequence_start=True,
         lease_ttl_ms=None,
         state_dir=None,
     ) as g:

@@ -3,6 +3,7 @@ specs and backend strings are the core's; the core's warnings are Python warning
 
 from __future__ import annotations
 
+import time
 import warnings
 from pathlib import Path
 
@@ -152,3 +153,31 @@ def test_the_container_warning_is_a_python_warning(env: pytest.MonkeyPatch, tmp_
         rimeflake.Generator(1, layout="twitter").close()
     env.setenv("RIMEFLAKE_NO_CONTAINER_WARNING", "1")
     rimeflake.Generator(1, layout="twitter").close()  # silenced: no warning, so no error here
+
+
+def _spaced_sequences(**options: object) -> list[int]:
+    """64 IDs of a ``default`` generator, each after a 2 ms pause (a time unit of its own,
+    entered after an idle spell), checked to increase; their sequences."""
+    ids = []
+    with rimeflake.Generator(1, backend="memory", **options) as g:  # type: ignore[arg-type]
+        for _ in range(64):
+            time.sleep(0.002)
+            ids.append(g.next_id())
+        assert ids == sorted(set(ids))
+        parts = [g.decode(i) for i in ids]
+    assert all(p.worker_id == 1 for p in parts)  # decode reads the fields as ever
+    return [p.sequence for p in parts]
+
+
+def test_random_sequence_start_spreads_id_mod_n_over_shards() -> None:
+    # Off: each spaced ID is its unit's sequence 0, so id % 16 is 0 for all of them.
+    assert _spaced_sequences() == [0] * 64
+    # On: each unit starts at an offset uniform over 512 sequences (id % 16 is the sequence's):
+    # fewer than 8 of the 16 shards has a chance below 1e-15, more than 8 zeros below 1e-12.
+    seqs = _spaced_sequences(random_sequence_start=True)
+    assert len({s % 16 for s in seqs}) >= 8, seqs
+    assert seqs.count(0) <= 8, seqs
+    # Sonyflake puts the worker ID below the sequence: refused, in this front end's words.
+    with pytest.raises(rimeflake.ConfigError,
+                       match=r"^random_sequence_start: layout sonyflake puts the worker ID below"):
+        rimeflake.Generator(1, layout="sonyflake", backend="memory", random_sequence_start=True)

@@ -57,6 +57,8 @@ fn main() {
     let file_store = rime::file_store_row();
     eprintln!("rimeflake with the coarse clock...");
     let coarse = rime::coarse_row();
+    eprintln!("rimeflake with random_sequence_start...");
+    let spread = rime::spread_row();
     eprintln!("rimeflake 5-s saturated run...");
     let sat = rime::saturated();
     let remote = if with_backends {
@@ -112,6 +114,7 @@ fn main() {
         }
     };
     rows.push(coarse.clone());
+    rows.push(spread);
     rows.extend(peer_rows.iter().cloned());
     rows.push(Row {
         name: "**floors**".into(),

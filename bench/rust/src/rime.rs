@@ -223,6 +223,66 @@ pub fn coarse_row() -> Row {
     r
 }
 
+/// Rounds of [`spread_row`]: each measures a generator without the option and one with it, in
+/// turns, the first of each round alternating.
+const SPREAD_ROUNDS: usize = 5;
+
+/// `next_id` with `random_sequence_start`, beside the same generator without it measured in
+/// turns with it ([`SPREAD_ROUNDS`] rounds: the other rows run minutes apart, and the machine's
+/// load moves more than this option costs). What it adds: a branch on the hot path, and a
+/// splitmix64 draw in each unit entered after an idle spell (after each loop's pause, and in
+/// `raw_below_cap`, whose calls follow a unit boundary).
+pub fn spread_row() -> Row {
+    let make = |on| {
+        Generator::builder()
+            .layout(Layout::twitter())
+            .worker_id(1)
+            .in_memory()
+            .random_sequence_start(on)
+            .build()
+            .expect("twitter generator")
+    };
+    let (plain, spread) = (make(false), make(true));
+    // Per round: [1T, 2T, raw] of each.
+    let measure = |g: &Generator| {
+        [
+            next_id_1t(g),
+            next_id_2t(g),
+            raw_below_cap(K_4096, 1, || g.next_id().unwrap_or(0)),
+        ]
+    };
+    let (mut off, mut on) = (Vec::new(), Vec::new());
+    for round in 0..SPREAD_ROUNDS {
+        if round % 2 == 0 {
+            off.push(measure(&plain));
+            on.push(measure(&spread));
+        } else {
+            on.push(measure(&spread));
+            off.push(measure(&plain));
+        }
+    }
+    let med = |rounds: &[[f64; 3]], i: usize| median(rounds.iter().map(|r| r[i]).collect());
+    let mut r = Row::new(
+        "rimeflake next_id (twitter, in_memory, random_sequence_start)",
+        "0.1.0",
+    );
+    r.ns_1t = Some(med(&on, 0));
+    r.ns_2t = Some(med(&on, 1));
+    r.raw_below_cap = Some(med(&on, 2));
+    r.unique = unique_column(N as usize, || spread.next_id().expect("next_id"));
+    r.notes = format!(
+        "opt-in; / the same generator without it, {SPREAD_ROUNDS} rounds in turns (medians): \
+         1T {:.2}x ({:.1} ns without), 2T {:.2}x ({:.1}), raw {:.2}x ({:.1})",
+        med(&on, 0) / med(&off, 0),
+        med(&off, 0),
+        med(&on, 1) / med(&off, 1),
+        med(&off, 1),
+        med(&on, 2) / med(&off, 2),
+        med(&off, 2),
+    );
+    r
+}
+
 /// `next_id` with the file store (durable state, local worker lease): `Ok(row)`, or the error
 /// that `build()` gave (a Config error until durable state is integrated).
 pub fn file_store_row() -> Result<Row, String> {

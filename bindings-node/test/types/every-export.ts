@@ -34,6 +34,7 @@ const options: GeneratorOptions = {
   maxWaitMs: 5000,
   onRollback: 'wait',
   strictMonotonic: false,
+  randomSequenceStart: true,
 }
 
 function demo(): void {

@@ -80,8 +80,8 @@ class Layout:
     ) -> Self: ...
     @staticmethod
     def preset(name: str) -> Layout:
-        """The preset called `name`: ``default``, ``twitter``, ``sonyflake``, ``sonyflake_v2``,
-        ``baidu`` (Baidu's own 2016 epoch, which ran out in 2024: it decodes old IDs; generate
+        """The preset called `name`: ``default``, ``twitter``, ``discord``, ``sonyflake``,
+        ``sonyflake_v2``, ``baidu`` (Baidu's own 2016 epoch, which ran out in 2024: it decodes old IDs; generate
         with a later epoch, ``Layout.baidu(epoch_ms)``) or ``js_safe``.
         """
     @staticmethod
@@ -101,6 +101,10 @@ class Layout:
     @staticmethod
     def twitter() -> Layout:
         """Twitter's layout: 41 time, 10 worker, 12 sequence bits; 1 ms; Twitter's epoch."""
+    @staticmethod
+    def discord() -> Layout:
+        """Discord's layout: Twitter's widths from Discord's epoch (2015-01-01); Discord's
+        internal worker ID decodes as ``datacenter_id``, its process ID as ``worker_id``."""
     @staticmethod
     def sonyflake() -> Layout:
         """Sonyflake's layout: 39 time bits of 10 ms, 8 sequence bits above 16 worker bits."""

@@ -11,7 +11,7 @@ from typing import Literal, SupportsIndex, TypedDict
 from ._native import Layout
 
 # <contract:layout-name> generated from the core's tables by `make contract`: do not edit
-LayoutName = Literal["default", "twitter", "sonyflake", "sonyflake_v2", "baidu", "js_safe"]
+LayoutName = Literal["default", "twitter", "discord", "sonyflake", "sonyflake_v2", "baidu", "js_safe"]
 # </contract:layout-name>
 """A preset name. A ``layout`` argument takes one of these, any layout spec
 (``"clock_id=0,time=41,worker=10,sequence=12,epoch_ms=1420070400000"``), as every rimeflake
@@ -78,6 +78,10 @@ class GeneratorOptions(TypedDict, total=False):
     """With a server backend: how long a lease lasts without renewal, 200 ms to a day, in ms; a
     killed process's worker ID is free again after it. Default: ``RIMEFLAKE_LEASE_TTL_MS``, else
     10000."""
+
+    random_sequence_start: bool | None
+    """Start each time unit's sequence at a random offset rather than 0, so that id % N spreads
+    evenly over N shards at any rate (layouts with the sequence below the worker). Default: off."""
 # </contract:generator-options>
 
 

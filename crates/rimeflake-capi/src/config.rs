@@ -64,6 +64,10 @@ pub struct rimeflake_config {
     /// (the default): $RIMEFLAKE_LEASE_TTL_MS, else 10000. A killed process's worker ID is free
     /// again after it.
     pub lease_ttl_ms: u64,
+    /// Start each time unit's sequence at a random offset rather than 0, so that id % N spreads
+    /// evenly over N shards at any rate (default false; refused, RIMEFLAKE_CONFIG, by a layout
+    /// with the sequence above the worker, as sonyflake's).
+    pub random_sequence_start: bool,
 }
 
 /// The size of the struct before `lease_ttl_ms` was added: the smallest one accepted. A program
@@ -86,6 +90,7 @@ impl rimeflake_config {
             on_warning: None,
             warning_user_data: std::ptr::null_mut(),
             lease_ttl_ms: 0,
+            random_sequence_start: false,
         }
     }
 
@@ -182,7 +187,8 @@ impl rimeflake_config {
         b = b
             .max_drift(Duration::from_millis(self.max_drift_ms))
             .max_wait(Duration::from_millis(self.max_wait_ms))
-            .strict_monotonic(self.strict_monotonic);
+            .strict_monotonic(self.strict_monotonic)
+            .random_sequence_start(self.random_sequence_start);
         if self.lease_ttl_ms != 0 {
             b = b.lease_ttl(Duration::from_millis(self.lease_ttl_ms));
         }

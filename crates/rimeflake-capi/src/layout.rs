@@ -66,8 +66,8 @@ impl From<&rimeflake_parts> for Parts {
 /// A buffer of this many bytes holds any layout's description (rimeflake_layout_describe).
 pub const RIMEFLAKE_LAYOUT_DESCRIBE_MAX: usize = 256;
 
-/// The layout `spec` names, into `*layout`: a preset (`default`, `twitter`, `sonyflake`,
-/// `sonyflake_v2`, `js_safe`; `baidu` needs `epoch_ms=`) or a layout spec such as
+/// The layout `spec` names, into `*layout`: a preset (`default`, `twitter`, `discord`,
+/// `sonyflake`, `sonyflake_v2`, `js_safe`; `baidu` needs `epoch_ms=`) or a layout spec such as
 /// `"clock_id=0,time=41,worker=10,sequence=12,epoch_ms=1420070400000"`. RIMEFLAKE_CONFIG names
 /// what is wrong. Free it with rimeflake_layout_free.
 ///

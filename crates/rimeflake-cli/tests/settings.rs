@@ -183,28 +183,54 @@ fn layouts_come_from_a_preset_a_spec_or_the_environment_on_every_subcommand() {
     );
 }
 
+/// Discord's documentation's example snowflake (discord.com/developers/docs/reference#snowflakes):
+/// made 2016-04-30T11:18:25.796Z by internal worker 1, process 0, increment 7.
+const DISCORD_DOCS_ID: &str = "175928847299117063";
+
 #[test]
-fn a_twitter_id_read_as_default_is_flagged_in_the_future() {
-    let out = run(&["decode", "175928847299117063"], &[]);
+fn discords_example_read_as_default_is_flagged_and_the_hint_reads_2016() {
+    let out = run(&["decode", DISCORD_DOCS_ID], &[]);
     let table = stdout_ok(&out);
-    // A 2012 ID: several presets read it as a past time, twitter among them.
-    let mark = table
-        .lines()
-        .last()
-        .unwrap()
-        .split("(in the future: --layout ")
-        .nth(1);
+    // Read as `default`, it lies in 2034; the hint proposes Discord's reading (2016) and
+    // Twitter's (the same bits from Twitter's epoch: 2012), never Sonyflake's (2017-12-27).
     assert!(
-        mark.is_some_and(|m| m
-            .split(" or ")
-            .any(|p| p.trim_end_matches("?)") == "twitter")),
+        table
+            .lines()
+            .last()
+            .unwrap()
+            .ends_with("(in the future: --layout discord or twitter?)"),
         "{table}"
     );
-    let out = run(
-        &["decode", "--layout", "twitter", "175928847299117063"],
-        &[],
+    let note = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        note.contains(
+            "the likeliest readings, as likely as each other, are discord \
+             2016-04-30T11:18:25.796Z, twitter 2012-03-03T13:01:20.453Z: try --layout discord"
+        ),
+        "{note}"
     );
-    assert!(!stdout_ok(&out).contains("in the future"));
+    assert!(
+        !note.contains("sonyflake") && !table.contains("sonyflake"),
+        "{note}"
+    );
+
+    let out = run(&["decode", "--layout", "discord", DISCORD_DOCS_ID], &[]);
+    let table = stdout_ok(&out);
+    assert!(!table.contains("in the future"), "{table}");
+    // Discord's internal worker ID is the datacenter column, its process ID the worker.
+    let row: Vec<&str> = table.lines().last().unwrap().split_whitespace().collect();
+    assert_eq!(
+        row,
+        [
+            DISCORD_DOCS_ID,
+            "0",
+            "2016-04-30T11:18:25.796Z",
+            "1",
+            "0",
+            "7"
+        ],
+        "{table}"
+    );
 }
 
 #[test]
@@ -408,6 +434,7 @@ fn every_setting_of_the_cores_table_is_a_flag_of_each_generating_subcommand() {
         "--strict-monotonic",
         "--lease-ttl-ms",
         "1000",
+        "--random-sequence-start",
     ];
     assert_eq!(stdout_ok(&run(&all, &[])).lines().count(), 1);
     config_error(
@@ -437,5 +464,33 @@ fn every_setting_of_the_cores_table_is_a_flag_of_each_generating_subcommand() {
             &[],
         ),
         "\"5s\" is not a number of milliseconds",
+    );
+}
+
+/// `rimeflake gen --in-memory --worker 1`, then `extra`.
+fn gen_worker_1(extra: &[&str]) -> Output {
+    let mut args = vec!["gen", "--in-memory", "--worker", "1"];
+    args.extend_from_slice(extra);
+    run(&args, &[])
+}
+
+/// `--random-sequence-start`: each process's first ID starts its unit at an offset (of
+/// `default`'s 512 sequences, the ID's lowest bits), where it is sequence 0 without the flag;
+/// sonyflake's order refuses it.
+#[test]
+fn random_sequence_start_offsets_the_first_unit_and_sonyflake_refuses_it() {
+    let sequence = |extra: &[&str]| -> u64 {
+        let id: u64 = stdout_ok(&gen_worker_1(extra)).trim().parse().unwrap();
+        id & 511
+    };
+    assert_eq!(sequence(&[]), 0);
+    // Eight processes, eight keys: all at offset 0 has a chance of 512^-8.
+    let offsets: Vec<u64> = (0..8)
+        .map(|_| sequence(&["--random-sequence-start"]))
+        .collect();
+    assert!(offsets.iter().any(|&s| s != 0), "{offsets:?}");
+    config_error(
+        &gen_worker_1(&["--layout", "sonyflake", "--random-sequence-start"]),
+        "--random-sequence-start: layout sonyflake puts the worker ID below the sequence",
     );
 }

@@ -64,12 +64,22 @@ fn model(f: impl Fn() + Sync + Send + 'static) {
 }
 
 fn generator(layout: Layout, clock: LoomClock) -> Arc<Generator<LoomClock>> {
+    spread_generator(layout, clock, false)
+}
+
+/// A generator whose units, with `random_sequence_start`, start at random offsets.
+fn spread_generator(
+    layout: Layout,
+    clock: LoomClock,
+    random_sequence_start: bool,
+) -> Arc<Generator<LoomClock>> {
     Arc::new(
         Generator::builder()
             .layout(layout)
             .worker_id(1)
             .in_memory()
             .max_wait(Duration::from_millis(3))
+            .random_sequence_start(random_sequence_start)
             .clock(clock)
             .build()
             .unwrap(),
@@ -87,9 +97,20 @@ fn assert_unique(all: &mut Vec<u64>) {
 /// carries the sequence) or ticks once.
 #[test]
 fn two_threads_next_id() {
-    model(|| {
+    two_threads_next_id_with(false);
+}
+
+/// As `two_threads_next_id`, with `random_sequence_start`: the tick opens a unit that both
+/// threads may enter from behind, each drawing its offset, racing on the counter.
+#[test]
+fn two_threads_enter_a_unit_at_its_random_offset() {
+    two_threads_next_id_with(true);
+}
+
+fn two_threads_next_id_with(random_sequence_start: bool) {
+    model(move || {
         let clock = LoomClock::new(START);
-        let g = generator(Layout::twitter(), clock.clone());
+        let g = spread_generator(Layout::twitter(), clock.clone(), random_sequence_start);
         let handles: Vec<_> = (0..2)
             .map(|t| {
                 let (g, clock) = (g.clone(), clock.clone());

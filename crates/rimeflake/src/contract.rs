@@ -65,6 +65,8 @@ pub enum Setting {
     StrictMonotonic,
     /// The lease TTL of a server backend.
     LeaseTtl,
+    /// Start each time unit's sequence at a random offset rather than 0.
+    RandomSequenceStart,
 }
 
 impl Setting {
@@ -227,7 +229,8 @@ mod tests {
         assert_eq!(
             Frontend::Node.unknown_setting("foo"),
             "options: unknown option 'foo'; the options are workerId, layout, namespace, \
-             stateDir, backend, maxDriftMs, maxWaitMs, onRollback, strictMonotonic, leaseTtlMs"
+             stateDir, backend, maxDriftMs, maxWaitMs, onRollback, strictMonotonic, leaseTtlMs, \
+             randomSequenceStart"
         );
     }
 }

@@ -50,6 +50,8 @@ extern crate self as rimeflake;
 #[cfg(test)]
 #[path = "../tests/internal/mod.rs"]
 mod internal_tests;
+#[cfg(test)]
+pub(crate) mod testing;
 
 pub mod admin;
 mod backend;

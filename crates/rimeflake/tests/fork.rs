@@ -14,10 +14,16 @@ use rimeflake::{ErrorKind, Generator, Layout};
 use std::collections::HashSet;
 use std::time::Duration;
 
-/// A leased worker ID: the child takes a new one; the parent keeps its lease and state.
-fn leased_child_takes_a_new_worker_id() {
+/// A leased worker ID: the child takes a new one; the parent keeps its lease and state. With
+/// `random_sequence_start` too: the child's generator draws offsets of its own, and no ID of
+/// either is the other's.
+fn leased_child_takes_a_new_worker_id(random_sequence_start: bool) {
     let dir = TempDir::new("leased");
-    let parent = Generator::builder().state_dir(&dir.0).build().unwrap();
+    let parent = Generator::builder()
+        .state_dir(&dir.0)
+        .random_sequence_start(random_sequence_start)
+        .build()
+        .unwrap();
     let layout = Layout::default();
     let me = parent.worker_id();
     let state_path = dir.0.join(format!("default/worker-{me:05}.state"));
@@ -139,7 +145,8 @@ fn closed_stays_closed_in_the_child() {
 
 #[test]
 fn forked_children_never_share_the_parents_worker_id_lease_or_state() {
-    leased_child_takes_a_new_worker_id();
+    leased_child_takes_a_new_worker_id(false);
+    leased_child_takes_a_new_worker_id(true);
     fixed_worker_child_is_refused();
     closed_stays_closed_in_the_child();
 }

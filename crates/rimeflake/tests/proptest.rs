@@ -1,6 +1,7 @@
 //! Property tests: compose/decode round-trip for random valid layouts, and random schedules of
 //! clock readings (jumps back and forth, leap-second steps, stalls) that must never yield a
-//! duplicate or a decrease, under each rollback policy.
+//! duplicate or a decrease, under each rollback policy, with and without
+//! `random_sequence_start`.
 //!
 //! Cases per property: 48 by default (a debug `cargo test` stays fast); set `PROPTEST_CASES`
 //! for more, e.g. `PROPTEST_CASES=2000 cargo test --release -p rimeflake --test proptest`.
@@ -225,6 +226,9 @@ struct Setup {
     /// `max_drift` in ms: 2 s (the default) or a few ms, so that leads and 1-s steps count as
     /// large too.
     drift_ms: u64,
+    /// `random_sequence_start`: units entered after an idle spell start at an offset, also
+    /// after each switch of clock-id.
+    random_start: bool,
 }
 
 /// Runs `ops` and checks every ID returned: unique always; above the previous one unless a
@@ -238,6 +242,7 @@ fn run(layout: Layout, setup: Setup, ops: &[Op]) -> Result<(), TestCaseError> {
         .rollback_policy(setup.policy)
         .strict_monotonic(setup.strict)
         .max_drift(Duration::from_millis(setup.drift_ms))
+        .random_sequence_start(setup.random_start)
         .max_wait(Duration::from_millis(20))
         .clock(clock.clone())
         .build()
@@ -307,6 +312,7 @@ proptest! {
         one_bit in prop::bool::weighted(0.75),
         strict in any::<bool>(),
         drift_ms in drift(),
+        random_start in any::<bool>(),
         ops in prop::collection::vec(op(5), 1..40),
     ) {
         let layout = if one_bit {
@@ -314,7 +320,8 @@ proptest! {
         } else {
             Layout::default()
         };
-        run(layout, Setup { policy: RollbackPolicy::BumpClock, strict, drift_ms }, &ops)?;
+        let setup = Setup { policy: RollbackPolicy::BumpClock, strict, drift_ms, random_start };
+        run(layout, setup, &ops)?;
     }
 }
 
@@ -324,18 +331,20 @@ proptest! {
     #[test]
     fn wait_schedules_on_twitter_never_repeat_or_decrease(
         drift_ms in drift(),
+        random_start in any::<bool>(),
         ops in prop::collection::vec(op(2), 1..40),
     ) {
-        let setup = Setup { policy: RollbackPolicy::Wait, strict: false, drift_ms };
+        let setup = Setup { policy: RollbackPolicy::Wait, strict: false, drift_ms, random_start };
         run(Layout::twitter(), setup, &ops)?;
     }
 
     #[test]
     fn error_schedules_on_twitter_never_repeat_or_decrease(
         drift_ms in drift(),
+        random_start in any::<bool>(),
         ops in prop::collection::vec(op(2), 1..40),
     ) {
-        let setup = Setup { policy: RollbackPolicy::Error, strict: false, drift_ms };
+        let setup = Setup { policy: RollbackPolicy::Error, strict: false, drift_ms, random_start };
         run(Layout::twitter(), setup, &ops)?;
     }
 }

@@ -262,7 +262,8 @@ datacenter part; where it is not 0, parts carry datacenter_id and worker_id is t
 Time units are Unix-aligned: time field = floor(ms / unit_ms) - floor(epoch_ms / unit_ms). max: largest clock_id, time field value, worker_id, \
 sequence. expires_at_ms: first Unix ms no ID can carry. fingerprint: Layout::fingerprint(). cases[]: \
 compose(parts) == id and decode(id) == parts, and encodings.{dec,hex,base62,base32} == format(id, enc) \
-and parse back to id. invalid_ids[]: decode(id) fails with error kind `error` (ErrorKind::name()). \
+and parse back to id (twitter's and discord's include an ID their users published, with the parts \
+their documentation gives). invalid_ids[]: decode(id) fails with error kind `error` (ErrorKind::name()). \
 invalid_parts[]: compose(parts) fails with `error`. invalid_layouts[]: preset(name) (or \
 Layout::baidu(epoch_ms) when epoch_ms is a string) fails with `error`. layout_specs[]: \
 Layout::from_spec(spec) gives a layout named `name` whose describe() is `describe`, or fails with `error`. encodings.round_trip[]: ids (increasing) and \
@@ -373,6 +374,27 @@ fn layout_json(l: &Layout) -> Value {
         ),
         ("max of every field", p(max_c, last, max_w, max_q)),
     ];
+    // IDs their users published, with the parts their documentation gives (the whole worker
+    // field here; the file splits it into datacenter and worker).
+    let published: Option<(&str, u64, Parts)> = match l.name() {
+        "discord" => Some((
+            "Discord's documentation's example (discord.com/developers/docs/reference#snowflakes): \
+             2016-04-30T11:18:25.796Z, internal worker 1, process 0, increment 7",
+            175_928_847_299_117_063,
+            p(0, 1_462_015_105_796, 1 << 5, 7),
+        )),
+        "twitter" => Some((
+            "a Tweet of Twitter's API v2 documentation (developer.twitter.com/en/docs/twitter-api/\
+             data-dictionary/object-model/tweet), created_at 2019-12-31T19:26:16.000Z",
+            1_212_092_628_029_698_048,
+            p(0, 1_577_820_376_771, 327, 0),
+        )),
+        _ => None,
+    };
+    if let Some((name, id, parts)) = published {
+        assert_eq!(id_by_hand(l, &parts), id, "{name}");
+        cases.push((name, parts));
+    }
     if max_c > 0 {
         cases.push(("max clock_id only", p(max_c, at(0), 0, 0)));
         cases.push(("clock_id 1 at 2026-01-01", p(1, y2026, 5, 9)));

@@ -45,6 +45,7 @@ void test_threads(void);
 void test_fork(void);
 void test_restart(const char *self);
 void test_warnings_on_stderr(void);
+void test_sequence_start(void);
 
 /* Runs the mode argv names, when the test binary is run as a child process, and gives its
  * exit code; -1 when argv names none. */

@@ -474,6 +474,7 @@ int main(int argc, char **argv) {
   test_fork();
   test_restart(argv[0]);
   test_backend();
+  test_sequence_start();
   test_warnings_on_stderr();
   if (check_failures) {
     fprintf(stderr, "%d check(s) failed\n", check_failures);

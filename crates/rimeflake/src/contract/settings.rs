@@ -285,6 +285,19 @@ pub const SETTINGS: &[SettingInfo] = &[
              ms; a killed process's worker ID is free again after it",
         )
     },
+    row(
+        Setting::RandomSequenceStart,
+        "random_sequence_start",
+        "--random-sequence-start",
+        "random_sequence_start",
+        "randomSequenceStart",
+        SettingKind::Flag,
+        SettingDefault::Flag(false),
+        "off",
+        None,
+        "Start each time unit's sequence at a random offset rather than 0, so that id % N \
+         spreads evenly over N shards at any rate (layouts with the sequence below the worker)",
+    ),
 ];
 
 /// The largest `max_drift`: five minutes. A successor of a worker ID whose state was lost or may

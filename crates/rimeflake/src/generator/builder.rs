@@ -5,7 +5,7 @@ use crate::backend::{Backend, Storage};
 use crate::clock::{Clock, SystemClock};
 use crate::error::{Error, Result};
 use crate::contract::{Frontend, Setting};
-use crate::layout::Layout;
+use crate::layout::{FieldOrder, Layout};
 use crate::settings::{self, Given};
 use crate::state::StateStore;
 use crate::warning::{Warning, WarningSink};
@@ -80,6 +80,10 @@ pub struct Builder<C: Clock = SystemClock> {
     pub(crate) max_wait: Duration,
     pub(crate) policy: Option<RollbackPolicy>,
     pub(crate) strict_monotonic: bool,
+    pub(crate) random_sequence_start: bool,
+    /// The key of the sequence offsets, fixed by a test (`Builder::test_spread_key`); `None`:
+    /// drawn from the operating system at each start.
+    spread_key: Option<u64>,
     pub(crate) reserve_ahead: Duration,
     pub(crate) refresh_every: Duration,
     pub(crate) allow_network_fs: bool,
@@ -123,6 +127,8 @@ impl Builder<SystemClock> {
             max_wait: DEFAULT_MAX_WAIT,
             policy: None,
             strict_monotonic: false,
+            random_sequence_start: false,
+            spread_key: None,
             reserve_ahead: Duration::from_secs(1),
             refresh_every: Duration::from_millis(500),
             allow_network_fs: false,
@@ -213,6 +219,8 @@ impl<C: Clock> Builder<C> {
             max_wait: self.max_wait,
             policy: self.policy,
             strict_monotonic: self.strict_monotonic,
+            random_sequence_start: self.random_sequence_start,
+            spread_key: self.spread_key,
             reserve_ahead: self.reserve_ahead,
             refresh_every: self.refresh_every,
             allow_network_fs: self.allow_network_fs,
@@ -250,6 +258,56 @@ impl<C: Clock> Builder<C> {
     pub fn strict_monotonic(mut self, strict: bool) -> Self {
         self.strict_monotonic = strict;
         self
+    }
+
+    /// Starts each time unit's sequence at a random offset rather than 0 (default off), so that
+    /// `id % N` spreads evenly over `N` shards, for any `N` up to 2^sequence_bits, at any rate:
+    /// at low rates the sequence is otherwise 0 in nearly every ID, and `id % N` lands on few
+    /// shards. IDs still strictly increase, and the offset never makes a call wait or fail that
+    /// would not have at 0. What it costs, exactly: only a unit entered after an idle spell
+    /// takes an offset `o` (uniform in `[0, 2^sequence_bits)`), and holds `2^sequence_bits - o`
+    /// IDs of its own; a burst that fills it borrows the next unit, as a full unit always does,
+    /// so a burst reaches `max_drift` at most `2^sequence_bits - 1` IDs sooner, and with
+    /// `max_drift` 0 (no borrowing) the first unit of a burst holds `2^sequence_bits - o`. Units
+    /// entered while busy take none, so the sustained rate is unchanged.
+    ///
+    /// A layout that puts the sequence above the worker (`sonyflake`) is refused: its low bits
+    /// are the worker ID's, so `id % N` is the worker's whatever the sequence does.
+    ///
+    /// # Example
+    /// ```
+    /// let generator = rimeflake::Generator::builder()
+    ///     .worker_id(1)
+    ///     .in_memory()
+    ///     .random_sequence_start(true)
+    ///     .build()?;
+    /// let (a, b) = (generator.next_id()?, generator.next_id()?);
+    /// assert!(a < b);
+    /// # Ok::<(), rimeflake::Error>(())
+    /// ```
+    pub fn random_sequence_start(mut self, on: bool) -> Self {
+        self.random_sequence_start = on;
+        self
+    }
+
+    /// Fixes the key the sequence offsets are drawn from, so that a test of their distribution
+    /// runs the same every time.
+    #[cfg(test)]
+    pub(crate) fn test_spread_key(mut self, key: u64) -> Self {
+        self.spread_key = Some(key);
+        self
+    }
+
+    /// The key of a new generator's sequence offsets, `None` without `random_sequence_start`:
+    /// drawn from the operating system at each start (a forked child's generator draws its own).
+    pub(crate) fn spread_key(&self) -> Option<u64> {
+        self.random_sequence_start.then(|| {
+            self.spread_key.unwrap_or_else(|| {
+                let mut key = [0u8; 8];
+                crate::random::os_random(&mut key);
+                u64::from_le_bytes(key)
+            })
+        })
     }
 
     /// Keeps no state at all: **not restart-safe**. A restarted process may repeat IDs if the
@@ -426,6 +484,16 @@ impl<C: Clock> Builder<C> {
                 self.given.frontend.setting(Setting::MaxDrift),
                 self.max_drift.as_millis(),
                 MAX_MAX_DRIFT.as_millis()
+            )));
+        }
+        if self.random_sequence_start && self.layout.order() == FieldOrder::SequenceAboveWorker {
+            return Err(Error::config(format!(
+                "{}: layout {} puts the worker ID below the sequence, so id % N is the worker's \
+                 (for any N up to {}) whatever the sequence does: spread shards by worker ID \
+                 there, or use a layout with the sequence below the worker",
+                self.given.frontend.setting(Setting::RandomSequenceStart),
+                self.layout.name(),
+                self.layout.max_worker_id() + 1,
             )));
         }
         self.layout.check_epoch(self.clock.now_ms())?;

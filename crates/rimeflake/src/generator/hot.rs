@@ -9,9 +9,19 @@
 //! reading past it finds a unit that does not open, whatever the keeper thread has done. The
 //! deadline never moves back (the keeper raises it at each renewal), so an open unit stays
 //! within it.
+//!
+//! With `random_sequence_start`, a unit the counter enters after an idle spell (the counter
+//! short of the last value of the unit before) starts at an offset rather than at sequence 0:
+//! drawn from the generator's random key and the unit, so every thread that enters the unit
+//! draws the same one, and no state is shared. The offset only ever raises the first value
+//! above what the counter would take at 0, and stays below what the fence and `max_drift`
+//! allow for the call (it is cut to the room left, so it never makes a call fail that would
+//! not at 0): uniqueness, the reservation and the lead keep their proofs. A unit entered while
+//! busy (the counter at or past its start) starts where the counter is, so a saturated
+//! generator never skips a value.
 
 use super::stats::Counters;
-use super::Inner;
+use super::{CounterShape, Inner};
 use crate::clock::Clock;
 use crate::sync::Ordering::*;
 
@@ -78,7 +88,13 @@ impl<C: Clock> Inner<C> {
         let base = cid_base | (now << k.seq_bits);
         let limit = (base + k.drift_span).min(fence);
         loop {
-            let first = (cur + 1).max(base);
+            let first = if cur + 1 >= base {
+                cur + 1
+            } else if k.spread {
+                k.unit_start(now, base, limit, n)
+            } else {
+                base
+            };
             let last = first + (n - 1);
             if last > limit {
                 return None; // the lead past the clock, or the reservation, is used up
@@ -127,5 +143,47 @@ impl<C: Clock> Inner<C> {
     #[cold]
     fn note_borrowed(&self, to: u64, from: u64) {
         Counters::add(&self.stats.borrowed_units, to - from);
+    }
+}
+
+impl CounterShape {
+    /// The first of `n` values a call takes in unit `unit`, whose first value is `base`, when
+    /// the counter enters it after an idle spell: `base` raised by the unit's offset, cut so
+    /// that the `n` values end within the unit (when they fit in one) and at most at `limit`,
+    /// the fence or `max_drift`. So an offset never makes a call fail that would not at 0.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn unit_start(&self, unit: u64, base: u64, limit: u64, n: u64) -> u64 {
+        let unit_end = base + ((1u64 << self.seq_bits) - 1);
+        base + self.offset(unit, limit.min(unit_end).saturating_sub(base + (n - 1)))
+    }
+
+    /// The offset at which unit `unit` starts, uniform in `[0, min(room, max_sequence)]`. 0
+    /// without `random_sequence_start`.
+    fn offset(&self, unit: u64, room: u64) -> u64 {
+        if !self.spread {
+            return 0;
+        }
+        let max_sequence = (1u64 << self.seq_bits) - 1;
+        // splitmix64's output for step `unit` from the key: uniform, and independent from unit
+        // to unit for all a test of shards can see.
+        let mut z = self
+            .spread_key
+            .wrapping_add(unit.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        // Scaled to the range by a multiply (Lemire's), not a modulo: uniform within 2^-64.
+        ((u128::from(z) * u128::from(room.min(max_sequence) + 1)) >> 64) as u64
+    }
+
+    /// Where a counter set to `counter` at time unit `unit` (the start of a generator, a switch
+    /// of clock-id) continues: raised by the unit's offset when it stands just below the unit's
+    /// first value `base`, as the hot path raises a unit it enters. Never lower than `counter`.
+    pub(super) fn spread_start(&self, counter: u64, base: u64, unit: u64) -> u64 {
+        match counter.checked_add(1) {
+            Some(next) if next == base => counter + self.offset(unit, u64::MAX),
+            _ => counter,
+        }
     }
 }

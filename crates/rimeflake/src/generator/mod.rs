@@ -128,6 +128,10 @@ pub(crate) struct CounterShape {
     low_mask: u64,
     worker_bits: u32,
     worker_part: u64,
+    /// `random_sequence_start`: a unit entered after an idle spell starts at an offset drawn
+    /// from `spread_key` and the unit (see [`hot`]).
+    pub(crate) spread: bool,
+    spread_key: u64,
 }
 
 /// How far (time units) a stored reservation may lead the clock of the holder that stored it:

@@ -290,7 +290,11 @@ impl<C: Clock> Inner<C> {
         }
         hot.high
             .store((next << self.layout.time_bits()) | now, Release);
-        let restart = self.layout.counter_before(next, now);
+        let restart = self.shape.spread_start(
+            self.layout.counter_before(next, now),
+            self.layout.counter(next, now, 0),
+            now,
+        );
         let old = hot.counter.swap(restart, AcqRel);
         self.stats.new_epoch(old, restart);
         self.durable.need.store(0, Release); // a time the old clock-id needed means nothing now

@@ -210,7 +210,7 @@ impl<C: Clock> Inner<C> {
                 }
             }
         };
-        let shape = counter_shape(&layout, worker_id, r.max_drift);
+        let shape = counter_shape(&layout, worker_id, r.max_drift, r.spread_key());
         let policy = r.policy.unwrap_or(RollbackPolicy::Wait);
         let max_wait_ns = r.max_wait.as_nanos().min(u64::MAX as u128) as u64;
 
@@ -318,6 +318,8 @@ impl<C: Clock> Inner<C> {
             skew: &skew,
         };
         let (cid, counter, mut now) = start.starting_point(&state, &stats, interrupted)?;
+        // A start at the beginning of a unit takes that unit's offset, as the hot path does.
+        let counter = shape.spread_start(counter, layout.counter(cid, now, 0), now);
         if let Some((renew, _)) = renewer.as_mut().zip(keeper.as_ref()) {
             // On a server, a start that resumes more than `max_drift` ahead of the clock (above
             // a floor, or a reservation a holder stored just before) waits for the clock here,
@@ -436,7 +438,12 @@ impl<C: Clock> Inner<C> {
     }
 }
 
-fn counter_shape(layout: &Layout, worker_id: u64, max_drift: Duration) -> CounterShape {
+fn counter_shape(
+    layout: &Layout,
+    worker_id: u64,
+    max_drift: Duration,
+    spread_key: Option<u64>,
+) -> CounterShape {
     let seq_bits = layout.sequence_bits() as u32;
     let unit_ms = layout.unit_ms();
     let drift_units = (max_drift.as_millis() as u64) / unit_ms;
@@ -457,6 +464,8 @@ fn counter_shape(layout: &Layout, worker_id: u64, max_drift: Duration) -> Counte
         low_mask: mask(low_bits),
         worker_bits: layout.worker_bits() as u32,
         worker_part: worker_id << low_bits,
+        spread: spread_key.is_some(),
+        spread_key: spread_key.unwrap_or(0),
     }
 }
 

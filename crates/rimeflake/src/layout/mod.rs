@@ -91,7 +91,7 @@ impl Parts {
 }
 
 /// A validated bit layout. Build one with a preset ([`Layout::default`], [`Layout::twitter`],
-/// [`Layout::sonyflake`], [`Layout::sonyflake_v2`], [`Layout::baidu`], [`Layout::js_safe`],
+/// [`Layout::discord`], [`Layout::sonyflake`], [`Layout::sonyflake_v2`], [`Layout::baidu`], [`Layout::js_safe`],
 /// [`Layout::preset`]), from a layout spec ([`Layout::from_spec`], which [`Layout::describe`]
 /// prints), or with [`Layout::builder`].
 ///
@@ -488,5 +488,6 @@ mod tests;
 
 pub use builder::LayoutBuilder;
 pub use presets::{
-    Preset, EPOCH_2024, EPOCH_BAIDU, EPOCH_SONYFLAKE, EPOCH_SONYFLAKE_V2, EPOCH_TWITTER,
+    Preset, EPOCH_2024, EPOCH_BAIDU, EPOCH_DISCORD, EPOCH_SONYFLAKE, EPOCH_SONYFLAKE_V2,
+    EPOCH_TWITTER,
 };

@@ -7,6 +7,8 @@ use crate::error::{Error, Result};
 pub const EPOCH_2024: u64 = 1_704_067_200_000;
 /// Twitter's epoch (2010-11-04T01:42:54.657Z) in Unix ms.
 pub const EPOCH_TWITTER: u64 = 1_288_834_974_657;
+/// Discord's epoch, 2015-01-01T00:00:00Z (the first second of 2015), in Unix ms.
+pub const EPOCH_DISCORD: u64 = 1_420_070_400_000;
 /// Sonyflake's epoch, 2014-09-01T00:00:00Z, in Unix ms.
 pub const EPOCH_SONYFLAKE: u64 = 1_409_529_600_000;
 /// sony/sonyflake v2's default start time, 2025-01-01T00:00:00Z, in Unix ms.
@@ -43,6 +45,11 @@ pub struct Preset {
     /// One sentence on what it is.
     pub doc: &'static str,
     make: fn() -> Layout,
+    /// Whether the preset's IDs are published, in URLs and API answers, where people find IDs
+    /// whose layout they do not know (Twitter's, Discord's): the decode hint ranks such
+    /// readings before those of layouts whose IDs stay inside their users' systems
+    /// (`layout/guess.rs` says why).
+    pub(super) published: bool,
 }
 
 impl Preset {
@@ -60,24 +67,36 @@ const PRESET_LIST: &[Preset] = &[
         doc: "rimeflake's own, and the only preset with clock-id bits: it rides out a large \
               clock step back without waiting",
         make: Layout::default,
+        published: false,
     },
     Preset {
         name: "twitter",
         aliases: &[],
         doc: "Twitter's Snowflake: 5 datacenter and 5 worker bits, Twitter's epoch",
         make: Layout::twitter,
+        published: true,
+    },
+    Preset {
+        name: "discord",
+        aliases: &[],
+        doc: "Discord's snowflakes: Twitter's widths from Discord's epoch; decode shows \
+              Discord's internal worker ID as the datacenter part, its process ID as the worker",
+        make: Layout::discord,
+        published: true,
     },
     Preset {
         name: "sonyflake",
         aliases: &[],
         doc: "sony/sonyflake v1's defaults: 10 ms units, 16 worker bits",
         make: Layout::sonyflake,
+        published: false,
     },
     Preset {
         name: "sonyflake_v2",
         aliases: &["sonyflake-v2"],
         doc: "sony/sonyflake v2's defaults: as sonyflake, from 2025",
         make: Layout::sonyflake_v2,
+        published: false,
     },
     Preset {
         name: "baidu",
@@ -85,12 +104,14 @@ const PRESET_LIST: &[Preset] = &[
         doc: "Baidu uid-generator's: 1 s units; its own epoch ran out in 2024, so it decodes \
               only (give epoch= to generate)",
         make: || Layout::baidu_at(EPOCH_BAIDU),
+        published: false,
     },
     Preset {
         name: "js_safe",
         aliases: &["js-safe"],
         doc: "53 bits, so that an ID is exact as a JavaScript Number",
         make: Layout::js_safe,
+        published: false,
     },
 ];
 
@@ -125,6 +146,38 @@ impl Layout {
                 FieldOrder::SequenceBelowWorker,
                 1,
                 EPOCH_TWITTER,
+            )
+        }
+    }
+
+    /// Discord's layout, as Discord's developer documentation gives its snowflakes: milliseconds
+    /// since Discord's epoch ([`EPOCH_DISCORD`], 2015-01-01) above bit 22, a 5-bit internal
+    /// worker ID, a 5-bit internal process ID and a 12-bit increment. Twitter's widths: 41 time
+    /// bits (Discord counts 42 with the sign bit, which every layout here keeps 0, so IDs run
+    /// until 2084-09-06), 10 worker bits and 12 sequence bits, 1 ms units. The worker field is
+    /// split as Discord splits it: its upper 5 bits, Discord's internal worker ID, are the
+    /// datacenter part ([`Parts::datacenter_id`](super::Parts::datacenter_id)), and the lower
+    /// 5, Discord's internal process ID, are [`Parts::worker_id`](super::Parts::worker_id).
+    ///
+    /// # Example
+    /// ```
+    /// use rimeflake::Layout;
+    ///
+    /// // Discord's documentation's example: worker 1, process 0, increment 7, 2016-04-30.
+    /// let parts = Layout::discord().decode(175_928_847_299_117_063)?;
+    /// assert_eq!(parts.timestamp_ms, 1_462_015_105_796);
+    /// assert_eq!((parts.datacenter_id, parts.worker_id, parts.sequence), (Some(1), 0, 7));
+    /// # Ok::<(), rimeflake::Error>(())
+    /// ```
+    pub fn discord() -> Self {
+        Layout {
+            datacenter_bits: 5,
+            ..Layout::trusted(
+                "discord",
+                [0, 41, 10, 12],
+                FieldOrder::SequenceBelowWorker,
+                1,
+                EPOCH_DISCORD,
             )
         }
     }

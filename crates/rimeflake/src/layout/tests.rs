@@ -8,6 +8,7 @@ fn presets() -> Vec<Layout> {
     vec![
         Layout::default(),
         Layout::twitter(),
+        Layout::discord(),
         Layout::sonyflake(),
         Layout::sonyflake_v2(),
         Layout::baidu(1_735_689_600_000).unwrap(), // 2025-01-01
@@ -283,11 +284,21 @@ fn specs_round_trip_and_presets_keep_their_names() {
         Layout::twitter().describe(),
         "clock_id=0,time=41,worker=10,sequence=12,datacenter=5,unit_ms=1,epoch_ms=1288834974657,order=worker_first"
     );
-    let discord =
+    // Discord's fields, written out, are the `discord` preset; without the datacenter split
+    // they make the same IDs, read with one 10-bit worker field: another layout, of the same
+    // fingerprint.
+    let discord = Layout::from_spec(
+        "clock_id=0,time=41,worker=10,sequence=12,datacenter=5,epoch_ms=1420070400000",
+    )
+    .unwrap();
+    assert_eq!(discord, Layout::discord());
+    assert_eq!(discord.name(), "discord");
+    let whole =
         Layout::from_spec("clock_id=0,time=41,worker=10,sequence=12,epoch_ms=1420070400000")
             .unwrap();
-    assert_eq!(discord.name(), "custom");
-    assert_eq!(Layout::from_spec(&discord.describe()).unwrap(), discord);
+    assert_eq!(whole.name(), "custom");
+    assert_eq!(whole.fingerprint(), discord.fingerprint());
+    assert_eq!(Layout::from_spec(&whole.describe()).unwrap(), whole);
     let custom = Layout::from_spec(
         "time=39, worker=16, sequence=8, unit_ms=10, epoch=2020-01-01T00:00:00Z, order=sequence_first, datacenter=4",
     )

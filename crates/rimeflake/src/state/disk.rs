@@ -4,8 +4,8 @@
 //! with `O_NOFOLLOW` (a symlink planted at a state path is refused, never followed), `O_NONBLOCK`
 //! (a FIFO planted there cannot hang the open) and `O_CLOEXEC`, requires a regular file, caps
 //! every read, and creates files only exclusively (`O_EXCL`, mode 0600), so it never truncates
-//! or writes through a name someone else prepared. [`SimDisk`](super::sim::SimDisk) (in
-//! `sim.rs`) is an in-memory disk for tests and simulations.
+//! or writes through a name someone else prepared. `SimDisk` (in
+//! `testing/sim_disk.rs`) is an in-memory disk for tests and simulations.
 
 use std::fmt::Debug;
 use std::fs::{File, OpenOptions};

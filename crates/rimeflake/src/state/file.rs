@@ -121,7 +121,7 @@ impl<D: Disk> Drop for FlockGuard<'_, D> {
 }
 
 impl<D: Disk> FileStore<D> {
-    /// The store at `path` on `disk` (a [`SimDisk`](super::sim::SimDisk) in simulations).
+    /// The store at `path` on `disk` (a `SimDisk` of `testing/` in simulations).
     ///
     /// # Errors
     /// [`ErrorKind::Config`] when `clock_ids` is 0 or more than 256.

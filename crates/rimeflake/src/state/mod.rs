@@ -8,13 +8,8 @@ pub mod disk;
 pub mod file;
 pub mod hw;
 pub mod record;
-#[cfg(test)]
-pub mod sim;
 
 pub use file::{FileStore, LeaseGuard};
-// The paths the core's tests use.
-#[cfg(test)]
-pub use sim::{Fault, SimDisk};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::layout::{Layout, Parts};

@@ -4,7 +4,8 @@ use rimeflake_testkit::support;
 use support::TempDir;
 
 use rimeflake::state::file::{decode, SLOT_SIZE};
-use rimeflake::state::{Fault, FileStore, SimDisk};
+use rimeflake::state::FileStore;
+use rimeflake::testing::{Fault, SimDisk};
 use rimeflake::{ErrorKind, StateStore, WorkerState};
 use std::path::{Path, PathBuf};
 

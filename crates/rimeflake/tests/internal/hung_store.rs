@@ -11,7 +11,8 @@
 use rimeflake_testkit::support;
 use support::Rng;
 
-use rimeflake::state::{FileStore, SimDisk};
+use rimeflake::state::FileStore;
+use rimeflake::testing::SimDisk;
 use rimeflake::{
     Clock, ErrorKind, Generator, Layout, ManualClock, RollbackPolicy, StateStore, SystemClock,
 };
@@ -416,9 +417,9 @@ fn live_run(seed: u64) {
                 disk.resume();
             }
             7 => disk.fail_next(if rng.next() % 2 == 0 {
-                rimeflake::state::Fault::WriteError
+                rimeflake::testing::Fault::WriteError
             } else {
-                rimeflake::state::Fault::SyncError
+                rimeflake::testing::Fault::SyncError
             }),
             8 => {
                 let _ = answer(&disk, "close", {

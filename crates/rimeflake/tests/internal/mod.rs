@@ -8,4 +8,5 @@ mod durable;
 mod file_store;
 mod hung_store;
 mod lease;
+mod shards;
 mod simulation;

@@ -2,8 +2,9 @@
 //! simulator drives generators on a [`SimDisk`] through clock jumps, crashes at any step, disk
 //! faults and restarts, and checks after every step that no ID was ever issued twice.
 //!
-//! Everything a run does comes from its seed: the configuration (layout, policy, windows), the
-//! clock (a [`ManualClock`]), the disk's crash outcomes and every step. The generators run with
+//! Everything a run does comes from its seed: the configuration (layout, policy, windows, and in
+//! half the runs `random_sequence_start` with the key of its offsets), the clock (a
+//! [`ManualClock`]), the disk's crash outcomes and every step. The generators run with
 //! `refresh_every(ZERO)`, so no thread runs beside the simulator and the call that reaches the
 //! reservation extends it itself: the same seed replays exactly.
 //!
@@ -29,7 +30,8 @@ use rimeflake_testkit::{seeds, support::Rng};
 
 use rimeflake::admin::{reset_store, ResetOptions};
 use rimeflake::state::file::{decode_file, SLOT_SIZE};
-use rimeflake::state::{Fault, FileStore, LeaseGuard, SimDisk};
+use rimeflake::state::{FileStore, LeaseGuard};
+use rimeflake::testing::{Fault, SimDisk};
 use rimeflake::{
     Clock, Error, ErrorKind, Generator, Layout, ManualClock, RollbackPolicy, WorkerState,
 };
@@ -69,6 +71,9 @@ struct Config {
     drift_ms: u64,
     ahead_ms: u64,
     max_wait_ms: u64,
+    /// `random_sequence_start`, with the key of its offsets drawn from the seed, so that a seed
+    /// replays exactly.
+    spread_key: Option<u64>,
 }
 
 impl Config {
@@ -108,6 +113,7 @@ impl Config {
             drift_ms: rng.weighted(&[(1, 10), (1, 100), (2, 2000)]),
             ahead_ms: rng.weighted(&[(1, 2), (1, 20), (1, 200), (1, 1000)]),
             max_wait_ms: rng.weighted(&[(1, 5), (2, 30), (1, 200)]),
+            spread_key: rng.chance(50).then(|| rng.next()),
         }
     }
 
@@ -183,6 +189,8 @@ impl LeaseGuard for SimLock {
 #[derive(Clone, Debug, Default, PartialEq)]
 struct Tally {
     runs: u64,
+    /// Runs with `random_sequence_start`.
+    random_start_runs: u64,
     steps: u64,
     ids: u64,
     lives: u64,
@@ -203,6 +211,7 @@ struct Tally {
 impl Tally {
     fn add(&mut self, o: &Tally) {
         self.runs += o.runs;
+        self.random_start_runs += o.random_start_runs;
         self.steps += o.steps;
         self.ids += o.ids;
         self.lives += o.lives;
@@ -256,6 +265,7 @@ impl Sim {
     fn new(seed: u64, log: Arc<Mutex<Vec<String>>>) -> Sim {
         let mut rng = Rng(seed);
         let cfg = Config::pick(&mut rng);
+        let random_start_runs = cfg.spread_key.is_some() as u64;
         let clock = ManualClock::new(START_MS + rng.below(DAY_MS));
         let disk = SimDisk::new(rng.next());
         let path = PathBuf::from(format!("/sim/default/worker-{:05}.state", cfg.worker));
@@ -276,6 +286,7 @@ impl Sim {
             step: 0,
             t: Tally {
                 runs: 1,
+                random_start_runs,
                 ..Tally::default()
             },
             full_steps: 0,
@@ -479,8 +490,12 @@ impl Sim {
             .max_drift(Duration::from_millis(self.cfg.drift_ms))
             .max_wait(Duration::from_millis(self.cfg.max_wait_ms))
             .rollback_policy(self.cfg.policy)
-            .strict_monotonic(self.cfg.strict)
-            .build();
+            .strict_monotonic(self.cfg.strict);
+        let built = match self.cfg.spread_key {
+            Some(key) => built.random_sequence_start(true).test_spread_key(key),
+            None => built,
+        }
+        .build();
         match (built, corrupt) {
             (Ok(_), Some(why)) => Err(format!(
                 "start: the state file is corrupt ({why}) but the generator started: a silent reset"
@@ -1007,6 +1022,7 @@ fn crashes_clock_jumps_and_disk_faults_never_repeat_an_id() {
         // The budget must have met every case it exists for, or it proves little.
         let covered = [
             ("IDs", total.ids),
+            ("runs with random_sequence_start", total.random_start_runs),
             ("crashes", total.crashes),
             (
                 "crashes right after a clock-id switch",

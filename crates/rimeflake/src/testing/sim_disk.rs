@@ -2,7 +2,7 @@
 //! from what is only written, and fails, fills up, tears writes and crashes when told to; a seed
 //! decides what a crash keeps, so a failure replays exactly.
 
-use super::disk::Disk;
+use crate::state::disk::Disk;
 use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -233,7 +233,6 @@ impl SimDisk {
         sim.epoch += 1;
         self.resumed.notify_all();
     }
-
 
     /// The content of `path` as a reader sees it now, if it exists.
     pub fn contents(&self, path: &Path) -> Option<Vec<u8>> {
