@@ -498,7 +498,7 @@ mod tests {
 
     #[test]
     fn an_acquire_that_lands_after_the_release_gives_the_lease_back() {
-        use super::super::sim::{Flavor, SimServer};
+        use crate::testing::remote_sim::{Flavor, SimServer};
         for flavor in [Flavor::Redis, Flavor::Postgres] {
             let server = SimServer::new(flavor, 1);
             let shared = Arc::<Shared>::default();

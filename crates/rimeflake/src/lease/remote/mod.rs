@@ -25,17 +25,6 @@
     allow(dead_code, unused_variables)
 )]
 
-/// The tests of the [`Conn`] contract, run on each server.
-#[cfg(all(
-    test,
-    any(
-        feature = "redis",
-        feature = "postgres",
-        feature = "mysql",
-        feature = "zookeeper"
-    )
-))]
-mod contract;
 pub(crate) mod keeper;
 #[cfg(feature = "mysql")]
 pub(crate) mod mysql;
@@ -57,20 +46,6 @@ pub(crate) mod replication;
     )
 ))]
 pub(crate) use rimeflake_testkit::servers;
-/// A simulated server, and deterministic tests of the lease protocol on it.
-#[cfg(test)]
-mod sim;
-/// The contract's tests of a namespace's settings and a server's view of itself.
-#[cfg(all(
-    test,
-    any(
-        feature = "redis",
-        feature = "postgres",
-        feature = "mysql",
-        feature = "zookeeper"
-    )
-))]
-mod settings_contract;
 mod store;
 #[cfg(any(feature = "redis", feature = "postgres", feature = "mysql"))]
 pub(crate) mod tls;
@@ -79,6 +54,9 @@ pub(crate) mod zookeeper;
 
 pub(crate) use replication::{Proposal, Replicas, ServerView, Settings};
 pub(crate) use store::RemoteStore;
+/// The version a save writes, for the lease simulation's tests (`testing/remote_sim/`).
+#[cfg(test)]
+pub(crate) use store::next_version;
 
 use crate::backend::Backend;
 use crate::error::{Error, ErrorKind, Result};
@@ -86,7 +64,7 @@ use crate::layout::Layout;
 use crate::state::{StateStore, WorkerState};
 use crate::lease::namespace::LayoutRecord;
 use crate::lease::LeaseRequest;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// A state as a server stores it: its text ([`encode_state`]) and its version, which every
@@ -573,19 +551,14 @@ impl RemoteLease {
             },
             max_drift_ms,
         ));
-        let store = Arc::new(RemoteStore {
-            conn: Mutex::new(conn),
-            namespace: namespace.to_string(),
+        let store = Arc::new(RemoteStore::new(
+            conn,
+            namespace,
             worker_id,
-            token: token.clone(),
-            backend: backend.clone(),
-            version: Mutex::new(0),
-            pid: crate::fork::pid(),
-            keeper: Arc::clone(&keeper),
-            moved: std::sync::atomic::AtomicBool::new(false),
-            stale: std::sync::atomic::AtomicBool::new(false),
-            writer: Mutex::new(None),
-        });
+            &token,
+            backend,
+            Arc::clone(&keeper),
+        ));
         Ok(RemoteLease {
             worker_id,
             namespace: namespace.to_string(),

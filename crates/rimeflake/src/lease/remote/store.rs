@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 /// The state of a leased worker ID on its server: every save is conditional on the lease's
 /// token and on the version this store last read or wrote.
 pub(crate) struct RemoteStore {
-    pub(super) conn: Mutex<Box<dyn Conn>>,
+    pub(crate) conn: Mutex<Box<dyn Conn>>,
     pub(super) namespace: String,
     pub(super) worker_id: u64,
     pub(super) token: String,
@@ -60,6 +60,31 @@ const MOVED: &str = "another process stored its state meanwhile (it held the wor
                      one had lost the lease)";
 
 impl RemoteStore {
+    /// The store of `worker_id`'s state in `namespace` on the server `backend` names, over
+    /// `conn`, for the lease `token` holds, sharing `keeper` with the lease; nothing read yet.
+    pub(crate) fn new(
+        conn: Box<dyn Conn>,
+        namespace: &str,
+        worker_id: u64,
+        token: &str,
+        backend: &Backend,
+        keeper: Arc<super::keeper::Shared>,
+    ) -> RemoteStore {
+        RemoteStore {
+            conn: Mutex::new(conn),
+            namespace: namespace.to_string(),
+            worker_id,
+            token: token.to_string(),
+            backend: backend.clone(),
+            version: Mutex::new(0),
+            pid: crate::fork::pid(),
+            keeper,
+            moved: AtomicBool::new(false),
+            stale: AtomicBool::new(false),
+            writer: Mutex::new(None),
+        }
+    }
+
     fn lost(&self, why: &str) -> Error {
         Error::new(
             ErrorKind::Lease,

@@ -1,5 +1,5 @@
 use super::*;
-use crate::lease::remote::contract::{timed, v, Expired, Server, NS};
+use crate::testing::remote_contract::{timed, v, Expired, Server, NS};
 use crate::lease::remote::servers::{MariaDb, MY_PASSWORD, MY_PASSWORD_ROLE};
 use crate::state::WorkerState;
 use crate::lease::remote::Replicas;
@@ -59,7 +59,7 @@ impl Server for MariaDb {
     }
 }
 
-crate::lease::remote::contract::contract_tests!(MariaDb::start());
+crate::testing::remote_contract::contract_tests!(MariaDb::start());
 
 fn open(db: &MariaDb) -> MyConn {
     MyConn::open(&db.url(), ROOMY).unwrap_or_else(|e| panic!("open {}: {e}", db.url()))

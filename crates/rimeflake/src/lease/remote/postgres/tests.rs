@@ -1,7 +1,7 @@
 use super::*;
 use crate::clock::monotonic_ns;
 use crate::state::WorkerState;
-use crate::lease::remote::contract::{Expired, Server, NS};
+use crate::testing::remote_contract::{Expired, Server, NS};
 use crate::lease::remote::servers::{Postgres, PG_PASSWORD};
 use std::sync::{Arc, Barrier};
 
@@ -63,7 +63,7 @@ impl Server for Postgres {
     }
 }
 
-crate::lease::remote::contract::contract_tests!(Postgres::start());
+crate::testing::remote_contract::contract_tests!(Postgres::start());
 
 fn open(pg: &Postgres) -> PgConn {
     PgConn::open(&pg.url(), OP).unwrap_or_else(|e| panic!("open {}: {e}", pg.url()))

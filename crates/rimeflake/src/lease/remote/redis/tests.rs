@@ -1,7 +1,7 @@
 use super::*;
 use crate::clock::monotonic_ns;
 use crate::state::WorkerState;
-use crate::lease::remote::contract::{once_back, Expired, Server, NS};
+use crate::testing::remote_contract::{once_back, Expired, Server, NS};
 use crate::lease::remote::encode_state;
 use crate::lease::remote::servers::Redis;
 
@@ -54,7 +54,7 @@ impl Server for Redis {
     }
 }
 
-crate::lease::remote::contract::contract_tests!(Redis::start());
+crate::testing::remote_contract::contract_tests!(Redis::start());
 
 fn open(redis: &Redis) -> RedisConn {
     RedisConn::open(&redis.url(), OP).unwrap_or_else(|e| panic!("open: {e}"))

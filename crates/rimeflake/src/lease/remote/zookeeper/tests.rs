@@ -1,5 +1,5 @@
 use super::*;
-use crate::lease::remote::contract::{timed, v, Expired, Server, NS};
+use crate::testing::remote_contract::{timed, v, Expired, Server, NS};
 use crate::lease::remote::servers::ZooKeeper;
 use crate::lease::remote::Replicas;
 use std::sync::Arc;
@@ -81,7 +81,7 @@ impl Server for ZooKeeper {
     }
 }
 
-crate::lease::remote::contract::contract_tests!(ZooKeeper::start());
+crate::testing::remote_contract::contract_tests!(ZooKeeper::start());
 
 
 #[test]

@@ -61,10 +61,10 @@
 //! `RIMEFLAKE_LEASE_SEEDS=N` runs N seeds (default 200) from `RIMEFLAKE_LEASE_FIRST_SEED`
 //! (default 0); `RIMEFLAKE_LEASE_SEED=N` replays one seed and prints its log.
 
-use super::keeper::{KeeperState, News, Next};
-use super::{Conn, RemoteStore, RemoteWorker, Saved, Timing, Versioned, WRITER};
 use crate::backend::Backend;
 use crate::error::{Error, ErrorKind, Result};
+use crate::lease::remote::keeper::{KeeperState, News, Next};
+use crate::lease::remote::{Conn, RemoteStore, RemoteWorker, Saved, Timing, Versioned, WRITER};
 use crate::state::{StateStore, WorkerState};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -110,9 +110,9 @@ mod server;
 mod world;
 
 // The keeper's tests drive a simulated server of their own.
-pub(crate) use server::{Flavor, SimServer};
 use replica::*;
 use server::*;
+pub(crate) use server::{Flavor, SimServer};
 use world::*;
 
 fn run_seed(seed: u64) -> std::result::Result<(Tally, Vec<String>), String> {

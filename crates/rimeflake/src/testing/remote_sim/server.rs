@@ -3,7 +3,6 @@
 
 use super::*;
 
-
 /// How the simulated server treats a lease that expired and that nobody took since.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Flavor {
@@ -199,7 +198,12 @@ impl Server {
 
     /// Runs `op`, a call already sent, at `at` (at once if that is now); `orphan` when its
     /// client will not see the answer.
-    pub(super) fn land_at(&mut self, at: u64, orphan: bool, op: impl FnOnce(&mut Server) + Send + 'static) {
+    pub(super) fn land_at(
+        &mut self,
+        at: u64,
+        orphan: bool,
+        op: impl FnOnce(&mut Server) + Send + 'static,
+    ) {
         if at <= self.now && self.outage_at(at).is_none() {
             self.landed_late += u64::from(orphan);
             op(self);
@@ -260,7 +264,12 @@ impl Server {
     }
 
     /// [`Conn::mark_used`], on the server.
-    pub(super) fn mark_used(&mut self, namespace: &str, worker_id: u64, reach_ms: u64) -> super::super::Usage {
+    pub(super) fn mark_used(
+        &mut self,
+        namespace: &str,
+        worker_id: u64,
+        reach_ms: u64,
+    ) -> crate::lease::remote::Usage {
         let now = self.server_ns();
         let (created, used) = self
             .marks
@@ -268,7 +277,7 @@ impl Server {
             .or_insert_with(|| (now, BTreeMap::new()));
         let before = used.get(&worker_id).copied().unwrap_or(0);
         used.insert(worker_id, before.max(reach_ms));
-        super::super::Usage {
+        crate::lease::remote::Usage {
             age_ms: now.saturating_sub(*created) / MS,
             used_before: before > 0,
             reach_ms: before.max(reach_ms),
@@ -276,9 +285,9 @@ impl Server {
     }
 
     /// What the server says of itself: its generation makes its identity and lineage.
-    pub(super) fn view(&self) -> super::super::ServerView {
+    pub(super) fn view(&self) -> crate::lease::remote::ServerView {
         let name = |g: u64| format!("sim:{g}");
-        super::super::ServerView {
+        crate::lease::remote::ServerView {
             identity: name(self.generation),
             lineage: name(self.generation),
             parent: self.generation.checked_sub(1).map(name),
@@ -291,16 +300,19 @@ impl Server {
         &mut self,
         namespace: &str,
         max_drift_ms: u64,
-        view: &super::super::ServerView,
-    ) -> super::super::Settings {
+        view: &crate::lease::remote::ServerView,
+    ) -> crate::lease::remote::Settings {
         let s = self.settings.entry(namespace.to_string()).or_default();
         let drift = *s.max_drift_ms.get_or_insert(max_drift_ms);
-        if s.lineage.is_some() && s.lineage.as_ref() != Some(&view.lineage) && s.lineage == view.parent {
+        if s.lineage.is_some()
+            && s.lineage.as_ref() != Some(&view.lineage)
+            && s.lineage == view.parent
+        {
             s.replicas = s.replicas.saturating_sub(1);
         }
         s.replicas = s.replicas.max(view.replicas);
         s.lineage = Some(view.lineage.clone());
-        super::super::Settings {
+        crate::lease::remote::Settings {
             max_drift_ms: drift,
             replicas: s.replicas,
             epoch: s.epoch,
@@ -395,13 +407,21 @@ impl Server {
         w.owners.push(token.to_string());
     }
 
-    pub(super) fn acquire(&mut self, namespace: &str, worker_id: u64, token: &str, ttl_ms: u64) -> bool {
+    pub(super) fn acquire(
+        &mut self,
+        namespace: &str,
+        worker_id: u64,
+        token: &str,
+        ttl_ms: u64,
+    ) -> bool {
         let now = self.server_ns();
         let old_side = self.on_old_side;
         let key = (namespace.to_string(), worker_id);
-        let free = self.workers.get(&key).and_then(|w| w.lease.as_ref()).is_none_or(|l| {
-            l.owner == token || now >= self.ends(l)
-        });
+        let free = self
+            .workers
+            .get(&key)
+            .and_then(|w| w.lease.as_ref())
+            .is_none_or(|l| l.owner == token || now >= self.ends(l));
         if !free {
             return false;
         }
@@ -418,7 +438,13 @@ impl Server {
         true
     }
 
-    pub(super) fn renew(&mut self, namespace: &str, worker_id: u64, token: &str, ttl_ms: u64) -> bool {
+    pub(super) fn renew(
+        &mut self,
+        namespace: &str,
+        worker_id: u64,
+        token: &str,
+        ttl_ms: u64,
+    ) -> bool {
         let expires = self.server_ns() + ttl_ms * MS;
         let key = (namespace.to_string(), worker_id);
         let holds = self.workers.get(&key).is_some_and(|w| self.holds(w, token));
@@ -471,10 +497,20 @@ impl Server {
         Saved::Yes
     }
 
-    pub(super) fn reset(&mut self, namespace: &str, worker_id: u64, expected: u64, next: &Versioned) -> Saved {
+    pub(super) fn reset(
+        &mut self,
+        namespace: &str,
+        worker_id: u64,
+        expected: u64,
+        next: &Versioned,
+    ) -> Saved {
         let now = self.server_ns();
         let key = (namespace.to_string(), worker_id);
-        let live = self.workers.get(&key).and_then(|w| w.lease.as_ref()).is_some_and(|l| now < self.ends(l));
+        let live = self
+            .workers
+            .get(&key)
+            .and_then(|w| w.lease.as_ref())
+            .is_some_and(|l| now < self.ends(l));
         if live {
             return Saved::NotHolder;
         }
@@ -518,7 +554,7 @@ pub(crate) struct SimConn {
     pub(super) name: String,
     pub(super) faulty: bool,
     /// The replica acknowledgements its writes wait for.
-    pub(super) replicas: std::sync::Arc<super::super::Replicas>,
+    pub(super) replicas: std::sync::Arc<crate::lease::remote::Replicas>,
 }
 
 impl SimConn {
@@ -669,7 +705,7 @@ impl Conn for SimConn {
         namespace: &str,
         worker_id: u64,
         reach_ms: u64,
-    ) -> Result<super::super::Usage> {
+    ) -> Result<crate::lease::remote::Usage> {
         let ns = namespace.to_string();
         self.write("mark the worker ID used", move |s| {
             s.mark_used(&ns, worker_id, reach_ms)
@@ -689,7 +725,10 @@ impl Conn for SimConn {
                         worker_id: *id,
                         holder: live.map(|l| l.owner.clone()),
                         expires_in_ms: live.map(|l| ((l.expires - now) / MS) as i64),
-                        state: w.state.as_ref().and_then(|v| super::super::decode_state(&v.text)),
+                        state: w
+                            .state
+                            .as_ref()
+                            .and_then(|v| crate::lease::remote::decode_state(&v.text)),
                         version: w.state.as_ref().map_or(0, |v| v.version),
                     }
                 })
@@ -701,15 +740,15 @@ impl Conn for SimConn {
         self.call("check the settings", |_| Vec::new())
     }
 
-    fn server(&mut self) -> Result<super::super::ServerView> {
+    fn server(&mut self) -> Result<crate::lease::remote::ServerView> {
         self.call("look at the server", |s| s.view())
     }
 
     fn settle_settings(
         &mut self,
         namespace: &str,
-        ours: &super::super::Proposal<'_>,
-    ) -> Result<super::super::Settings> {
+        ours: &crate::lease::remote::Proposal<'_>,
+    ) -> Result<crate::lease::remote::Settings> {
         let (ns, drift, view) = (namespace.to_string(), ours.max_drift_ms, ours.view.clone());
         self.call("settle the settings", move |s| s.settle(&ns, drift, &view))
     }
@@ -730,11 +769,11 @@ impl Conn for SimConn {
         })
     }
 
-    fn require(&mut self, replicas: std::sync::Arc<super::super::Replicas>) {
+    fn require(&mut self, replicas: std::sync::Arc<crate::lease::remote::Replicas>) {
         self.replicas = replicas;
     }
 
-    fn namespaces(&mut self, limit: usize) -> Result<super::super::Listed> {
+    fn namespaces(&mut self, limit: usize) -> Result<crate::lease::remote::Listed> {
         self.call("list the namespaces", move |s| {
             let all: std::collections::BTreeSet<String> = s
                 .layouts
@@ -742,7 +781,7 @@ impl Conn for SimConn {
                 .chain(s.workers.keys().map(|(ns, _)| ns))
                 .cloned()
                 .collect();
-            super::super::Listed {
+            crate::lease::remote::Listed {
                 complete: all.len() <= limit,
                 names: all.into_iter().take(limit).collect(),
             }
@@ -756,20 +795,15 @@ pub(super) fn store(
     conn: SimConn,
     worker_id: u64,
     token: &str,
-    keeper: Arc<super::super::keeper::Shared>,
+    keeper: Arc<crate::lease::remote::keeper::Shared>,
 ) -> RemoteStore {
-    RemoteStore {
-        conn: Mutex::new(Box::new(conn)),
-        namespace: NS.to_string(),
+    // No generator behind it: the world tallies what one would do.
+    RemoteStore::new(
+        Box::new(conn),
+        NS,
         worker_id,
-        token: token.to_string(),
-        backend: Backend::Redis("redis://sim".to_string()),
-        version: Mutex::new(0),
-        pid: crate::fork::pid(),
-        // No generator behind it: the world tallies what one would do.
+        token,
+        &Backend::Redis("redis://sim".to_string()),
         keeper,
-        moved: Default::default(),
-        stale: Default::default(),
-        writer: Default::default(),
-    }
+    )
 }

@@ -48,9 +48,18 @@ impl Replica {
     /// What the replica has at `t`: the primary's data `lag` before, or before the first cut
     /// still open then.
     fn at(&self, t: u64) -> Option<&Data> {
-        let open_cut = self.cuts.iter().filter(|&&(a, b)| a <= t && t < b).map(|&(a, _)| a).min();
+        let open_cut = self
+            .cuts
+            .iter()
+            .filter(|&&(a, b)| a <= t && t < b)
+            .map(|&(a, _)| a)
+            .min();
         let upto = open_cut.unwrap_or(t).saturating_sub(self.lag);
-        self.history.iter().rev().find(|(at, _)| *at <= upto).map(|(_, c)| c)
+        self.history
+            .iter()
+            .rev()
+            .find(|(at, _)| *at <= upto)
+            .map(|(_, c)| c)
     }
 }
 

@@ -3,7 +3,6 @@
 
 use super::*;
 
-
 /// What one run simulates.
 #[derive(Clone, Debug)]
 pub(super) struct Config {
@@ -394,7 +393,8 @@ impl World {
             drop(s);
             if rng.chance(600) {
                 let split = acknowledges && rng.chance(500);
-                w.promotions.push((T0 + rng.range(2 * ttl, 36 * ttl), split));
+                w.promotions
+                    .push((T0 + rng.range(2 * ttl, 36 * ttl), split));
             }
         }
         w.procs[0].retry_at = T0;
@@ -530,12 +530,8 @@ impl World {
         // The namespace's settings first, as `RemoteLease::acquire` does: the replicas every
         // write of this lease waits for.
         let backend = Backend::Redis("redis://sim".to_string());
-        let settled = crate::lease::remote::replication::settle(
-            &mut conn,
-            &backend,
-            NS,
-            self.cfg.ahead_ms,
-        );
+        let settled =
+            crate::lease::remote::replication::settle(&mut conn, &backend, NS, self.cfg.ahead_ms);
         let (view, settings, replicas) = match settled {
             Ok(s) => s,
             Err(e) => {
@@ -596,7 +592,9 @@ impl World {
         // server, as the generator's start applies it.
         let stale = found && store.loaded_stale();
         self.tally.stale_starts += u64::from(stale);
-        let lead = usage.floor_lead_ms(found, stale, false).filter(|_| self.cfg.floor);
+        let lead = usage
+            .floor_lead_ms(found, stale, false)
+            .filter(|_| self.cfg.floor);
         if let Some(lead) = lead {
             state.raise(0, now + lead);
             self.log(format!(
@@ -839,7 +837,10 @@ impl World {
                 Some((v, true)) if call.answered => Ok(v),
                 Some((_, false)) if call.answered => {
                     self.tally.unacknowledged += 1;
-                    Err(sim_error("keeper", "not acknowledged by the replicas in time"))
+                    Err(sim_error(
+                        "keeper",
+                        "not acknowledged by the replicas in time",
+                    ))
                 }
                 None if call.answered => panic!("a keeper call was answered before it landed"),
                 _ => Err(sim_error("keeper", "no answer in time")),

@@ -27,10 +27,19 @@ fn seeded_runs_keep_every_lease_invariant() {
             ("leases taken by force", total.steals),
             ("servers that forgot", total.forgets),
             ("starts killed in their floor wait", total.killed_in_wait),
-            ("replicas promoted with the old primary lost", total.promotions),
+            (
+                "replicas promoted with the old primary lost",
+                total.promotions,
+            ),
             ("split brains", total.splits),
-            ("starts above a copy from another server", total.stale_starts),
-            ("writes the replicas did not acknowledge", total.unacknowledged),
+            (
+                "starts above a copy from another server",
+                total.stale_starts,
+            ),
+            (
+                "writes the replicas did not acknowledge",
+                total.unacknowledged,
+            ),
             ("leases lost at the deadline", total.lost_deadline),
             ("leases the server said were not ours", total.lost_not_ours),
             ("leases taken back", total.backs),
@@ -337,7 +346,7 @@ fn stored(server: &SimServer) -> (u64, Option<WorkerState>) {
     let v = conn.load(NS, WORKER).unwrap();
     (
         v.as_ref().map_or(0, |v| v.version),
-        v.and_then(|v| super::super::decode_state(&v.text)),
+        v.and_then(|v| crate::lease::remote::decode_state(&v.text)),
     )
 }
 
@@ -354,7 +363,7 @@ fn a_save_whose_answer_was_lost_is_recognised_as_ours() {
         let a = held_store(&server, "a");
         a.save(&reserved(100)).unwrap();
         // The first version written where none was is drawn from the token.
-        let first = super::super::store::next_version(0, "a");
+        let first = crate::lease::remote::next_version(0, "a");
         // Landed at once: the next write is refused as moved, the store finds its own
         // token in the newer version and writes over it.
         script(&server, "a", Scripted::LostAnswer { after: 0 });
@@ -384,14 +393,14 @@ fn theft_during_a_save() {
             let server = SimServer::new(flavor, 1);
             let a = held_store(&server, "a");
             a.save(&reserved(100)).unwrap();
-            let first = super::super::store::next_version(0, "a");
+            let first = crate::lease::remote::next_version(0, "a");
             script(&server, "a", Scripted::LostAnswer { after: 0 });
             assert!(a.save(&reserved(200)).is_err()); // the second version, by "a"
             let thief = Scripted::Before(Box::new(move |s: &mut Server| {
                 s.steal(WORKER, "b", 1_000);
                 let next = Versioned {
                     version: first + 2,
-                    text: format!("{}#b", super::super::encode_state(&reserved(900))),
+                    text: format!("{}#b", crate::lease::remote::encode_state(&reserved(900))),
                 };
                 assert_eq!(s.save(NS, WORKER, "b", first + 1, &next), Saved::Yes);
             }));
@@ -500,7 +509,11 @@ fn a_split_brain_holder_stops_at_its_deadline_where_writes_wait_for_the_replica(
         );
         let (_, last) = w.issued_by("p0.1");
         assert!(last < 2.76, "{flavor:?}: p0.1 issued at {last} TTLs");
-        assert!(w.tally.unacknowledged > 0 && w.tally.stale_starts >= 1, "{:?}", w.tally);
+        assert!(
+            w.tally.unacknowledged > 0 && w.tally.stale_starts >= 1,
+            "{:?}",
+            w.tally
+        );
         assert!(successor_ids(&w) > 0, "{flavor:?}: no successor issued");
         let mut w = failover(flavor, false, 0, true);
         let broken = w.run_until(w.at(8.0)).unwrap_err();
