@@ -2,7 +2,8 @@
 //! `WAIT` every lease and state write ends with while the namespace requires acknowledgements
 //! (see the `replication` module of the remote leases).
 
-use super::{pipelined, RedisConn};
+use super::connection::pipelined;
+use super::RedisConn;
 use crate::error::{Error, ErrorKind, Result};
 use crate::lease::remote::replication::plain;
 use crate::lease::remote::{Proposal, ServerView, Settings};
@@ -16,7 +17,7 @@ pub(super) fn wait_ms(timeout: Duration) -> u64 {
 
 /// The key of a namespace's settings, a hash: `max_drift_ms`, `replicas`, `lineage`, `epoch`. In the slot of the namespace's other keys, so lost with them.
 pub(super) fn settings_key(namespace: &str) -> String {
-    format!("{}{namespace}}}:settings", super::opening(namespace))
+    format!("{}{namespace}}}:settings", super::keys::opening(namespace))
 }
 
 /// The value of `name:` in an `INFO` reply.
