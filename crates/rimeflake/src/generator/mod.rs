@@ -32,6 +32,7 @@
 //!   unit is opened to IDs only if it ends before the deadline (see [`hot`]).
 
 mod builder;
+mod floor;
 mod hot;
 mod io_thread;
 mod lease;
