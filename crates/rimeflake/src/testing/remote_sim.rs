@@ -28,13 +28,13 @@
 //!   one worker's lease and state (its row deleted). A start follows the generator's floor
 //!   (`Usage::floor_lead_ms`) from the marks the namespace's record keeps; a start that waits
 //!   for its floor may be killed there, having stored nothing and leaving its lease to expire;
-//! - a replica (`sim/replica.rs`): one that every write waits for (Redis's `WAIT`, a synchronous
-//!   standby) or an asynchronous standby, lagging a little or more than a write may wait, its
-//!   link cut now and then; promoted with the old primary lost (an asynchronous failover: the
-//!   server is what the replica had, another server to the tags of the states), or left up for
-//!   the processes running then (a split brain, where writes wait for the replica). A start
-//!   settles the namespace's settings first, a keeper looks at the server after each success,
-//!   and a start that finds a copy from another server starts a reach above it.
+//! - a replica (`remote_sim/replica.rs`): one that every write waits for (Redis's `WAIT`, a
+//!   synchronous standby) or an asynchronous standby, lagging a little or more than a write may
+//!   wait, its link cut now and then; promoted with the old primary lost (an asynchronous failover:
+//!   the server is what the replica had, another server to the tags of the states), or left up for
+//!   the processes running then (a split brain, where writes wait for the replica). A start settles
+//!   the namespace's settings first, a keeper looks at the server after each success, and a start
+//!   that finds a copy from another server starts a reach above it.
 //!
 //! Checked at every step:
 //!

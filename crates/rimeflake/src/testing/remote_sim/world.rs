@@ -1258,7 +1258,7 @@ impl World {
         let tail = self.log.len().saturating_sub(60);
         format!(
             "seed {seed}: {broken}\n  replay: RIMEFLAKE_LEASE_SEED={seed} cargo test -p \
-             rimeflake --features redis,postgres --lib lease::remote::sim -- --nocapture\n  \
+             rimeflake --features redis,postgres --lib testing::remote_sim -- --nocapture\n  \
              {}\n  ...\n{}",
             self.log[0],
             self.log[tail.max(1)..].join("\n")
