@@ -118,11 +118,11 @@ demo-c: rust c-tools
 # the per-suite targets below (faketime, servers, c-tools) find the packages there. The stamp
 # lives in the target directory, so `cargo clean` (or deleting it) makes `make deps` look again.
 DEPS_STAMP := $(CARGO_TARGET)/.deps-installed
-APT_DEPS := redis-server postgresql mariadb-server zookeeper default-jre-headless openssl faketime pkg-config
+APT_DEPS := redis-server redis-sentinel postgresql mariadb-server zookeeper default-jre-headless openssl faketime pkg-config
 BREW_DEPS := redis postgresql@16 mariadb zookeeper openssl libfaketime pkg-config
 
 .PHONY: deps
-deps: $(DEPS_STAMP) ## install the system packages the tests use, once: redis-server, PostgreSQL, MariaDB, ZooKeeper (and a Java runtime), openssl, libfaketime, pkg-config (apt-get on Debian and Ubuntu, Homebrew on macOS)
+deps: $(DEPS_STAMP) ## install the system packages the tests use, once: redis-server, redis-sentinel, PostgreSQL, MariaDB, ZooKeeper (and a Java runtime), openssl, libfaketime, pkg-config (apt-get on Debian and Ubuntu, Homebrew on macOS)
 
 $(DEPS_STAMP):
 	$(call say,deps: system packages for the tests (once; $(DEPS_STAMP) remembers))
@@ -236,9 +236,10 @@ faketime: ## install libfaketime (Debian's faketime package) when it is missing
 # (crates/rimeflake-testkit/src/servers.rs).
 # Debian keeps PostgreSQL's programs under /usr/lib/postgresql/<version>/bin, off PATH.
 .PHONY: servers
-servers: ## install redis-server, PostgreSQL, MariaDB, ZooKeeper (with a Java runtime) and openssl (Debian's packages) when they are missing, for the backend tests
+servers: ## install redis-server, redis-sentinel, PostgreSQL, MariaDB, ZooKeeper (with a Java runtime) and openssl (Debian's packages) when they are missing, for the backend tests
 	@pkgs=""; \
 	command -v redis-server >/dev/null || pkgs="$$pkgs redis-server"; \
+	command -v redis-sentinel >/dev/null || pkgs="$$pkgs redis-sentinel"; \
 	command -v openssl >/dev/null || pkgs="$$pkgs openssl"; \
 	ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || pkgs="$$pkgs postgresql"; \
 	command -v mariadb-install-db >/dev/null || pkgs="$$pkgs mariadb-server"; \

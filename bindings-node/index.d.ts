@@ -72,12 +72,15 @@ export interface GeneratorOptions {
   /**
    * Where leases and state live: local (the state directory), memory (no state: not restart-safe,
    * needs a worker ID), or a server many hosts share: redis[s]://[:PASSWORD@]HOST[:PORT][/DB],
-   * postgresql://USER[:PASSWORD]@HOST[:PORT]/DB, mysql://USER[:PASSWORD]@HOST[:PORT]/DB or
-   * zookeeper://HOST:PORT[,HOST:PORT...]/CHROOT. Default: `RIMEFLAKE_BACKEND`, else local.
+   * redis[s]+sentinel://HOST[:PORT][,...]/MASTER[/DB], postgresql://USER[:PASSWORD]@HOST[:PORT]/DB,
+   * mysql://USER[:PASSWORD]@HOST[:PORT]/DB or zookeeper://HOST:PORT[,HOST:PORT...]/CHROOT. Default:
+   * `RIMEFLAKE_BACKEND`, else local.
    */
   backend?: string
   /**
-   * How far the clock may step back and still be absorbed by counting on, in ms. Default: 2000.
+   * How far the clock may step back and still be absorbed by counting on, in ms, at most 300000
+   * (five minutes); on a server backend the namespace keeps the first generator's, and refuses
+   * another. Default: 2000.
    */
   maxDriftMs?: number
   /**

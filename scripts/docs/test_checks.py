@@ -4,7 +4,9 @@
 - layers.py passes on the sources as they are, and fails on a back-edge planted in a copy (a
   `use` line, an inline path, a grouped `use`), on two files that import each other, on a
   module whose folder is in another layer than its file, on a file in no layer and on a known
-  back-edge that is gone; an import in a comment or a string is no import.
+  back-edge that is gone; an import in a comment or a string is no import; a test's import of
+  the test-only code passes, from any layer, but the test-only code's own files still may not
+  import each other in a circle.
 - references.py fails on a citation of the design file or of a tracker's issue planted in a
   Rust comment, a Python docstring, a Makefile comment and a docs page, and passes on the same
   words in a string literal.
@@ -96,6 +98,17 @@ def main() -> int:
                                         "\n// use crate::generator::Generator;\n"
                                         "const _S: &str = \"crate::settings::LAYOUT_ENV\";\n"),
                 False)
+    layers_case("layers: a test in clock.rs that imports the test-only code passes",
+                lambda src, doc: append(src / "clock.rs",
+                                        "\n#[cfg(test)]\nuse crate::testing::SimDisk as _planted;\n"),
+                False)
+    layers_case("layers: two files of the test-only code that import each other fail",
+                lambda src, doc: (append(src / "testing/sim_disk.rs",
+                                         "\nuse crate::testing::remote_sim as _planted;\n"),
+                                  append(src / "testing/remote_sim.rs",
+                                         "\nuse crate::testing::sim_disk as _planted;\n")),
+                True, "files that import each other in a circle: testing/remote_sim.rs -> "
+                      "testing/sim_disk.rs -> testing/remote_sim.rs")
     layers_case("layers: two files of one layer that import each other fail",
                 lambda src, doc: (append(src / "state/hw.rs", "\nuse super::record as _planted;\n"),
                                   append(src / "state/record.rs", "\nuse super::hw as _planted;\n")),

@@ -48,6 +48,10 @@ pub struct Figures {
     /// ms from `build()` to the first ID in a namespace where every worker ID but one is held
     /// (servers only: empty for the others).
     pub crowded_ms: Vec<f64>,
+    /// The mean latency of the state writes of the next_id generator (its reservation moves,
+    /// off the hot path), in ms, from its stats; and how many.
+    pub write_ms: f64,
+    pub writes: u64,
 }
 
 impl Figures {
@@ -204,6 +208,13 @@ fn measure() -> Backends {
     // TLS: servers of their own, with the harness's certificate for `localhost`, checked.
     let redis_tls = Redis::start_tls();
     let postgres_tls = Postgres::start_tls();
+    // Replicated: a Redis replica every write waits for (WAIT), a synchronous standby every
+    // commit waits for.
+    let redis_primary = Redis::start();
+    let redis_replica = Redis::start_replica_of(redis_primary.port());
+    let pg_primary = Postgres::start();
+    let pg_standby = Postgres::start_standby(pg_primary.port());
+    pg_primary.synchronous(true);
     let (redis_tls_url, postgres_tls_url) = (redis_tls.tls_url(), postgres_tls.tls_url());
     let dir = std::env::temp_dir().join(format!("rimeflake-bench-backends-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -245,6 +256,16 @@ fn measure() -> Backends {
             backend: Backend::parse(&zookeeper.url()).expect("the ZooKeeper URL"),
             state_dir: None,
         },
+        Target {
+            name: format!("Redis {redis_version} + 1 replica (every write waits for it)"),
+            backend: Backend::parse(&redis_primary.url()).expect("the Redis URL"),
+            state_dir: None,
+        },
+        Target {
+            name: format!("PostgreSQL {postgres_version} + synchronous standby"),
+            backend: Backend::parse(&pg_primary.url()).expect("the PostgreSQL URL"),
+            state_dir: None,
+        },
     ];
     let n = targets.len();
     let mut figures: Vec<Figures> = targets
@@ -258,6 +279,8 @@ fn measure() -> Backends {
             close_ms: Vec::new(),
             first_ms: 0.0,
             crowded_ms: Vec::new(),
+            write_ms: 0.0,
+            writes: 0,
         })
         .collect();
 
@@ -342,7 +365,11 @@ fn measure() -> Backends {
             f.reps.push(sum / LOOPS as f64);
         }
     }
-    for (t, g) in targets.iter().zip(gens) {
+    for ((t, g), f) in targets.iter().zip(gens).zip(figures.iter_mut()) {
+        let stats = g.stats();
+        f.writes = stats.reservation_writes;
+        f.write_ms =
+            stats.reservation_write_ns as f64 / 1e6 / stats.reservation_writes.max(1) as f64;
         g.close()
             .unwrap_or_else(|e| panic!("{}: close: {e}", t.name));
     }
@@ -353,6 +380,10 @@ fn measure() -> Backends {
     drop(postgres_tls);
     drop(mariadb);
     drop(zookeeper);
+    drop(redis_replica);
+    drop(redis_primary);
+    drop(pg_standby);
+    drop(pg_primary);
     let _ = std::fs::remove_dir_all(&dir);
     Backends {
         figures,
@@ -457,8 +488,11 @@ pub fn section(b: &Backends) -> String {
          it answers), its jar run by Java 17. The TLS rows run on servers of their own with \
          the same settings plus TLS (Redis `--tls-port`; PostgreSQL `ssl=on`, plain TCP \
          refused), a P-256 certificate for `localhost` from a CA the harness makes with \
-         `openssl`, checked by the client (rustls, ring): chain and host name. The embedded \
-         default keeps its state directory \
+         `openssl`, checked by the client (rustls, ring): chain and host name. The replicated \
+         rows run on a Redis primary with one replica on loopback, which every lease and state \
+         write waits for (`WAIT 1` in the same round trip), and on a PostgreSQL primary with a \
+         streaming standby made by `pg_basebackup` and `synchronous_standby_names = '*'`, \
+         which every commit waits for. The embedded default keeps its state directory \
          under {tmp} too. Every generator uses the `twitter` layout, the default reservation (1 s \
          ahead, moved every 500 ms by the I/O thread) and lease TTL (10 s, renewed every \
          2.5 s), and a leased worker ID unless said otherwise (the embedded default leases the \
@@ -483,7 +517,7 @@ pub fn section(b: &Backends) -> String {
     let _ = writeln!(
         out,
         "| backend | next_id ns/ID 1T (median of {REPS}) | × embedded (medians) | × embedded \
-         (median of {rounds} rounds) | notes |\n|---|---|---|---|---|"
+         (median of {rounds} rounds) | state write: mean ms (writes) | notes |\n|---|---|---|---|---|---|"
     );
     let base = b.figures[EMBEDDED].next_id();
     for (i, f) in b.figures.iter().enumerate() {
@@ -495,11 +529,13 @@ pub fn section(b: &Backends) -> String {
         };
         let _ = writeln!(
             out,
-            "| {} | {:.1} | {:.3} | {:.3} | {notes} |",
+            "| {} | {:.1} | {:.3} | {:.3} | {:.3} ({}) | {notes} |",
             f.name,
             f.next_id(),
             f.next_id() / base,
-            paired(b, i)
+            paired(b, i),
+            f.write_ms,
+            f.writes
         );
     }
 

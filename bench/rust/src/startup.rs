@@ -3,8 +3,11 @@
 //! to the first ID, and to 10,000 IDs, for an ordinary start (a restart that finds its state, and
 //! a worker ID never used, in a namespace older than a holder's reach), the first start of a new
 //! namespace, and starts after the server lost its data (everything, as `FLUSHALL`; one worker's
-//! state, as its row or keys deleted). The servers run on loopback, started by the harness of the
-//! core's tests. Prints a Markdown table (`make bench-startup`).
+//! state, as its row or keys deleted); and on replicated servers: an ordinary start, and each
+//! worker ID's first start after a failover to a replica (Redis with a replica, PostgreSQL with a
+//! synchronous standby), after a Redis restart, and after `rimeflake state restored`. The
+//! servers run on loopback, started by the harness of the core's tests. Prints a Markdown table
+//! (`make bench-startup`).
 
 // A benchmark reads the clocks directly: the ban on SystemTime/Instant::now guards the core.
 #![allow(clippy::disallowed_methods)]
@@ -110,6 +113,122 @@ fn rows(s: &Server) -> Vec<(String, f64, f64)> {
     out
 }
 
+/// Starts: ms to the first ID and to `IDS` IDs, each.
+type Starts = Vec<(f64, f64)>;
+
+/// Each of `RUNS` worker IDs started once on `before` in `namespace` (aged past the reach),
+/// `change` applied, then each started on `after`: its first start there, and its second.
+fn first_starts_after(
+    before: &str,
+    after: &str,
+    namespace: &str,
+    change: &mut dyn FnMut(),
+) -> (Starts, Starts) {
+    let workers: Vec<u64> = (0..RUNS as u64).map(|i| 200 + i).collect();
+    for &w in &workers {
+        start(before, namespace, w);
+    }
+    std::thread::sleep(AGED);
+    change();
+    let first = workers
+        .iter()
+        .map(|&w| start(after, namespace, w))
+        .collect();
+    let second = workers
+        .iter()
+        .map(|&w| start(after, namespace, w))
+        .collect();
+    (first, second)
+}
+
+/// The rows of the replicated servers, failovers, a restart and a restore declared.
+fn replicated() -> Vec<(String, f64, f64)> {
+    let mut out = Vec::new();
+    let mut row = |what: &str, runs: Starts| {
+        let (first, all): (Vec<f64>, Vec<f64>) = runs.into_iter().unzip();
+        eprintln!("{what}: {first:?} {all:?}");
+        out.push((what.to_string(), median(first), median(all)));
+    };
+    {
+        let primary = Redis::start();
+        let replica = Redis::start_replica_of(primary.port());
+        let url = primary.url();
+        start(&url, "ordinary", WORKER);
+        std::thread::sleep(AGED);
+        row(
+            "Redis + 1 replica | ordinary start (a restart: the state is found)",
+            (0..RUNS).map(|_| start(&url, "ordinary", WORKER)).collect(),
+        );
+        let (first, second) = first_starts_after(&url, &replica.url(), "failover", &mut || {
+            assert!(replica
+                .command(&["REPLICAOF", "NO", "ONE"])
+                .starts_with("+OK"));
+            replica.wait_for("role:master", 10);
+        });
+        row(
+            "Redis + 1 replica | after the replica was promoted: each worker ID's first start",
+            first,
+        );
+        row(
+            "Redis + 1 replica | after the replica was promoted: its second start",
+            second,
+        );
+    }
+    {
+        let mut redis = Redis::start();
+        let url = redis.url();
+        let (first, _) = first_starts_after(&url, &url, "restarted", &mut || redis.restart());
+        row(
+            "Redis | after a restart (its append-only file kept): each worker ID's first start",
+            first,
+        );
+        let backend = Backend::parse(&url).unwrap();
+        let (first, _) = first_starts_after(&url, &url, "restored", &mut || {
+            rimeflake::admin::remote::restored(&backend, Some("restored")).unwrap();
+        });
+        row(
+            "Redis | after `state restored`: each worker ID's first start",
+            first,
+        );
+    }
+    {
+        let primary = Postgres::start();
+        let standby = Postgres::start_standby(primary.port());
+        primary.synchronous(true);
+        let url = primary.url();
+        start(&url, "ordinary", WORKER);
+        std::thread::sleep(AGED);
+        row(
+            "PostgreSQL + synchronous standby | ordinary start (a restart: the state is found)",
+            (0..RUNS).map(|_| start(&url, "ordinary", WORKER)).collect(),
+        );
+        let (first, second) = first_starts_after(&url, &standby.url(), "failover", &mut || {
+            standby.promote();
+        });
+        row(
+            "PostgreSQL + synchronous standby | after the standby was promoted: each worker ID's \
+             first start",
+            first,
+        );
+        row(
+            "PostgreSQL + synchronous standby | after the standby was promoted: its second start",
+            second,
+        );
+        // The standby is a primary of its own now: the old primary commits alone again.
+        drop(standby);
+        primary.synchronous(false);
+        let backend = Backend::parse(&url).unwrap();
+        let (first, _) = first_starts_after(&url, &url, "restored", &mut || {
+            rimeflake::admin::remote::restored(&backend, Some("restored")).unwrap();
+        });
+        row(
+            "PostgreSQL | after `state restored`: each worker ID's first start",
+            first,
+        );
+    }
+    out
+}
+
 fn main() {
     if cfg!(debug_assertions) {
         eprintln!("rimeflake-bench-startup: a debug build measures nothing useful; use --release");
@@ -166,6 +285,7 @@ fn main() {
             zookeeper.cli(&format!("deleteall /rimeflake/workers/{ns}/{id}"));
         },
     }));
+    all.extend(replicated());
     println!("| server | start | ms to the first ID | ms to {IDS} IDs |");
     println!("|---|---|---:|---:|");
     for (what, first, all) in all {

@@ -53,12 +53,14 @@ class GeneratorOptions(TypedDict, total=False):
     backend: BackendName | str | None
     """Where leases and state live: local (the state directory), memory (no state: not restart-safe,
     needs a worker ID), or a server many hosts share: redis[s]://[:PASSWORD@]HOST[:PORT][/DB],
-    postgresql://USER[:PASSWORD]@HOST[:PORT]/DB, mysql://USER[:PASSWORD]@HOST[:PORT]/DB or
-    zookeeper://HOST:PORT[,HOST:PORT...]/CHROOT. Default: ``RIMEFLAKE_BACKEND``, else local."""
+    redis[s]+sentinel://HOST[:PORT][,...]/MASTER[/DB], postgresql://USER[:PASSWORD]@HOST[:PORT]/DB,
+    mysql://USER[:PASSWORD]@HOST[:PORT]/DB or zookeeper://HOST:PORT[,HOST:PORT...]/CHROOT. Default:
+    ``RIMEFLAKE_BACKEND``, else local."""
 
     max_drift_ms: SupportsIndex | None
-    """How far the clock may step back and still be absorbed by counting on, in ms. Default:
-    2000."""
+    """How far the clock may step back and still be absorbed by counting on, in ms, at most 300000
+    (five minutes); on a server backend the namespace keeps the first generator's, and refuses
+    another. Default: 2000."""
 
     max_wait_ms: SupportsIndex | None
     """The longest any call waits (for the clock, a reservation or a lease) before it fails, in ms.

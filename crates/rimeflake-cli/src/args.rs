@@ -51,6 +51,38 @@ pub enum StateCommand {
     /// have held (its high-water file, or the evidence you give); the corrupt file is copied
     /// aside. Refused while a process holds the worker ID.
     Reset(StateResetArgs),
+    /// After a server's data was restored from a backup: the next start of every worker ID of
+    /// the namespace (of every namespace on the server, without --namespace) takes the state it
+    /// finds for a possibly stale copy and waits out what its last holder may have issued since
+    /// (reserve_ahead, 1 s by default). Run it once the restore is done.
+    Restored(StateServerArgs),
+    /// Set how many replicas must acknowledge every lease and state write on a server (of the
+    /// namespace, or of every namespace on the server without --namespace): lower it when a
+    /// replica is gone for good, or 0 for a standalone server.
+    Replicas(StateReplicasArgs),
+}
+
+/// Arguments of `rimeflake state restored`.
+#[derive(Debug, Args)]
+pub struct StateServerArgs {
+    /// The server: a redis://, redis+sentinel:// or postgresql:// URL [default:
+    /// $RIMEFLAKE_BACKEND]
+    #[arg(long, value_name = "URL")]
+    pub backend: Option<String>,
+    /// Only this namespace [default: every namespace on the server]
+    #[arg(long, value_name = "NS")]
+    pub namespace: Option<String>,
+}
+
+/// Arguments of `rimeflake state replicas`.
+#[derive(Debug, Args)]
+pub struct StateReplicasArgs {
+    #[command(flatten)]
+    pub server: StateServerArgs,
+    /// The replicas that must acknowledge every write (on PostgreSQL, 1: commits go through a
+    /// synchronous standby; 0: they need not)
+    #[arg(long, value_name = "N")]
+    pub require: u32,
 }
 
 /// Arguments of `rimeflake state reset`.

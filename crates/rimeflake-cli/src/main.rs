@@ -1,4 +1,5 @@
-//! The `rimeflake` command: `gen`, `decode`, `bench`, `serve`, `state show` and `state reset` (see `rimeflake --help`).
+//! The `rimeflake` command: `gen`, `decode`, `bench`, `serve`, `state show`, `state reset`,
+//! `state restored` and `state replicas` (see `rimeflake --help`).
 //!
 //! Every failure is one line, `rimeflake: error: <message>`, on stderr, with exit status 2 for
 //! bad arguments or configuration and 1 for anything else; never a panic trace.
@@ -60,6 +61,8 @@ fn main() -> ExitCode {
         Command::Serve(a) => serve::run(a),
         Command::State(StateCommand::Show(a)) => state::show(a),
         Command::State(StateCommand::Reset(a)) => state::reset(a),
+        Command::State(StateCommand::Restored(a)) => state::restored(a),
+        Command::State(StateCommand::Replicas(a)) => state::replicas(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -68,7 +71,8 @@ fn main() -> ExitCode {
 }
 
 /// What a command given without its subcommand says: the subcommands of the deepest command
-/// that `args` name (`rimeflake state`: show or reset), as clap's own tree has them.
+/// that `args` name (`rimeflake state`: show, reset, restored or replicas), as clap's own tree has
+/// them.
 fn missing_subcommand(args: impl Iterator<Item = String>) -> String {
     let mut command = Cli::command();
     let mut path = vec![command.get_name().to_string()];

@@ -1,7 +1,8 @@
 //! `rimeflake state show`: what the state directory holds, read without disturbing any holder;
-//! `rimeflake state reset`: the way out of a corrupt state file.
+//! `rimeflake state reset`: the way out of a corrupt state file; `state restored` and `state
+//! replicas`: a server restored from a backup, a replica gone for good.
 
-use crate::args::{StateResetArgs, StateShowArgs};
+use crate::args::{StateReplicasArgs, StateResetArgs, StateServerArgs, StateShowArgs};
 use crate::fail::Failure;
 use rimeflake::admin;
 use std::io::Write;
@@ -130,7 +131,66 @@ pub fn reset(args: &StateResetArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-/// The directory given, else the environment's, else the default (the core decides).
+/// Marks the server's namespaces restored (see `rimeflake::admin::remote::restored`) and says
+/// which.
+pub fn restored(args: &StateServerArgs) -> Result<(), Failure> {
+    let backend = server_only(args, "state restored")?;
+    let done = rimeflake::admin::remote::restored(&backend, args.namespace.as_deref())?;
+    report(&backend, &done, |ns, epoch| {
+        format!(
+            "namespace {ns}: restore epoch {epoch}; the next start of each worker ID starts \
+             above what a stale copy could repeat"
+        )
+    })
+}
+
+/// Sets the replicas every write must be acknowledged by (see
+/// `rimeflake::admin::remote::require_replicas`).
+pub fn replicas(args: &StateReplicasArgs) -> Result<(), Failure> {
+    let backend = server_only(&args.server, "state replicas")?;
+    let done = rimeflake::admin::remote::require_replicas(
+        &backend,
+        args.server.namespace.as_deref(),
+        args.require,
+    )?;
+    report(&backend, &done, |ns, n| {
+        format!("namespace {ns}: every lease and state write waits for {n} replica(s)")
+    })
+}
+
+/// The server of `state restored` and `state replicas`: `--backend`, else `$RIMEFLAKE_BACKEND`.
+fn server_only(args: &StateServerArgs, what: &str) -> Result<rimeflake::Backend, Failure> {
+    server(&args.backend, &None)?.ok_or_else(|| {
+        Failure::usage(format!(
+            "{what} is for a server backend: give --backend URL (or $RIMEFLAKE_BACKEND)"
+        ))
+    })
+}
+
+/// One line per namespace, and a word on those the listing left out.
+fn report(
+    backend: &rimeflake::Backend,
+    done: &rimeflake::admin::remote::Restored,
+    line: impl Fn(&str, u64) -> String,
+) -> Result<(), Failure> {
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{backend}")?;
+    if done.namespaces.is_empty() {
+        writeln!(out, "  no namespace: no generator has used this server yet")?;
+    }
+    for (ns, n) in &done.namespaces {
+        writeln!(out, "  {}", line(ns, *n))?;
+    }
+    if !done.complete {
+        return Err(Failure::runtime(format!(
+            "the listing of {backend}'s namespaces stopped after {}: give the others with \
+             --namespace NS",
+            done.namespaces.len()
+        )));
+    }
+    Ok(())
+}
+
 /// The server a `state` command acts on: `--backend`, else (when no `--state-dir` is given)
 /// `$RIMEFLAKE_BACKEND`, as the core resolves it; `None` for the state directory.
 fn server(

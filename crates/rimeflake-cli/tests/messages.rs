@@ -43,7 +43,8 @@ fn a_missing_subcommand_is_one_of_the_command_given() {
     // Not the top level's list.
     assert_eq!(
         error_line(&run(&["state"], &[]), 2),
-        "rimeflake: error: a subcommand is needed: show or reset (see rimeflake state --help)"
+        "rimeflake: error: a subcommand is needed: show, reset, restored or replicas (see \
+         rimeflake state --help)"
     );
 }
 

@@ -6,14 +6,20 @@
 
 mod certs;
 mod mariadb;
+mod mariadb_replica;
 mod postgres;
+mod proxy;
 mod redis;
+mod sentinel;
+mod standby;
 mod zookeeper;
 
 pub use certs::Certs;
 pub use mariadb::{mariadbd, MariaDb, MY_CERT_ROLE, MY_PASSWORD, MY_PASSWORD_ROLE};
 pub use postgres::{pg_bin, Postgres, PG_CERT_ROLE, PG_PASSWORD, PG_PASSWORD_ROLE};
+pub use proxy::Proxy;
 pub use redis::{redis_server, Redis};
+pub use sentinel::{Sentinel, MASTER_NAME};
 pub use zookeeper::{four_letters, zookeeper_jar, Ensemble, ZooKeeper};
 
 use std::fs::{self, File};
@@ -50,6 +56,30 @@ use crate::now_ns;
 
 fn deadline(seconds: u64) -> u64 {
     now_ns() + seconds * 1_000_000_000
+}
+
+/// Runs a database's shell `cmd` with `sql` (a dump) on its stdin, its output dropped; panics
+/// with its stderr when it fails.
+fn restore_with(mut cmd: std::process::Command, sql: &str) {
+    use std::io::Write;
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run {:?}: {e}", cmd.get_program()));
+    child
+        .stdin
+        .take()
+        .expect("the shell's stdin")
+        .write_all(sql.as_bytes())
+        .expect("write the dump to the shell");
+    let out = child.wait_with_output().expect("the shell's exit");
+    assert!(
+        out.status.success(),
+        "the restore failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// The last lines of a log, for panic messages.
@@ -274,6 +304,14 @@ impl Process {
                 self.name,
                 self.logs()
             );
+        }
+    }
+
+    /// SIGKILL to the server and its children, as when its host dies: nothing is written on
+    /// the way out.
+    fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            kill_tree(&mut child);
         }
     }
 

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 #[cfg(feature = "mysql")]
 pub(crate) mod mysql_url;
+pub(crate) mod sentinel;
 pub(crate) mod tls;
 #[cfg(feature = "zookeeper")]
 pub(crate) mod zookeeper_url;
@@ -24,8 +25,11 @@ pub enum Backend {
     Memory,
     /// Leases and state in Redis: a `redis://` URL (`redis://[[user]:password@]host[:port][/db]`)
     /// or, over TLS, a `rediss://` one (certificate and host name checked; `sslrootcert=PATH`
-    /// for a CA of your own, `sslcert=PATH&sslkey=PATH` for a client certificate). Needs the
-    /// cargo feature `redis`.
+    /// for a CA of your own, `sslcert=PATH&sslkey=PATH` for a client certificate); or a
+    /// primary found through Redis Sentinel,
+    /// `redis+sentinel://[[user]:password@]host[:port][,host[:port]...]/service[/db]` (the
+    /// Sentinels, the primary's name; `sentinel_password=` for the Sentinels' own password;
+    /// `rediss+sentinel://` for TLS). Needs the cargo feature `redis`.
     Redis(String),
     /// Leases and state in PostgreSQL: a `postgresql://` or `postgres://` URL, with libpq's
     /// `sslmode`, `sslrootcert`, `sslcert` and `sslkey` for TLS. Needs the cargo feature
@@ -41,9 +45,10 @@ pub enum Backend {
 }
 
 impl Backend {
-    /// The backend a string names: `local`, `memory`, a `redis://` or `rediss://` URL, a
-    /// `postgresql://` (`postgres://`) URL, a `mysql://` (`mariadb://`) URL or a `zookeeper://`
-    /// URL. A URL whose backend this build lacks is refused,
+    /// The backend a string names: `local`, `memory`, a `redis://`, `rediss://`,
+    /// `redis+sentinel://` or `rediss+sentinel://` URL, a `postgresql://` (`postgres://`) URL, a
+    /// `mysql://` (`mariadb://`) URL or a `zookeeper://` URL. A URL whose backend this build lacks
+    /// is refused,
     /// naming the cargo feature it needs; so is a TLS parameter its backend does not take. The
     /// server is not contacted, and the certificate files named are read only when a generator
     /// connects.
@@ -73,6 +78,10 @@ impl Backend {
                 tls::split(t)?;
                 Ok(Backend::Redis(t.to_string()))
             }
+            Some("redis+sentinel" | "rediss+sentinel") if cfg!(feature = "redis") => {
+                tls::split(&sentinel::parse(t)?.primary)?;
+                Ok(Backend::Redis(t.to_string()))
+            }
             Some("postgres" | "postgresql") if cfg!(feature = "postgres") => {
                 tls::split(t)?;
                 Ok(Backend::Postgres(t.to_string()))
@@ -90,15 +99,15 @@ impl Backend {
             // The arms above take what this build has.
             #[allow(unreachable_patterns)]
             Some(
-                s @ ("redis" | "rediss" | "postgres" | "postgresql" | "mysql" | "mariadb"
-                | "zookeeper"),
+                s @ ("redis" | "rediss" | "redis+sentinel" | "rediss+sentinel" | "postgres"
+                | "postgresql" | "mysql" | "mariadb" | "zookeeper"),
             ) => Err(Error::config(format!(
                 "backend: {s}:// needs rimeflake built with the cargo feature \"{}\"",
                 match s {
-                    "redis" | "rediss" => "redis",
                     "postgres" | "postgresql" => "postgres",
                     "zookeeper" => "zookeeper",
-                    _ => "mysql",
+                    "mysql" | "mariadb" => "mysql",
+                    _ => "redis",
                 }
             ))),
             // The text may hold a password: show only its scheme.
@@ -169,8 +178,9 @@ fn is_word(t: &str) -> bool {
 }
 
 /// What a backend may be, for messages.
-const USE: &str = "use \"local\", \"memory\", redis://, rediss://, postgresql://, postgres://, \
-                   mysql://, mariadb:// or zookeeper://";
+const USE: &str = "use \"local\", \"memory\", redis://, rediss://, redis+sentinel://, \
+                   rediss+sentinel://, postgresql://, postgres://, mysql://, mariadb:// or \
+                   zookeeper://";
 
 /// `url` as its driver reads it, for messages: built from the driver's own parse of the URL
 /// (its decoded user, hosts, ports and database, and rimeflake's TLS parameters), never from
@@ -181,6 +191,12 @@ const USE: &str = "use \"local\", \"memory\", redis://, rediss://, postgresql://
 /// `***`. A URL the driver cannot read, or whose driver this build lacks, is shown by
 /// [`redact_text`].
 pub(crate) fn redact(url: &str) -> String {
+    if sentinel::is_sentinel(url) {
+        return match sentinel::parse(url) {
+            Ok(u) => sentinel::shown(&u, &redact(&u.primary)),
+            Err(_) => redact_text("redis+sentinel", url),
+        };
+    }
     let scheme = match url.split_once("://") {
         Some((s, _)) if is_word(s) => s.to_ascii_lowercase(),
         _ => "backend".to_string(),

@@ -14,11 +14,10 @@ use rimeflake_testkit::support;
 use rimeflake::{Backend, ErrorKind, Generator, Layout};
 use servers::{Postgres, Redis};
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::process::Command;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 use support::Since;
 
@@ -30,23 +29,25 @@ const SUCCESSOR_IDS: u64 = 40_000;
 /// What "bounded" means here: far above any wait the docs allow, far below a hang.
 const BOUND: Duration = Duration::from_secs(30);
 
+/// The capped layout, or the one `LAYOUT` names.
 fn layout() -> Layout {
-    Layout::from_spec(CAPPED).unwrap()
+    Layout::from_spec(&var("LAYOUT").unwrap_or_else(|| CAPPED.to_string())).unwrap()
 }
 
 fn var(name: &str) -> Option<String> {
-    std::env::var(format!("RIMEFLAKE_TEST_FLOOR_{name}")).ok()
+    issuers::child::var("FLOOR", name)
 }
 
 fn var_u64(name: &str) -> Option<u64> {
-    var(name).map(|v| v.parse().unwrap())
+    issuers::child::var_u64("FLOOR", name)
 }
 
-/// The child's side. Prints `BUILDING`, builds a generator on the URL it is given (retrying
-/// while the worker ID is held; with `INTERRUPT_MS`, a first build interrupted after that long
-/// and then a second); then `STARTED ms=<build time>` or `FAILED kind=<kind> ms=<build time>`,
-/// and `RUNNING`. Issues until it has `COUNT` IDs (0: until a line on stdin), giving up after
-/// 5 s without one, writes them to `OUT` and prints `DONE <count>`.
+/// The child's side (on the layout `LAYOUT` names, the capped one by default). Prints
+/// `BUILDING`, builds a generator on the URL it is given (retrying while the worker ID is held;
+/// with `INTERRUPT_MS`, a first build interrupted after that long and then a second); then
+/// `STARTED ms=<build time>` or `FAILED kind=<kind> ms=<build time>`, and `RUNNING`. Issues
+/// until it has `COUNT` IDs (0: until a line on stdin), giving up after 5 s without one, writes
+/// them to `OUT` and prints `DONE <count>`.
 #[test]
 fn child_issues_and_writes_its_ids() {
     let Some(url) = var("CHILD") else {
@@ -67,6 +68,9 @@ fn child_issues_and_writes_its_ids() {
         }
         if let Some(ms) = var_u64("MAX_WAIT_MS") {
             b = b.max_wait(Duration::from_millis(ms));
+        }
+        if let Some(ms) = var_u64("AHEAD_MS") {
+            b = b.reserve_ahead(Duration::from_millis(ms));
         }
         b
     };
@@ -94,29 +98,9 @@ fn child_issues_and_writes_its_ids() {
             other => break other,
         }
     };
-    let took = began.elapsed().as_millis();
     let mut ids = Vec::new();
-    let g = match built {
-        Ok(g) => {
-            println!("STARTED ms={took}");
-            Some(g)
-        }
-        Err(e) => {
-            println!("FAILED kind={:?} ms={took} {e}", e.kind());
-            None
-        }
-    };
-    println!("RUNNING");
-    std::io::stdout().flush().unwrap();
-    let done = Arc::new(AtomicBool::new(false));
-    if count == 0 {
-        let done = Arc::clone(&done);
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            let _ = std::io::stdin().read_line(&mut line);
-            done.store(true, Ordering::SeqCst);
-        });
-    }
+    let g = issuers::child::say_started(built, began.elapsed().as_millis());
+    let done = issuers::child::stop_on_stdin(count);
     if let Some(g) = &g {
         let mut last = Since::now();
         while !done.load(Ordering::Relaxed) && (count == 0 || (ids.len() as u64) < count) {
@@ -133,10 +117,7 @@ fn child_issues_and_writes_its_ids() {
             }
         }
     }
-    let bytes: Vec<u8> = ids.iter().flat_map(|id| id.to_le_bytes()).collect();
-    std::fs::write(&out, bytes).unwrap();
-    println!("DONE {}", ids.len());
-    std::io::stdout().flush().unwrap();
+    issuers::child::write_ids(&out, &ids);
     if count == 0 {
         while !done.load(Ordering::SeqCst) {
             std::thread::sleep(Duration::from_millis(10));
@@ -167,21 +148,11 @@ impl Issuer {
             .env("RIMEFLAKE_TEST_FLOOR_NAMESPACE", namespace)
             .env("RIMEFLAKE_TEST_FLOOR_OUT", &out)
             .env("RIMEFLAKE_TEST_FLOOR_COUNT", count.to_string())
-            .env("RIMEFLAKE_NO_DURABILITY_WARNING", "1")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped());
+            .env("RIMEFLAKE_NO_DURABILITY_WARNING", "1");
         for (k, v) in env {
             cmd.env(k, v);
         }
-        let mut child = cmd.spawn().unwrap();
-        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let mut issuer = Issuer {
-            child,
-            lines,
-            out,
-            said: Vec::new(),
-            what: what.to_string(),
-        };
+        let mut issuer = Issuer::launch(cmd, out, what);
         issuer.read_until("BUILDING");
         issuer
     }
@@ -420,8 +391,8 @@ const RACERS: u64 = 2;
 const RACED_WORKERS: u64 = 4;
 
 /// A holder per worker ID issues, the server loses the namespace (`forget`), and then
-/// `RACERS` processes per worker ID start at once, each with another `max_drift` (none below
-/// the holders'): the record
+/// `RACERS` processes per worker ID start at once, each with another `reserve_ahead` (none below
+/// the holders'; `max_drift` is the namespace's): the record
 /// ends with every worker ID marked with the largest reach of its racers (`mark` reads it), and
 /// no ID of any holder or racer repeats.
 fn racing(url: &str, case: &str, forget: impl FnOnce(), mark: impl Fn(u64) -> Option<u64>) {
@@ -450,9 +421,9 @@ fn racing(url: &str, case: &str, forget: impl FnOnce(), mark: impl Fn(u64) -> Op
     let racers: Vec<Issuer> = (0..RACERS * RACED_WORKERS)
         .map(|i| {
             let w = i % RACED_WORKERS;
-            // Distinct reaches: max_drift plus the default reserve_ahead (1 s).
-            let drift = 500 + 100 * i;
-            let reach = drift + 1_000;
+            // Distinct reaches: the namespace's max_drift (500 ms) plus reserve_ahead.
+            let ahead = 1_000 + 100 * i;
+            let reach = 500 + ahead;
             let top = expected.entry(w).or_insert(0);
             *top = reach.max(*top);
             Issuer::spawn(
@@ -463,7 +434,8 @@ fn racing(url: &str, case: &str, forget: impl FnOnce(), mark: impl Fn(u64) -> Op
                 2_000,
                 &[
                     ("RIMEFLAKE_TEST_FLOOR_WORKER", &w.to_string()),
-                    ("RIMEFLAKE_TEST_FLOOR_DRIFT_MS", &drift.to_string()),
+                    ("RIMEFLAKE_TEST_FLOOR_DRIFT_MS", "500"),
+                    ("RIMEFLAKE_TEST_FLOOR_AHEAD_MS", &ahead.to_string()),
                 ],
             )
         })
@@ -541,4 +513,115 @@ fn racing_starts_after_the_rows_are_deleted_mark_the_largest_reach_and_repeat_no
                 .ok()
         },
     );
+}
+
+/// A generator whose `max_drift` is not its namespace's is refused, naming both values (a
+/// successor of its worker ID could not resume above what it reserved), and one above the cap
+/// is refused whatever the namespace: neither leaves a reach that later starts of the namespace
+/// must wait out. An ordinary start after them takes the worker ID at once.
+#[test]
+fn a_max_drift_other_than_the_namespaces_is_refused_and_poisons_nothing() {
+    let redis = Redis::start();
+    let url = redis.url();
+    let ns = "drift";
+    let dir = scratch(ns);
+    let (_, said) = Issuer::start(&url, ns, &dir, "first", 10, &[]).finish();
+    assert!(said.iter().any(|l| l.starts_with("STARTED")), "{said:?}");
+    for (drift, why) in [("30000", "2000 ms"), ("600000", "at most")] {
+        let poison = Issuer::start(
+            &url,
+            ns,
+            &dir,
+            "poison",
+            0,
+            &[("RIMEFLAKE_TEST_FLOOR_DRIFT_MS", drift)],
+        );
+        // At full speed long enough to run its max_drift ahead of its clock, if it runs.
+        std::thread::sleep(Duration::from_millis(2_500));
+        let (ids, said) = poison.finish();
+        let failed = said.iter().find(|l| l.starts_with("FAILED "));
+        assert!(
+            ids.is_empty() && failed.is_some_and(|l| l.contains("kind=Config") && l.contains(why)),
+            "max_drift {drift} ms was not refused ({} IDs): {said:?}",
+            ids.len()
+        );
+        if drift == "30000" {
+            let l = failed.expect("checked above");
+            assert!(l.contains("30000 ms"), "{l}");
+        }
+        let (ids, said) = Issuer::start(&url, ns, &dir, "ordinary", 2_000, &[]).finish();
+        let took = start_took("ordinary", &said);
+        assert_eq!(ids.len(), 2_000, "after max_drift {drift} ms: {said:?}");
+        assert!(
+            took < Duration::from_secs(2),
+            "after max_drift {drift} ms: {took:?}: {said:?}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A host 30 s behind the last holder of a worker ID takes it over on a fresh clock-id (the
+/// `default` layout has 3 clock-id bits), at once, in a new namespace as in an old one; a
+/// layout without clock-ids cannot, and its error names the skew it measured and the host to
+/// fix.
+#[test]
+fn a_successor_30s_behind_starts_on_a_fresh_clock_id_or_names_the_skew() {
+    let redis = Redis::start();
+    let url = redis.url();
+    let dir = scratch("behind30");
+    let behind = faked(Ok("-30"));
+    for (layout, fresh) in [("default", true), (CAPPED, false)] {
+        let ns = if fresh { "behind30" } else { "behind30-capped" };
+        let layout_env = ("RIMEFLAKE_TEST_FLOOR_LAYOUT", layout);
+        let holder = Issuer::start(&url, ns, &dir, "holder", 0, &[layout_env]);
+        std::thread::sleep(Duration::from_millis(500));
+        let (ours, _) = holder.finish();
+        let mut env = pairs(&behind);
+        env.push(layout_env);
+        let (theirs, said) = Issuer::start(&url, ns, &dir, "behind", 2_000, &env).finish();
+        start_took("30 s behind", &said);
+        if fresh {
+            assert_eq!(theirs.len(), 2_000, "{said:?}");
+            assert_eq!(repeated(&ours, &theirs), 0);
+        } else {
+            told_its_skew(&said);
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The child failed to start, as a clock rollback whose message names the skew it measured and
+/// the host to fix.
+fn told_its_skew(said: &[String]) {
+    let failed = said
+        .iter()
+        .find(|l| l.starts_with("FAILED "))
+        .unwrap_or_else(|| panic!("{said:?}"));
+    assert!(
+        failed.contains("kind=ClockRollback")
+            && failed.contains("this host's clock is")
+            && failed.contains("behind the clock of")
+            && failed.contains("fix this host's time synchronisation"),
+        "{failed}"
+    );
+}
+
+/// After a FLUSHALL, a successor whose clock is 10 s behind the server's cannot start within
+/// `max_wait` (5 s): its error names the skew it measured and the host to fix.
+#[test]
+fn after_a_flushall_a_successor_far_behind_is_told_its_skew() {
+    let redis = Redis::start();
+    let url = redis.url();
+    let ns = "far-behind";
+    let dir = scratch(ns);
+    let holder = holder(&url, ns, &dir, &[]);
+    assert_eq!(redis.command(&["FLUSHALL"]), "+OK\r\n");
+    let env = faked(Ok("-10"));
+    let (theirs, said) =
+        Issuer::start(&url, ns, &dir, "behind", SUCCESSOR_IDS, &pairs(&env)).finish();
+    start_took("10 s behind", &said);
+    let (ours, _) = holder.finish();
+    assert_eq!(repeated(&ours, &theirs), 0);
+    told_its_skew(&said);
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -17,8 +17,7 @@ use servers::{MariaDb, Postgres, Redis, ZooKeeper};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 const WORKER: u64 = 5;
@@ -74,15 +73,7 @@ fn child_issues_and_writes_its_ids() {
     println!("FIRST id_ms={first_ms} clock_ms={clock_ms}");
     println!("RUNNING");
     std::io::stdout().flush().unwrap();
-    let done = Arc::new(AtomicBool::new(false));
-    if count == 0 {
-        let done = Arc::clone(&done);
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            let _ = std::io::stdin().read_line(&mut line);
-            done.store(true, Ordering::SeqCst);
-        });
-    }
+    let done = issuers::child::stop_on_stdin(count);
     let mut ids = vec![first];
     while !done.load(Ordering::Relaxed) && (count == 0 || (ids.len() as u64) < count) {
         match g.next_id() {
@@ -90,10 +81,7 @@ fn child_issues_and_writes_its_ids() {
             Err(_) => std::thread::sleep(Duration::from_millis(1)),
         }
     }
-    let bytes: Vec<u8> = ids.iter().flat_map(|id| id.to_le_bytes()).collect();
-    std::fs::write(&out, bytes).unwrap();
-    println!("DONE {}", ids.len());
-    std::io::stdout().flush().unwrap();
+    issuers::child::write_ids(&out, &ids);
     // A close may fail (the lease is gone with the server's data): what was issued is written.
     let _ = g.close();
 }

@@ -19,7 +19,7 @@ const LINES_OF_OUTPUT: &[&str] = &[
     "lease/namespace.rs",
     "lease/local.rs",
     "lease/dirs.rs",
-    "lease/remote/sim/world.rs",
+    "testing/remote_sim/world.rs",
 ];
 
 /// Files whose literals are not messages at all: SQL statements.

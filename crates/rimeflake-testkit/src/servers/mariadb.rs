@@ -151,6 +151,8 @@ pub struct MariaDb {
     process: Process,
     /// With TLS (`require_secure_transport`): the certificates, copied into its directory.
     tls: Option<Certs>,
+    /// More arguments for `mariadbd` (replication's: mariadb_replica.rs).
+    args: Vec<String>,
 }
 
 impl Server for MariaDb {
@@ -163,7 +165,8 @@ impl Server for MariaDb {
         let mut cmd = Command::new(mariadbd());
         cmd.args(common_args(&dir))
             .arg(format!("--port={}", self.process.port))
-            .arg("--bind-address=127.0.0.1");
+            .arg("--bind-address=127.0.0.1")
+            .args(&self.args);
         if self.tls.is_some() {
             let f = |n: &str| dir.join(n).display().to_string();
             cmd.arg(format!("--ssl-cert={}", f("server.pem")))
@@ -197,16 +200,16 @@ fn greets(port: u16) -> bool {
 
 impl MariaDb {
     pub fn start() -> MariaDb {
-        MariaDb::launch(None)
+        MariaDb::launch(None, Vec::new())
     }
 
     /// A server that takes TLS connections only, with the certificate [`Certs`] made for
     /// `localhost`; [`MY_CERT_ROLE`] logs in with its client certificate.
     pub fn start_tls() -> MariaDb {
-        MariaDb::launch(Some(Certs::make()))
+        MariaDb::launch(Some(Certs::make()), Vec::new())
     }
 
-    fn launch(tls: Option<Certs>) -> MariaDb {
+    pub(super) fn launch(tls: Option<Certs>, args: Vec<String>) -> MariaDb {
         let template = template();
         let dir = fresh_dir("mariadb");
         let out = Command::new("cp")
@@ -232,6 +235,7 @@ impl MariaDb {
                 None,
             ),
             tls,
+            args,
         };
         db.start_on_free_port();
         db
@@ -296,6 +300,11 @@ impl MariaDb {
 
     pub fn port(&self) -> u16 {
         self.process.port
+    }
+
+    /// Its directory: data, socket, logs.
+    pub fn dir(&self) -> &Path {
+        &self.process.dir
     }
 
     /// Runs SQL as `root` in database `rimeflake` (over the socket) and returns the client's

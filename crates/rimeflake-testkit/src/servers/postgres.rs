@@ -33,12 +33,12 @@ pub const PG_PASSWORD: &str = "secret-pw";
 /// A PostgreSQL cluster with a database `rimeflake`: the superuser `postgres` logs in without a
 /// password, the role `rimeflake_pw` only with the password `secret-pw`.
 pub struct Postgres {
-    process: Process,
+    pub(super) process: Process,
     /// The unprivileged uid and gid the server runs as when the tests run as root.
-    owner: Option<(u32, u32)>,
+    pub(super) owner: Option<(u32, u32)>,
     /// With TLS (`ssl=on`, plain TCP refused): the certificates, copied for the server into
     /// its directory.
-    tls: Option<Certs>,
+    pub(super) tls: Option<Certs>,
 }
 
 /// The role that logs in with a client certificate only (`cert` in pg_hba.conf), on servers
@@ -47,7 +47,7 @@ pub const PG_CERT_ROLE: &str = "rimeflake_cert";
 
 /// PostgreSQL refuses to run as root, and CI runs the tests as root: then initdb and postgres
 /// run as `nobody` (or a system user made for it when there is no `nobody`).
-fn pg_owner() -> Option<(u32, u32)> {
+pub(super) fn pg_owner() -> Option<(u32, u32)> {
     static OWNER: OnceLock<Option<(u32, u32)>> = OnceLock::new();
     *OWNER.get_or_init(|| {
         // SAFETY: geteuid has no preconditions.
@@ -312,7 +312,7 @@ impl Postgres {
         pg
     }
 
-    fn data(&self) -> PathBuf {
+    pub(super) fn data(&self) -> PathBuf {
         self.process.dir.join("data")
     }
 
@@ -328,7 +328,7 @@ impl Postgres {
     }
 
     /// Hands a path the harness made to the unprivileged owner (nothing to do when not root).
-    fn give(&self, path: &Path) {
+    pub(super) fn give(&self, path: &Path) {
         if let Some((uid, gid)) = self.owner {
             std::os::unix::fs::chown(path, Some(uid), Some(gid))
                 .unwrap_or_else(|e| panic!("chown {}: {e}", path.display()));
@@ -342,7 +342,7 @@ impl Postgres {
     /// A PostgreSQL program run as the owner. setpriv execs it in place, so the child's pid is
     /// the server's own and signals (stop, pause) reach the postmaster itself; runuser would
     /// stand in between as a parent process.
-    fn as_owner(&self, program: &str) -> Command {
+    pub(super) fn as_owner(&self, program: &str) -> Command {
         let bin = pg_bin(program);
         let mut cmd = match self.owner {
             Some((uid, gid)) => {
@@ -394,7 +394,7 @@ impl Postgres {
 
     /// psql as `postgres` on database `db` over TCP: no ~/.psqlrc (-X), never a prompt (-w),
     /// unaligned tuples only, and a failing statement fails psql.
-    fn psql_command(&self, db: &str) -> Command {
+    pub(super) fn psql_command(&self, db: &str) -> Command {
         let mut cmd = Command::new(pg_bin("psql"));
         cmd.args([
             "-X",
@@ -419,7 +419,7 @@ impl Postgres {
     }
 
     /// Runs `cmd` (doing `what`) and returns its output; panics with psql's stderr on failure.
-    fn run_psql(&self, cmd: &mut Command, what: &str) -> String {
+    pub(super) fn run_psql(&self, cmd: &mut Command, what: &str) -> String {
         let out = cmd
             .output()
             .unwrap_or_else(|e| panic!("cannot run psql: {e}"));

@@ -25,6 +25,8 @@ pub struct Redis {
     tls: Option<(Certs, u16)>,
     /// A cluster node (`cluster-enabled yes`) serving every slot itself.
     cluster: bool,
+    /// More arguments for redis-server (a replica's `--replicaof`, say).
+    extra: Vec<String>,
 }
 
 impl Server for Redis {
@@ -69,6 +71,7 @@ impl Server for Redis {
             let nodes = format!("{dir}/nodes.conf");
             cmd.args(["--cluster-enabled", "yes", "--cluster-config-file", &nodes]);
         }
+        cmd.args(&self.extra);
         if let Some((certs, tls_port)) = &self.tls {
             cmd.args(["--tls-port", &tls_port.to_string()])
                 .arg("--tls-cert-file")
@@ -132,6 +135,46 @@ impl Redis {
         redis
     }
 
+    /// A server started with more arguments for redis-server (`--replicaof 127.0.0.1 PORT`
+    /// makes a replica).
+    pub fn start_with(args: &[&str]) -> Redis {
+        let mut redis = Redis::unstarted(None, None);
+        redis.extra = args.iter().map(|a| a.to_string()).collect();
+        redis.start_on_free_port();
+        redis
+    }
+
+    /// A replica of the server on `port` (its primary, or a proxy in front of it), waited for
+    /// until its first synchronisation is done.
+    pub fn start_replica_of(port: u16) -> Redis {
+        let replica = Redis::start_with(&["--replicaof", "127.0.0.1", &port.to_string()]);
+        replica.wait_for("master_link_status:up", 20);
+        replica
+    }
+
+    /// Waits until `INFO` holds `text`, at most `seconds`.
+    pub fn wait_for(&self, text: &str, seconds: u64) {
+        let until = super::deadline(seconds);
+        loop {
+            let info = self.command(&["INFO"]);
+            if info.contains(text) {
+                return;
+            }
+            assert!(
+                crate::now_ns() < until,
+                "redis-server on port {}: no {text:?} in INFO within {seconds} s:\n{info}\n{}",
+                self.process.port,
+                self.process.logs()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// SIGKILL: the server is gone at once, as when its host dies.
+    pub fn kill(&mut self) {
+        self.process.kill();
+    }
+
     fn launch(password: Option<String>, tls: Option<(Certs, u16)>) -> Redis {
         let mut redis = Redis::unstarted(password, tls);
         redis.start_on_free_port();
@@ -150,6 +193,7 @@ impl Redis {
             password,
             tls,
             cluster: false,
+            extra: Vec::new(),
         }
     }
 
@@ -275,7 +319,7 @@ fn redis_ping(port: u16, password: Option<&str>) -> bool {
 
 /// A connection with timeouts (so a test against a paused server fails instead of hanging),
 /// authenticated when the server has a password.
-fn redis_connect(
+pub(super) fn redis_connect(
     port: u16,
     password: Option<&str>,
     timeout: Duration,
@@ -296,7 +340,7 @@ fn redis_connect(
 }
 
 /// A command as a RESP array of bulk strings, which carries any bytes (spaces, CRLF) intact.
-fn resp_array(args: &[&str]) -> Vec<u8> {
+pub(super) fn resp_array(args: &[&str]) -> Vec<u8> {
     let mut out = format!("*{}\r\n", args.len()).into_bytes();
     for arg in args {
         out.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
@@ -307,7 +351,7 @@ fn resp_array(args: &[&str]) -> Vec<u8> {
 }
 
 /// Reads exactly one reply, however nested, and returns its raw text.
-fn read_reply(conn: &mut BufReader<TcpStream>) -> std::io::Result<String> {
+pub(super) fn read_reply(conn: &mut BufReader<TcpStream>) -> std::io::Result<String> {
     let mut raw = Vec::new();
     read_value(conn, &mut raw)?;
     Ok(String::from_utf8_lossy(&raw).into_owned())

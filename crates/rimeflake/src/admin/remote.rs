@@ -2,6 +2,9 @@
 //! [`reset`]) or every namespace on the server ([`inspect_all`], [`render_all`]), as the CLI's
 //! `state show --backend` and `state reset --backend` do it: list a server's namespaces and
 //! their worker IDs, and replace a corrupt state with one bounded by the operator's evidence.
+//! After a restore from a backup, [`restored`] (`state restored`) makes the next start of every
+//! worker ID wait out what a stale copy could repeat; [`require_replicas`] (`state replicas`)
+//! sets how many replicas must acknowledge every write, when one is gone for good.
 //! Without the `redis` or `postgres` feature these fail with
 //! [`ErrorKind::Config`].
 
@@ -254,6 +257,100 @@ pub fn reset(
             ErrorKind::State,
             format!("the state of {what} changed while it was being reset: run the reset again"),
         )),
+    }
+}
+
+/// What [`restored`] did: each namespace marked, with its new restore epoch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Restored {
+    /// The namespaces, sorted by name, each with its restore epoch now.
+    pub namespaces: Vec<(String, u64)>,
+    /// `false` when the listing of the server's namespaces stopped before the end (past
+    /// [`MAX_NAMESPACES`]): give the others by name.
+    pub complete: bool,
+}
+
+/// Declares that the server's data was restored from a backup (`rimeflake state restored
+/// --backend URL [--namespace NS]`): `namespace`, or every namespace on the server when `None`,
+/// gets a new restore epoch, and the next start of each of its worker IDs takes the state it
+/// finds for what it may be, a stale copy, and starts a holder's reach ahead of the clock
+/// (`max_drift` plus `reserve_ahead`: its first ID then comes `reserve_ahead` after the start).
+/// Later starts of that worker ID pay nothing. Run it once the restore is done, before the
+/// generators start again; a restore made after it undoes it.
+///
+/// # Errors
+/// [`ErrorKind::State`] for a namespace the server does not have; as [`inspect`] otherwise.
+pub fn restored(backend: &Backend, namespace: Option<&str>) -> Result<Restored> {
+    let mut conn = connect(backend, admin_timing())?;
+    let (names, complete) = chosen(&mut *conn, backend, namespace)?;
+    let mut namespaces = Vec::with_capacity(names.len());
+    for ns in names {
+        let epoch = conn.new_epoch(&ns)?;
+        namespaces.push((ns, epoch));
+    }
+    Ok(Restored {
+        namespaces,
+        complete,
+    })
+}
+
+/// Sets how many replicas must acknowledge every lease and state write in `namespace` (every
+/// namespace on the server when `None`): `rimeflake state replicas --backend URL --require N`.
+/// Generators raise it by themselves when more replicas are online, and a promoted replica's
+/// lineage needs one less; an operator lowers it when a replica is gone for good (writes wait
+/// for it, and fail, until then), or to 0 to take a server as standalone. Running generators
+/// take the new value at their next look at the server (a renewal, a reconnect); a start takes
+/// it at once.
+///
+/// # Errors
+/// As [`restored`].
+pub fn require_replicas(
+    backend: &Backend,
+    namespace: Option<&str>,
+    replicas: u32,
+) -> Result<Restored> {
+    let mut conn = connect(backend, admin_timing())?;
+    let (names, complete) = chosen(&mut *conn, backend, namespace)?;
+    let mut namespaces = Vec::with_capacity(names.len());
+    for ns in names {
+        conn.set_replicas(&ns, replicas)?;
+        namespaces.push((ns, u64::from(replicas)));
+    }
+    Ok(Restored {
+        namespaces,
+        complete,
+    })
+}
+
+/// `namespace`, which the server must have, or every namespace on the server (and whether the
+/// listing was complete).
+fn chosen(
+    conn: &mut dyn crate::lease::remote::Conn,
+    backend: &Backend,
+    namespace: Option<&str>,
+) -> Result<(Vec<String>, bool)> {
+    match namespace {
+        Some(ns) => {
+            crate::lease::local::validate_namespace(ns)?;
+            if conn.layout(ns)?.is_none() {
+                return Err(Error::new(
+                    ErrorKind::State,
+                    format!("namespace {ns} has no record on {backend}: check --namespace"),
+                ));
+            }
+            Ok((vec![ns.to_string()], true))
+        }
+        None => {
+            let listed = conn.namespaces(MAX_NAMESPACES)?;
+            Ok((listed.names, listed.complete))
+        }
+    }
+}
+
+fn admin_timing() -> Timing {
+    Timing {
+        ttl: DEFAULT_LEASE_TTL,
     }
 }
 

@@ -152,7 +152,7 @@ pub(crate) fn split(url: &str) -> Result<(String, Tls)> {
                  scheme: rediss:// (certificate and host name checked) or redis:// (plain)",
             ));
         }
-        if scheme == "rediss" {
+        if scheme == "rediss" || scheme == "rediss+sentinel" {
             SslMode::VerifyFull
         } else if roots.is_some() || client.is_some() {
             return Err(Error::config(

@@ -209,7 +209,8 @@ pub const SETTINGS: &[SettingInfo] = &[
         Some(env::BACKEND_ENV),
         "Where leases and state live: local (the state directory), memory (no state: not \
          restart-safe, needs a worker ID), or a server many hosts share: \
-         redis[s]://[:PASSWORD@]HOST[:PORT][/DB], postgresql://USER[:PASSWORD]@HOST[:PORT]/DB, \
+         redis[s]://[:PASSWORD@]HOST[:PORT][/DB], redis[s]+sentinel://HOST[:PORT][,...]/MASTER[/DB], \
+         postgresql://USER[:PASSWORD]@HOST[:PORT]/DB, \
          mysql://USER[:PASSWORD]@HOST[:PORT]/DB or zookeeper://HOST:PORT[,HOST:PORT...]/CHROOT",
     ),
     SettingInfo {
@@ -224,7 +225,9 @@ pub const SETTINGS: &[SettingInfo] = &[
             SettingDefault::Millis(2000),
             "2000",
             None,
-            "How far the clock may step back and still be absorbed by counting on, in ms",
+            "How far the clock may step back and still be absorbed by counting on, in ms, at \
+             most 300000 (five minutes); on a server backend the namespace keeps the first \
+             generator's, and refuses another",
         )
     },
     row(
@@ -297,8 +300,10 @@ pub const SETTINGS: &[SettingInfo] = &[
     ),
 ];
 
-/// The largest `max_drift`: what the generator's 32-bit drift arithmetic holds (49 days).
-const MAX_DRIFT_MS: u64 = u32::MAX as u64;
+/// The largest `max_drift`: five minutes. A successor of a worker ID whose state was lost or may
+/// be stale waits out the holder's reach (`max_drift` plus `reserve_ahead`), so weeks would
+/// keep the worker ID from starting; a larger rollback moves to another clock-id.
+const MAX_DRIFT_MS: u64 = 300_000;
 /// A server lease's bounds and default, in ms (the lease layer's `MIN_LEASE_TTL`,
 /// `MAX_LEASE_TTL` and `DEFAULT_LEASE_TTL`, which a test holds equal).
 const MIN_LEASE_TTL_MS: u64 = 200;

@@ -104,6 +104,14 @@ pub const DEFAULT_MAX_DRIFT: Duration =
 /// The default `max_wait`: the longest any call waits before it fails ([`Setting::MaxWait`]).
 pub const DEFAULT_MAX_WAIT: Duration =
     Duration::from_millis(Setting::MaxWait.info().default.millis());
+/// The largest `max_drift` a generator may have: five minutes, the top of the table's range
+/// ([`Setting::MaxDrift`]). A holder's stored reservation may lead its clock by `max_drift`
+/// (plus `reserve_ahead`), which a successor of its worker ID must wait out where the state was
+/// lost or may be stale; a larger rollback takes another clock-id.
+pub(crate) const MAX_MAX_DRIFT: Duration = Duration::from_millis(match Setting::MaxDrift.info().range {
+    Some((_, most)) => most,
+    None => u64::MAX,
+});
 
 impl Builder<SystemClock> {
     pub(crate) fn new() -> Self {
@@ -224,7 +232,9 @@ impl<C: Clock> Builder<C> {
     }
 
     /// Rollbacks up to this are absorbed by counting on from the last ID, and IDs may run this
-    /// far ahead of the clock when a time unit's sequence runs out (default 2 s).
+    /// far ahead of the clock when a time unit's sequence runs out (default 2 s, at most five
+    /// minutes). On a server backend it is the namespace's: the first generator of a namespace
+    /// stores it, and one with another value is refused.
     pub fn max_drift(mut self, max_drift: Duration) -> Self {
         self.max_drift = max_drift;
         self
@@ -466,11 +476,14 @@ impl<C: Clock> Builder<C> {
             None if self.layout.clock_id_bits() > 0 => RollbackPolicy::BumpClock,
             None => RollbackPolicy::Wait,
         };
-        let (_, most) = Setting::MaxDrift.info().range.unwrap_or((0, u64::MAX));
-        if self.max_drift.as_millis() > u128::from(most) {
+        if self.max_drift > MAX_MAX_DRIFT {
             return Err(Error::config(format!(
-                "{}: at most 49 days",
-                self.given.frontend.setting(Setting::MaxDrift)
+                "{}: {} ms is more than a generator may have: at most {} ms (five minutes), \
+                 since a successor of its worker ID would have to wait it out; a larger \
+                 rollback moves to another clock-id",
+                self.given.frontend.setting(Setting::MaxDrift),
+                self.max_drift.as_millis(),
+                MAX_MAX_DRIFT.as_millis()
             )));
         }
         if self.random_sequence_start && self.layout.order() == FieldOrder::SequenceAboveWorker {
@@ -650,6 +663,36 @@ mod tests {
             "rollback_policy: RollbackPolicy::BumpClock needs clock-id bits, and layout twitter \
              has none; use RollbackPolicy::Wait or RollbackPolicy::Error"
         );
+    }
+
+    #[test]
+    fn a_max_drift_above_five_minutes_is_refused_in_each_front_ends_words() {
+        let drift = |f: Frontend, d: Duration| {
+            crate::Generator::builder()
+                .frontend(f)
+                .worker_id(1)
+                .in_memory()
+                .max_drift(d)
+                .build()
+        };
+        for (f, name) in [
+            (Frontend::Rust, "max_drift"),
+            (Frontend::Python, "max_drift_ms"),
+            (Frontend::Node, "maxDriftMs"),
+            (Frontend::C, "max_drift_ms"),
+        ] {
+            let e = drift(f, Duration::from_secs(600)).unwrap_err();
+            assert_eq!(e.kind(), crate::ErrorKind::Config);
+            assert_eq!(
+                e.message(),
+                format!(
+                    "{name}: 600000 ms is more than a generator may have: at most 300000 ms \
+                     (five minutes), since a successor of its worker ID would have to wait it \
+                     out; a larger rollback moves to another clock-id"
+                )
+            );
+            drift(f, MAX_MAX_DRIFT).unwrap().close().unwrap();
+        }
     }
 
     #[test]

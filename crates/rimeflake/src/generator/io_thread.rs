@@ -225,7 +225,8 @@ impl<C: Clock> Inner<C> {
             .max(need)
             .min(now + reach)
             .min(self.layout.max_time());
-        if target <= self.time_of(fence) && d.failure().is_none() {
+        if target <= self.time_of(fence) && d.failure().is_none() && !d.resave.swap(false, SeqCst)
+        {
             return false;
         }
         let mut next = d.snapshot();

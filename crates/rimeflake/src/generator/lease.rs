@@ -40,6 +40,13 @@ impl<C: Clock> keeper::LeaseListener for Inner<C> {
             .store(true, std::sync::atomic::Ordering::SeqCst);
     }
 
+    fn server_changed(&self) {
+        self.durable
+            .resave
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        self.nudge(0);
+    }
+
     fn lease_back(&self) {
         let d = &self.durable;
         // Ours again: whoever held it meanwhile has let it go. Had they written its state, the

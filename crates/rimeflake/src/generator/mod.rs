@@ -32,6 +32,7 @@
 //!   unit is opened to IDs only if it ends before the deadline (see [`hot`]).
 
 mod builder;
+mod floor;
 mod hot;
 mod io_thread;
 mod lease;
@@ -41,6 +42,7 @@ mod lease_tests;
 mod redis_tests;
 mod restart;
 mod set;
+mod skew;
 mod slow;
 mod start;
 mod stats;

@@ -2,7 +2,9 @@
 //! (docs/guarantees.md, "What survives what"), which make the first ID safe before it is issued.
 
 use super::builder::Builder;
+use super::floor::{Floor, Renewer};
 use super::io_thread::{self, Io};
+use super::skew::Skew;
 use super::slow::free_clock_id;
 use super::stats::Counters;
 use super::{reach_units, CounterShape, Hot, Inner, RollbackPolicy, NO_DEADLINE};
@@ -52,6 +54,9 @@ pub(crate) struct Durable {
     /// How far ahead of the counter the reservation is kept, in time units.
     pub(crate) ahead_units: u64,
     pub(crate) refresh: Duration,
+    /// The next look of the I/O thread stores the state even where the reservation needs no
+    /// move: the lease's server changed, and its copy of the state may be stale.
+    pub(crate) resave: std::sync::atomic::AtomicBool,
 }
 
 impl Durable {
@@ -120,6 +125,8 @@ impl<C: Clock> Inner<C> {
         // On a server lease: what the namespace's record told of the worker ID, and where; and
         // what renews the lease, with how often, while a start waits before the keeper runs.
         let mut usage = None;
+        let mut remote_store = None;
+        let mut skew = Skew::default();
         let mut renewer: Option<Renewer> = None;
         let (worker_id, store, lease): (_, _, Option<Box<dyn Lease>>) = match &r.storage {
             Storage::Memory => {
@@ -158,6 +165,7 @@ impl<C: Clock> Inner<C> {
                     ttl: r.lease_ttl,
                     check_settings: !r.quiet_durability,
                     reach_ms,
+                    max_drift_ms: r.max_drift.as_millis() as u64,
                 };
                 let lease =
                     lease_off_thread(backend, &r.namespace, &layout, &request, terms, interrupted)?;
@@ -167,6 +175,12 @@ impl<C: Clock> Inner<C> {
                 keeper = Some(lease.keeper());
                 server_skew_ms = lease.skew_ms;
                 usage = Some((lease.usage, backend.to_string()));
+                remote_store = Some(std::sync::Arc::clone(&lease.store));
+                skew = Skew {
+                    server_ms: Some(lease.skew_ms),
+                    server: backend.to_string(),
+                    last_holder: None,
+                };
                 renewer = Some((
                     Box::new(lease.renewer()),
                     lease.timing.renew_every().as_nanos() as u64,
@@ -206,6 +220,7 @@ impl<C: Clock> Inner<C> {
             None => None,
         };
         let found = loaded.is_some();
+        skew.last_holder = remote_store.as_ref().and_then(|s| s.loaded_writer_host());
         let mut state = loaded.unwrap_or_else(|| WorkerState::fresh(clock_ids));
         if state.reserved.len() != clock_ids {
             return Err(Error::new(
@@ -222,7 +237,25 @@ impl<C: Clock> Inner<C> {
             state.raise_above_id(&layout, id, r.clock.now_ms())?;
         }
         if let Some((usage, backend)) = &usage {
-            let lead_ms = usage.floor_lead_ms(found, r.wait_at_takeover);
+            let stale = found && remote_store.as_ref().is_some_and(|s| s.loaded_stale());
+            let lead_ms = usage.floor_lead_ms(found, stale, r.wait_at_takeover);
+            if stale {
+                WarningSink::emit(
+                    r.warnings.as_ref(),
+                    Warning::new(
+                        Warning::BACKEND,
+                        format!(
+                            "worker ID {worker_id} of namespace {} on {backend}: its state was \
+                             stored on another server than this one (a replica promoted since, \
+                             a restart, a restore) or before `rimeflake state restored` was \
+                             run, and may be a stale copy; IDs start {} ms ahead of the clock, \
+                             above anything its last holder may have issued",
+                            r.namespace,
+                            lead_ms.unwrap_or(0)
+                        ),
+                    ),
+                );
+            }
             if !found && usage.used_before {
                 WarningSink::emit(
                     r.warnings.as_ref(),
@@ -245,8 +278,15 @@ impl<C: Clock> Inner<C> {
                     layout: &layout,
                     clock: &r.clock,
                     shape: &shape,
+                    skew: &skew,
+                    warnings: r.warnings.as_ref(),
                 };
-                let ours = floor.raise(&mut state, lead_ms, server_skew_ms)?;
+                // Where the worker's own state may be lost or stale, its last holder may have
+                // used any clock-id; a namespace record younger than the reach alone (a new
+                // namespace, or one lost with everything else) raises only the clock-id this
+                // start runs on, so hosts behind it may still take other clock-ids.
+                let all = found || usage.used_before;
+                let ours = floor.raise(&mut state, lead_ms, server_skew_ms, all)?;
                 // A floor of a larger reach than this holder's, or above a clock behind the
                 // server's: first near enough for the start rules to resume above it, as after
                 // a quick restart. What this host's clock is behind the server's is waited for
@@ -276,6 +316,7 @@ impl<C: Clock> Inner<C> {
             policy,
             strict: r.strict_monotonic,
             max_wait_ns,
+            skew: &skew,
         };
         let (cid, counter, mut now) = start.starting_point(&state, &stats, interrupted)?;
         // A start at the beginning of a unit takes that unit's offset, as the hot path does.
@@ -291,6 +332,8 @@ impl<C: Clock> Inner<C> {
                     layout: &layout,
                     clock: &r.clock,
                     shape: &shape,
+                    skew: &skew,
+                    warnings: r.warnings.as_ref(),
                 };
                 let sent = keeper.as_ref().map_or(0, |(_, at)| *at);
                 let (sent, later) = wait.wait(
@@ -369,6 +412,7 @@ impl<C: Clock> Inner<C> {
                 lease_taken: std::sync::atomic::AtomicBool::new(false),
                 ahead_units,
                 refresh: r.refresh_every,
+                resave: std::sync::atomic::AtomicBool::new(false),
             },
             layout,
             worker_id,
@@ -426,126 +470,6 @@ fn counter_shape(
     }
 }
 
-/// What renews a server lease while a start waits (each call returns the renewal's send time
-/// on `CLOCK_BOOTTIME`, `None` when the lease is no longer ours), how often (ns), and how long
-/// after a renewal was sent the lease is surely still ours (ns).
-type Renewer = (Box<dyn FnMut() -> Result<Option<u64>> + Send>, u64, u64);
-
-/// The floor a start on a server stays above, when the worker ID's state may have been lost.
-struct Floor<'a, C> {
-    layout: &'a Layout,
-    clock: &'a C,
-    shape: &'a CounterShape,
-}
-
-impl<C: Clock> Floor<'_, C> {
-    /// Raises every clock-id's reservation to `lead_ms` past the clock (the lost holder may have
-    /// used any of them): the others past the server's (this host's plus `skew_ms`), which a
-    /// lost holder's clock agreed with as this one's should; the current one past the later of
-    /// the server's clock and this host's, which its IDs follow. So a host whose clock is far
-    /// ahead leaves the other clock-ids free for hosts with the right time, as a restart there
-    /// would, and a host whose clock is behind starts above what a lost holder with the right
-    /// time issued, waiting for its clock as after a rollback. A clean close's last ID below the
-    /// floor no longer says where IDs stopped. Returns the floor by this host's clock alone.
-    fn raise(&self, state: &mut WorkerState, lead_ms: u64, skew_ms: i64) -> Result<u64> {
-        let now_ms = self.clock.now_ms();
-        let lead = lead_ms.div_ceil(self.layout.unit_ms());
-        let ours = (self.layout.time_of(now_ms)? + lead).min(self.layout.max_time());
-        let server_ms = now_ms.saturating_add_signed(skew_ms);
-        let others = self
-            .layout
-            .time_of(server_ms)
-            .map_or(ours, |t| (t + lead).min(self.layout.max_time()));
-        let floor = ours.max(others);
-        for cid in 0..state.reserved.len() as u64 {
-            state.raise(cid, if cid == state.clock_id { floor } else { others });
-        }
-        let time_of = |c: u64| c >> self.shape.seq_bits & self.layout.max_time();
-        if state.closed_at.is_some_and(|last| time_of(last) < floor) {
-            state.closed_at = None;
-        }
-        Ok(ours)
-    }
-
-    /// Waits, in slices of at most 50 ms, until time unit `target` is within `within` units of
-    /// the clock; returns when the last renewal that succeeded was sent, and the clock's unit
-    /// then. Not a rollback: neither the rollback policy nor `max_wait` applies to the wait the
-    /// first reading asks for up to `planned` (a floor of a holder's reach, or a reservation it
-    /// stored, makes it at most `reserve_ahead`); what a clock behind the server's adds, or a
-    /// clock that goes back meanwhile, gets `max_wait_ns` more (on the monotonic clock), and
-    /// then the start fails as a rollback would.
-    /// The lease is renewed by `renewer` meanwhile, as its keeper would (which starts only once
-    /// the generator exists): a renewal that fails is tried again at the next slice, and the
-    /// wait fails only once the last renewal that succeeded (sent at `sent`, on
-    /// `CLOCK_BOOTTIME`) no longer vouches for the lease.
-    fn wait(
-        &self,
-        (target, planned): (u64, u64),
-        within: u64,
-        mut renewer: Option<&mut Renewer>,
-        mut sent: u64,
-        max_wait_ns: u64,
-        interrupted: &mut dyn FnMut() -> bool,
-    ) -> Result<(u64, u64)> {
-        let started = self.clock.monotonic_ns();
-        let mut last_renewal = started;
-        let mut until = None;
-        loop {
-            if let Some((renew, every, valid)) = renewer.as_mut() {
-                if self.clock.monotonic_ns().saturating_sub(last_renewal) >= *every {
-                    match renew() {
-                        Ok(Some(at)) => {
-                            sent = at;
-                            last_renewal = self.clock.monotonic_ns();
-                        }
-                        Ok(None) => {
-                            return Err(Error::new(
-                                ErrorKind::Lease,
-                                "the worker lease was lost while the start waited for the clock \
-                                 to near the reservation it starts above",
-                            ))
-                        }
-                        // Tried again at the next slice, while the lease is surely ours.
-                        Err(e) if crate::clock::boottime_ns() >= sent + *valid => return Err(e),
-                        Err(_) => {}
-                    }
-                }
-            }
-            let now = self.layout.time_of(self.clock.now_ms())?;
-            if target <= now + within {
-                return Ok((sent, now));
-            }
-            let left_ms = (target - now - within) * self.layout.unit_ms();
-            // What the first reading plans for, and `max_wait` for a clock behind.
-            let until = *until.get_or_insert_with(|| {
-                let plan_ms = planned.saturating_sub(now + within) * self.layout.unit_ms();
-                started
-                    .saturating_add(plan_ms.saturating_mul(1_000_000))
-                    .saturating_add(max_wait_ns)
-            });
-            if self.clock.monotonic_ns() >= until {
-                return Err(Error::new(
-                    ErrorKind::ClockRollback,
-                    format!(
-                        "at start-up the clock is {left_ms} ms short of nearing the reservation it \
-                         starts above (behind the server's clock, or gone back while the start \
-                         waited), and max_wait ({} ms) ran out",
-                        max_wait_ns / 1_000_000
-                    ),
-                ));
-            }
-            if interrupted() {
-                return Err(Error::new(
-                    ErrorKind::Interrupted,
-                    "interrupted while waiting at start-up for the clock to near the reservation \
-                     it starts above",
-                ));
-            }
-            self.clock.sleep(Duration::from_millis(left_ms.min(50)));
-        }
-    }
-}
-
 struct StartRules<'a, C> {
     layout: &'a Layout,
     clock: &'a C,
@@ -554,6 +478,8 @@ struct StartRules<'a, C> {
     policy: RollbackPolicy,
     strict: bool,
     max_wait_ns: u64,
+    /// The clocks around the start, for the error when none is free for this host's.
+    skew: &'a Skew,
 }
 
 impl<C: Clock> StartRules<'_, C> {
@@ -612,11 +538,12 @@ impl<C: Clock> StartRules<'_, C> {
                             format!(
                                 "at start-up the clock is {behind_ms} ms behind the reservation of \
                                  clock-id {cid} (more than max_drift plus the reservation window), \
-                                 {}",
+                                 {}{}",
                                 match self.policy {
                                     RollbackPolicy::Error => "and the rollback policy is Error".to_string(),
                                     _ => format!("no clock-id is free for it, and max_wait ({} ms) ran out", self.max_wait_ns / 1_000_000),
-                                }
+                                },
+                                self.skew.hint(behind_ms)
                             ),
                         ));
                     }
@@ -708,39 +635,4 @@ fn lease_request(
         .cloned()
         .unwrap_or(WorkerSource::LocalLease { range: None })
         .resolve_as(layout.max_worker_id(), spelling)
-}
-
-#[cfg(test)]
-mod floor_tests {
-    use super::*;
-    use crate::lease::remote::Usage;
-
-    fn usage(age_ms: u64, used_before: bool) -> Usage {
-        Usage {
-            age_ms,
-            used_before,
-            reach_ms: 4_000,
-        }
-    }
-
-    #[test]
-    fn the_floor_applies_only_where_a_state_may_have_been_lost() {
-        // Lost: marked as used, no state.
-        assert_eq!(usage(60_000, true).floor_lead_ms(false, false), Some(4_000));
-        // A record younger than the reach: new, or lost with everything else.
-        assert_eq!(usage(0, false).floor_lead_ms(false, false), Some(4_000));
-        assert_eq!(usage(3_000, false).floor_lead_ms(false, false), Some(1_000));
-        // Ordinary: old record and never used, or the state found.
-        assert_eq!(usage(4_000, false).floor_lead_ms(false, false), None);
-        assert_eq!(usage(0, true).floor_lead_ms(true, false), None);
-        // Waiting at every takeover: the whole reach, whatever is found.
-        assert_eq!(usage(60_000, true).floor_lead_ms(true, true), Some(4_000));
-        assert_eq!(usage(60_000, false).floor_lead_ms(false, true), Some(4_000));
-    }
-
-    #[test]
-    fn a_reach_is_max_drift_and_the_reservation_window() {
-        assert_eq!(reach_units(2_000, 1_000), 3_000);
-        assert_eq!(reach_units(0, 1), 1);
-    }
 }

@@ -5,8 +5,10 @@
 
 use std::collections::HashSet;
 use std::io::{BufReader, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdout};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 /// A child: its process, its output lines, and where its IDs go.
 pub struct Issuer {
@@ -28,6 +30,26 @@ impl Drop for Issuer {
 }
 
 impl Issuer {
+    /// Runs `cmd` (this test binary, its child test selected) with its stdin and stdout piped,
+    /// its IDs going to `out`.
+    #[allow(dead_code)] // not every binary that includes this module starts its children so
+    pub fn launch(mut cmd: std::process::Command, out: PathBuf, what: &str) -> Issuer {
+        use std::process::Stdio;
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let lines = std::io::BufRead::lines(BufReader::new(child.stdout.take().unwrap()));
+        Issuer {
+            child,
+            lines,
+            out,
+            said: Vec::new(),
+            what: what.to_string(),
+        }
+    }
+
     /// Reads its lines up to the first that starts with `marker`.
     pub fn read_until(&mut self, marker: &str) {
         for line in self.lines.by_ref() {
@@ -83,4 +105,61 @@ pub fn scratch(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
+}
+
+/// The child's side of what the binaries that start one share. (Not every binary that includes
+/// this module has a child that uses all of it.)
+#[allow(dead_code)]
+pub mod child {
+    use super::*;
+
+    /// What the parent told the child: `RIMEFLAKE_TEST_<prefix>_<name>`.
+    pub fn var(prefix: &str, name: &str) -> Option<String> {
+        std::env::var(format!("RIMEFLAKE_TEST_{prefix}_{name}")).ok()
+    }
+
+    /// The same, a number.
+    pub fn var_u64(prefix: &str, name: &str) -> Option<u64> {
+        var(prefix, name).map(|v| v.parse().unwrap())
+    }
+
+    /// Prints `STARTED ms=<took>` or `FAILED kind=<kind> ms=<took> <message>`, then `RUNNING`;
+    /// the generator, if it started.
+    pub fn say_started<G>(built: rimeflake::Result<G>, took_ms: u128) -> Option<G> {
+        let g = match built {
+            Ok(g) => {
+                println!("STARTED ms={took_ms}");
+                Some(g)
+            }
+            Err(e) => {
+                println!("FAILED kind={:?} ms={took_ms} {e}", e.kind());
+                None
+            }
+        };
+        println!("RUNNING");
+        std::io::stdout().flush().unwrap();
+        g
+    }
+
+    /// With `count` 0, a flag set once a line (or the end) comes on stdin: the parent's stop.
+    pub fn stop_on_stdin(count: u64) -> Arc<AtomicBool> {
+        let done = Arc::new(AtomicBool::new(false));
+        if count == 0 {
+            let done = Arc::clone(&done);
+            std::thread::spawn(move || {
+                let mut line = String::new();
+                let _ = std::io::stdin().read_line(&mut line);
+                done.store(true, Ordering::SeqCst);
+            });
+        }
+        done
+    }
+
+    /// Writes `ids` to `out` (8 bytes each, little-endian) and prints `DONE <count>`.
+    pub fn write_ids(out: &Path, ids: &[u64]) {
+        let bytes: Vec<u8> = ids.iter().flat_map(|id| id.to_le_bytes()).collect();
+        std::fs::write(out, bytes).unwrap();
+        println!("DONE {}", ids.len());
+        std::io::stdout().flush().unwrap();
+    }
 }

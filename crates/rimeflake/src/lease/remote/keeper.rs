@@ -18,7 +18,7 @@
 //! longer than the connection's timeout (a tenth of the TTL): a reconnect first resolves the
 //! server's name, which the Redis client does with no timeout.
 
-use super::{connect, Conn, RemoteLease, Timing};
+use super::{connect, Conn, Proposal, RemoteLease, Replicas, Timing};
 use crate::backend::Backend;
 use crate::clock::boottime_ns;
 use crate::error::{Error, ErrorKind, Result};
@@ -42,6 +42,10 @@ pub(crate) trait LeaseListener: Send + Sync {
     /// A renewal (not a try to take the lease back while lost) was answered: `ok` when the
     /// server renewed it. For [`Stats`](crate::Stats) only.
     fn renewed(&self, _ok: bool) {}
+    /// The lease is held on a server that is not the one last seen (a promoted replica, a
+    /// restarted or restored server): the state there may be an older copy of this holder's,
+    /// or another's. Store the state again now: the store's version check tells which.
+    fn server_changed(&self) {}
 }
 
 /// What the keeper shares with its lease and the lease's store.
@@ -52,6 +56,21 @@ pub(crate) struct Shared {
     thread: OnceLock<std::thread::Thread>,
     /// The generator, once the keeper has started: the store tells it too.
     holder: OnceLock<Weak<dyn LeaseListener>>,
+    /// The replica acknowledgements every write of the lease waits for.
+    pub(crate) replicas: Arc<Replicas>,
+    /// The server as the lease last saw it: what every state write is tagged with.
+    pub(crate) seen: Mutex<Seen>,
+    /// The generator's `max_drift` (ms), for the namespace's settings when they are settled
+    /// again.
+    max_drift_ms: u64,
+}
+
+/// The server as a lease last saw it, and the namespace's restore epoch.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Seen {
+    pub(crate) identity: String,
+    pub(crate) lineage: String,
+    pub(crate) epoch: u64,
 }
 
 impl std::fmt::Debug for Shared {
@@ -63,11 +82,27 @@ impl std::fmt::Debug for Shared {
 }
 
 impl Shared {
+    pub(crate) fn new(replicas: Arc<Replicas>, seen: Seen, max_drift_ms: u64) -> Shared {
+        Shared {
+            replicas,
+            seen: Mutex::new(seen),
+            max_drift_ms,
+            ..Shared::default()
+        }
+    }
+
+    /// What the server was last seen as.
+    pub(crate) fn seen(&self) -> Seen {
+        self.seen.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
     /// Another process wrote the worker ID's state (the store found it when a write was
     /// refused): the generator's picture of it is stale, as when the worker ID is held by
-    /// another; a generator that leases any worker ID starts again on another.
-    pub(crate) fn state_moved(&self) {
+    /// another. It stops issuing now (`why`), and one that leases any worker ID starts again
+    /// on another.
+    pub(crate) fn state_moved(&self, why: Error) {
         if let Some(h) = self.holder.get().and_then(Weak::upgrade) {
+            h.lease_lost(why);
             h.lease_taken();
         }
     }
@@ -376,23 +411,61 @@ impl Keeper {
         }
     }
 
-    /// One renewal (or, while lost, one try to take the worker ID back).
+    /// One renewal (or, while lost, one try to take the worker ID back). On a new connection
+    /// (which may reach another server: a failover, a virtual IP that moved) the server is
+    /// looked at first, and after every success too.
     fn call(&self, conn: &mut Option<Box<dyn Conn>>, acquire: bool) -> Result<bool> {
         if conn.is_none() {
-            *conn = Some(connect(&self.backend, self.timing)?);
+            let mut c = connect(&self.backend, self.timing)?;
+            c.require(Arc::clone(&self.shared.replicas));
+            self.look(&mut *c);
+            *conn = Some(c);
         }
         let c = conn.as_mut().expect("connected above");
         let ttl_ms = self.timing.ttl.as_millis() as u64;
-        if acquire {
+        let held = if acquire {
             let got = c.acquire(&self.namespace, self.worker_id, &self.token, ttl_ms)?;
             // The lease was released (`close`) while this call was on its way, and it may have
             // landed after the release: give it back, rather than hold it for a TTL.
             if got && self.shared.stop.load(SeqCst) {
                 let _ = c.release(&self.namespace, self.worker_id, &self.token);
             }
-            Ok(got)
+            got
         } else {
-            c.renew(&self.namespace, self.worker_id, &self.token, ttl_ms)
+            c.renew(&self.namespace, self.worker_id, &self.token, ttl_ms)?
+        };
+        if held {
+            self.look(&mut **c);
+        }
+        Ok(held)
+    }
+
+    /// Looks at the server: on another lineage (a promoted replica), or with more replicas
+    /// online than the lease's writes wait for, settles the namespace's settings again and
+    /// waits for what they require from now on; on another server, tells the generator, which
+    /// stores its state again. A look that fails changes nothing (the next one tries again).
+    fn look(&self, c: &mut dyn Conn) {
+        let Ok(view) = c.server() else { return };
+        let seen = self.shared.seen();
+        if view.lineage != seen.lineage || view.replicas > self.shared.replicas.get() {
+            let ours = Proposal {
+                max_drift_ms: self.shared.max_drift_ms,
+                view: &view,
+            };
+            let Ok(settings) = c.settle_settings(&self.namespace, &ours) else {
+                return;
+            };
+            self.shared.replicas.set(settings.replicas);
+            let mut s = self.shared.seen.lock().unwrap_or_else(|p| p.into_inner());
+            s.lineage = view.lineage.clone();
+        }
+        if view.identity != seen.identity {
+            self.shared
+                .seen
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .identity = view.identity;
+            let _ = self.tell(|h| h.server_changed());
         }
     }
 
@@ -425,7 +498,7 @@ mod tests {
 
     #[test]
     fn an_acquire_that_lands_after_the_release_gives_the_lease_back() {
-        use super::super::sim::{Flavor, SimServer};
+        use crate::testing::remote_sim::{Flavor, SimServer};
         for flavor in [Flavor::Redis, Flavor::Postgres] {
             let server = SimServer::new(flavor, 1);
             let shared = Arc::<Shared>::default();

@@ -25,17 +25,6 @@
     allow(dead_code, unused_variables)
 )]
 
-/// The tests of the [`Conn`] contract, run on each server.
-#[cfg(all(
-    test,
-    any(
-        feature = "redis",
-        feature = "postgres",
-        feature = "mysql",
-        feature = "zookeeper"
-    )
-))]
-mod contract;
 pub(crate) mod keeper;
 #[cfg(feature = "mysql")]
 pub(crate) mod mysql;
@@ -45,6 +34,7 @@ pub(crate) mod net;
 pub(crate) mod postgres;
 #[cfg(feature = "redis")]
 pub(crate) mod redis;
+pub(crate) mod replication;
 /// The real servers the integration tests start, for the tests of the connections here.
 #[cfg(all(
     test,
@@ -56,16 +46,17 @@ pub(crate) mod redis;
     )
 ))]
 pub(crate) use rimeflake_testkit::servers;
-/// A simulated server, and deterministic tests of the lease protocol on it.
-#[cfg(test)]
-mod sim;
 mod store;
 #[cfg(any(feature = "redis", feature = "postgres", feature = "mysql"))]
 pub(crate) mod tls;
 #[cfg(feature = "zookeeper")]
 pub(crate) mod zookeeper;
 
+pub(crate) use replication::{Proposal, Replicas, ServerView, Settings};
 pub(crate) use store::RemoteStore;
+/// The version a save writes, for the lease simulation's tests (`testing/remote_sim/`).
+#[cfg(test)]
+pub(crate) use store::next_version;
 
 use crate::backend::Backend;
 use crate::error::{Error, ErrorKind, Result};
@@ -73,7 +64,7 @@ use crate::layout::Layout;
 use crate::state::{StateStore, WorkerState};
 use crate::lease::namespace::LayoutRecord;
 use crate::lease::LeaseRequest;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// A state as a server stores it: its text ([`encode_state`]) and its version, which every
@@ -122,14 +113,24 @@ impl Usage {
     /// record says: no state for a worker ID used before (the server lost it): the whole reach; no
     /// state and a record younger than the reach (a new namespace, or one the server lost with
     /// everything else, whose other worker IDs' holders stored reservations before the record was
-    /// made again): the reach less the record's age. `None`: an ordinary start, which pays nothing;
-    /// with `every_takeover`, the whole reach whatever is found.
-    pub(crate) fn floor_lead_ms(&self, found: bool, every_takeover: bool) -> Option<u64> {
+    /// made again): the reach less the record's age; a state found that may be a stale copy
+    /// (`stale`: stored on another server, or before a restore was declared): the whole reach.
+    /// `None`: an ordinary start, which pays nothing; with `every_takeover`, the whole reach
+    /// whatever is found.
+    ///
+    /// The reach is enough above a stale copy: its holder issued no ID past its fence, which rose
+    /// only by writes the server it wrote to stored under its lease, each at most a reach past
+    /// its clock. Once this start holds the lease here, no write of that holder lands here; a
+    /// server that lost writes to a failover (the lost primary) takes none after the failover,
+    /// and an old primary cut off from its replicas takes none that needs their
+    /// acknowledgements. So every ID it issued is below a reach past the moment the last write
+    /// it could make was stored, which is before this start.
+    pub(crate) fn floor_lead_ms(&self, found: bool, stale: bool, every_takeover: bool) -> Option<u64> {
         if !found && self.used_before {
             Some(self.reach_ms)
         } else if !found && self.age_ms < self.reach_ms {
             Some(self.reach_ms - self.age_ms)
-        } else if every_takeover {
+        } else if (found && stale) || every_takeover {
             Some(self.reach_ms)
         } else {
             None
@@ -232,6 +233,25 @@ pub(crate) trait Conn: Send {
     fn namespaces(&mut self, limit: usize) -> Result<Listed>;
     /// Warnings about the server's settings (eviction, persistence), checked at acquire.
     fn check_settings(&mut self) -> Result<Vec<String>>;
+    /// What the server says of itself: who it is, its lineage, its replicas online
+    /// ([`ServerView`]). A replica (a standby) is refused: writes go to the primary.
+    fn server(&mut self) -> Result<ServerView>;
+    /// In one atomic step, in the namespace's settings (kept with its record, made now if it
+    /// has none): keeps the `max_drift` stored (else stores `ours`'), raises the TTL to ours,
+    /// settles the replica acknowledgements on the lineage of `ours.view` (see the
+    /// [`replication`] module), and returns the settings stored. The namespace's layout record
+    /// exists already ([`Conn::settle_layout`]).
+    fn settle_settings(&mut self, namespace: &str, ours: &Proposal<'_>) -> Result<Settings>;
+    /// Raises the namespace's restore epoch by one (its settings made if it has none), for
+    /// `rimeflake state restored`; returns the new epoch.
+    fn new_epoch(&mut self, namespace: &str) -> Result<u64>;
+    /// Sets the replica acknowledgements the namespace requires, for `rimeflake state
+    /// replicas`.
+    fn set_replicas(&mut self, namespace: &str, replicas: u32) -> Result<()>;
+    /// Every later lease write and state write of this connection waits for `replicas`
+    /// acknowledgements, as they are then (Redis: `WAIT`; PostgreSQL: refused unless commits
+    /// go through a synchronous standby); one not acknowledged in time fails.
+    fn require(&mut self, replicas: Arc<Replicas>);
 }
 
 /// What [`Conn::namespaces`] found.
@@ -371,6 +391,8 @@ pub(crate) struct LeaseTerms {
     /// How far (ms) a reservation this holder stores may lead its clock: marked with the
     /// worker ID ([`Conn::mark_used`]).
     pub(crate) reach_ms: u64,
+    /// The generator's `max_drift` (ms), which must be the namespace's.
+    pub(crate) max_drift_ms: u64,
 }
 
 /// A worker ID leased from a server: the token that holds it and what the keeper needs.
@@ -425,9 +447,11 @@ impl RemoteLease {
             ttl,
             check_settings,
             reach_ms,
+            max_drift_ms,
         } = terms;
         let timing = Timing { ttl };
         let mut conn = connect(backend, timing)?;
+        let ttl_ms = ttl.as_millis() as u64;
         let ours = LayoutRecord::of(layout);
         let theirs = conn.settle_layout(namespace, &ours.to_text())?;
         match LayoutRecord::parse(&theirs) {
@@ -447,6 +471,8 @@ impl RemoteLease {
                 ))
             }
         }
+        let (view, settings, replicas) =
+            replication::settle(&mut *conn, backend, namespace, max_drift_ms)?;
         let mut warnings: Vec<String> = if check_settings {
             let quiet = crate::env::NO_DURABILITY_WARNING_ENV;
             conn.check_settings()?
@@ -457,7 +483,6 @@ impl RemoteLease {
             Vec::new()
         };
         let token = new_token();
-        let ttl_ms = ttl.as_millis() as u64;
         let ids: Vec<u64> = match request {
             LeaseRequest::Exact(id) => vec![*id],
             LeaseRequest::Any { range } => {
@@ -517,18 +542,23 @@ impl RemoteLease {
                 if skew_ms > 0 { "behind" } else { "ahead of" }
             ));
         }
-        let keeper = Arc::<keeper::Shared>::default();
-        let store = Arc::new(RemoteStore {
-            conn: Mutex::new(conn),
-            namespace: namespace.to_string(),
+        let keeper = Arc::new(keeper::Shared::new(
+            replicas,
+            keeper::Seen {
+                identity: view.identity,
+                lineage: view.lineage,
+                epoch: settings.epoch,
+            },
+            max_drift_ms,
+        ));
+        let store = Arc::new(RemoteStore::new(
+            conn,
+            namespace,
             worker_id,
-            token: token.clone(),
-            backend: backend.clone(),
-            version: Mutex::new(0),
-            pid: crate::fork::pid(),
-            keeper: Arc::clone(&keeper),
-            moved: std::sync::atomic::AtomicBool::new(false),
-        });
+            &token,
+            backend,
+            Arc::clone(&keeper),
+        ));
         Ok(RemoteLease {
             worker_id,
             namespace: namespace.to_string(),

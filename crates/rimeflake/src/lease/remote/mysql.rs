@@ -8,13 +8,16 @@
 //! (InnoDB, autocommit): the conditional ones check the newest version of the row they lock.
 
 use super::net::{self, Deadline, Lookup};
-use super::{decode_state, tls, Conn, RemoteWorker, Saved, Taken, Versioned};
+use super::{decode_state, tls, Conn, RemoteWorker, Replicas, Saved, Taken, Versioned};
+use super::replication::StoredSettings;
+use super::{Proposal, ServerView, Settings};
 use crate::backend::tls::{SslMode, Tls};
 use crate::error::{Error, ErrorKind, Result};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+mod replicas;
 mod sql;
 pub(crate) mod wire;
 use sql::{bind, Val};
@@ -34,6 +37,10 @@ pub(crate) struct MyConn {
     shown: String,
     op_timeout: Duration,
     lookup: Lookup,
+    /// The replica acknowledgements every lease and state write needs (the namespace's).
+    replicas: Arc<Replicas>,
+    /// The acknowledgements each commit waits for, as the last look at the server found.
+    wait_for: Option<u32>,
 }
 
 impl std::fmt::Debug for MyConn {
@@ -89,6 +96,8 @@ impl MyConn {
             shown,
             op_timeout: op_timeout.max(Duration::from_millis(1)),
             lookup: Lookup::new(resolver),
+            replicas: Arc::default(),
+            wait_for: None,
         };
         // Connect now, so a wrong URL or password shows at once rather than at the first use.
         conn.call("connect", |_, _| Ok(()))?;
@@ -142,7 +151,7 @@ impl MyConn {
         let setup = (|| {
             wire.query(sql::SESSION, deadline)?;
             let found = wire.query(sql::TABLES_EXIST, deadline)?;
-            if cell(&found, 0, 0).as_deref() != Some("3") {
+            if cell(&found, 0, 0).as_deref() != Some("4") {
                 // Once per database: InnoDB syncs each new table's files, which may take longer
                 // than one call (a tenth of the TTL) on a busy server.
                 let ddl_deadline = Deadline::after(self.op_timeout.max(DDL_TIME));
@@ -262,6 +271,14 @@ impl MyConn {
         self.call(what, |w, d| w.query(&text, d))
     }
 
+    /// [`MyConn::run`] for a lease or state write: then an error unless the replicas the
+    /// namespace requires acknowledged it (see `replicas.rs`).
+    fn write(&mut self, what: &str, sql: &'static str, vals: &[Val<'_>]) -> Result<Answer> {
+        let answer = self.run(what, sql, vals)?;
+        self.acknowledged(what, self.replicas.get())?;
+        Ok(answer)
+    }
+
     /// Why a conditional write of `(namespace, worker_id)` changed nothing: `token` must hold
     /// the lease for a save; nobody may hold it live for a reset.
     fn why_not(&mut self, namespace: &str, worker_id: u64, token: Option<&str>) -> Result<Saved> {
@@ -297,14 +314,14 @@ impl MyConn {
             Val::Text(token),
             Val::Num(ttl_ms),
         );
-        if row && self.run("acquire", sql::TAKE, &[tok, ttl, ns, id, tok])?.affected == 1 {
+        if row && self.write("acquire", sql::TAKE, &[tok, ttl, ns, id, tok])?.affected == 1 {
             return Ok(true);
         }
-        if self.run("acquire", sql::TAKE_NEW, &[ns, id, tok, ttl])?.affected == 1 {
+        if self.write("acquire", sql::TAKE_NEW, &[ns, id, tok, ttl])?.affected == 1 {
             return Ok(true);
         }
         // The row appeared since it was not found (another racer's), and may be free.
-        Ok(!row && self.run("acquire", sql::TAKE, &[tok, ttl, ns, id, tok])?.affected == 1)
+        Ok(!row && self.write("acquire", sql::TAKE, &[tok, ttl, ns, id, tok])?.affected == 1)
     }
 }
 
@@ -404,7 +421,7 @@ impl Conn for MyConn {
             Val::Num(worker_id),
             Val::Text(token),
         ];
-        Ok(self.run("renew", sql::RENEW, &vals)?.affected == 1)
+        Ok(self.write("renew", sql::RENEW, &vals)?.affected == 1)
     }
 
     fn release(&mut self, namespace: &str, worker_id: u64, token: &str) -> Result<()> {
@@ -441,7 +458,7 @@ impl Conn for MyConn {
             Val::Text(token),
             Val::Num(expected),
         ];
-        if self.run("save", sql::SAVE, &vals)?.affected == 1 {
+        if self.write("save", sql::SAVE, &vals)?.affected == 1 {
             return Ok(Saved::Yes);
         }
         self.why_not(namespace, worker_id, Some(token))
@@ -457,12 +474,12 @@ impl Conn for MyConn {
         let (ns, id) = (Val::Text(namespace), Val::Num(worker_id));
         let (text, version) = (Val::Text(&next.text), Val::Num(next.version));
         let vals = [text, version, ns, id, Val::Num(expected)];
-        if self.run("reset", sql::RESET, &vals)?.affected == 1 {
+        if self.write("reset", sql::RESET, &vals)?.affected == 1 {
             return Ok(Saved::Yes);
         }
         if expected == 0
             && self
-                .run("reset", sql::RESET_NEW, &[ns, id, text, version])?
+                .write("reset", sql::RESET_NEW, &[ns, id, text, version])?
                 .affected
                 == 1
         {
@@ -479,7 +496,7 @@ impl Conn for MyConn {
     fn mark_used(&mut self, namespace: &str, worker_id: u64, reach_ms: u64) -> Result<super::Usage> {
         let (ns, id) = (Val::Text(namespace), Val::Num(worker_id));
         let what = "mark the worker ID used";
-        let marked = self.run(what, sql::MARK_USED, &[id, Val::Num(reach_ms), ns])?;
+        let marked = self.write(what, sql::MARK_USED, &[id, Val::Num(reach_ms), ns])?;
         let a = self.run(what, sql::MARKED, &[ns, id])?;
         if marked.affected == 0 || a.rows.is_empty() {
             return Err(Error::new(
@@ -547,6 +564,26 @@ impl Conn for MyConn {
             ));
         }
         Ok(warnings)
+    }
+
+    fn server(&mut self) -> Result<ServerView> {
+        self.server_view()
+    }
+
+    fn settle_settings(&mut self, namespace: &str, ours: &Proposal<'_>) -> Result<Settings> {
+        self.settle_stored(namespace, ours)
+    }
+
+    fn new_epoch(&mut self, namespace: &str) -> Result<u64> {
+        self.raise_stored_epoch(namespace)
+    }
+
+    fn set_replicas(&mut self, namespace: &str, replicas: u32) -> Result<()> {
+        self.set_stored_replicas(namespace, replicas)
+    }
+
+    fn require(&mut self, replicas: Arc<Replicas>) {
+        self.replicas = replicas;
     }
 }
 

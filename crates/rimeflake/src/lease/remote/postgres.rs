@@ -6,13 +6,15 @@
 //! that hangs (paused, or a host that vanished) gives a lease error instead of a hang, and the
 //! connection is dropped and opened again by the next call.
 
-use super::{decode_state, tls, Conn, RemoteWorker, Saved, Taken, Versioned};
+use super::{decode_state, tls, Conn, RemoteWorker, Replicas, Saved, Taken, Versioned};
+use super::{Proposal, ServerView, Settings};
 use crate::backend::redact;
 use crate::backend::tls::{SslMode, Tls};
 use crate::error::{Error, ErrorKind, Result};
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::runtime::Runtime;
 use tokio::task::JoinHandle;
@@ -21,6 +23,7 @@ use tokio_postgres::{Client, Config, Row, Statement};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 mod errors;
+mod replicas;
 mod sql;
 use errors::{chain, is_creation_race};
 pub(crate) use sql::SCHEMA;
@@ -42,6 +45,9 @@ pub(crate) struct PgConn {
     /// The URL without its password, for messages.
     shown: String,
     op_timeout: Duration,
+    /// 1 when lease and state writes must go through a synchronous standby (the namespace
+    /// requires it); 0 otherwise.
+    replicas: Arc<Replicas>,
 }
 
 /// One open connection: the client, the task that drives its socket, and the statements
@@ -124,6 +130,14 @@ impl PgConn {
         if config.get_application_name().is_none() {
             config.application_name("rimeflake");
         }
+        // rimeflake's commits wait for a synchronous standby where one is configured, whatever
+        // the server's default (`off` and `local` do not): set in the startup packet, so it
+        // costs no round trip.
+        let options = match config.get_options() {
+            Some(o) if !o.is_empty() => format!("{o} -c synchronous_commit=on"),
+            _ => "-c synchronous_commit=on".to_string(),
+        };
+        config.options(&options);
         // The driver knows three modes; the verifying ones are `require` plus the checks of
         // the connector.
         config.ssl_mode(match tls.mode {
@@ -152,6 +166,7 @@ impl PgConn {
             connector,
             shown,
             op_timeout,
+            replicas: Arc::default(),
         };
         // Connect now, so a wrong URL or password shows at once rather than at the first use.
         conn.call("connect", |s| async move { (s, Ok(())) })?;
@@ -274,11 +289,12 @@ impl Session {
             // Its error reaches the client as a closed connection.
             let _ = connection.await;
         });
-        Ok(Session {
+        let session = Session {
             client,
             driver,
             statements: HashMap::new(),
-        })
+        };
+        Ok(session)
     }
 
     /// Creates the tables when missing. They are looked for first, so a user allowed to use
@@ -429,11 +445,16 @@ impl Conn for PgConn {
             .map(|&id| to_i64(id, "worker ID"))
             .collect::<Result<Vec<i64>>>()?;
         let ttl = to_i64(ttl_ms, "lease TTL (ms)")?;
+        let required = self.replicas.get();
         for _ in 0..candidates.len() {
             let sent_boottime_ns = crate::clock::boottime_ns();
             let ids = &ids;
+            let refused = self.unsynchronous();
             let (picked, taken) = self.call("acquire", |mut s| async move {
                 let out = async {
+                    if required > 0 && !s.synchronous().await? {
+                        return Err(Fail::Ours(refused));
+                    }
                     let row = s
                         .query(ACQUIRE_FIRST, &[&namespace, ids, &token, &ttl])
                         .await?;
@@ -464,9 +485,20 @@ impl Conn for PgConn {
     fn renew(&mut self, namespace: &str, worker_id: u64, token: &str, ttl_ms: u64) -> Result<bool> {
         let id = to_i64(worker_id, "worker ID")?;
         let ttl = to_i64(ttl_ms, "lease TTL (ms)")?;
+        let required = i64::from(self.replicas.get());
+        let refused = self.unsynchronous();
         self.call("renew", |mut s| async move {
-            let out = s.execute(RENEW, &[&namespace, &id, &token, &ttl]).await;
-            (s, out.map(|n| n == 1))
+            let out = async {
+                if s.execute(RENEW, &[&namespace, &id, &token, &ttl, &required]).await? == 1 {
+                    return Ok(true);
+                }
+                if required > 0 && !s.synchronous().await? {
+                    return Err(Fail::Ours(refused));
+                }
+                Ok(false)
+            }
+            .await;
+            (s, out)
         })
     }
 
@@ -507,12 +539,17 @@ impl Conn for PgConn {
         let expected = to_i64(expected, "state version")?;
         let version = to_i64(next.version, "state version")?;
         let text = next.text.as_str();
+        let required = i64::from(self.replicas.get());
+        let refused = self.unsynchronous();
         self.call("save", |mut s| async move {
             let out = async {
-                let params: [&(dyn ToSql + Sync); 6] =
-                    [&namespace, &id, &token, &expected, &text, &version];
+                let params: [&(dyn ToSql + Sync); 7] =
+                    [&namespace, &id, &token, &expected, &text, &version, &required];
                 if s.execute(SAVE, &params).await? == 1 {
                     return Ok(Saved::Yes);
+                }
+                if required > 0 && !s.synchronous().await? {
+                    return Err(Fail::Ours(refused));
                 }
                 s.why_not(namespace, id, Some(token)).await
             }
@@ -649,7 +686,7 @@ impl Conn for PgConn {
                 let rows = s.query(SETTINGS, &[]).await?;
                 let mut warnings = Vec::new();
                 if let Some(row) = rows.first() {
-                    for (i, name) in ["fsync", "synchronous_commit"].into_iter().enumerate() {
+                    for (i, name) in ["fsync"].into_iter().enumerate() {
                         let value: Option<String> = col(row, i)?;
                         if value.as_deref() == Some("off") {
                             warnings.push(format!(
@@ -665,6 +702,30 @@ impl Conn for PgConn {
             .await;
             (s, out)
         })
+    }
+
+    fn server(&mut self) -> Result<ServerView> {
+        self.server_view()
+    }
+
+    fn settle_settings(&mut self, namespace: &str, ours: &Proposal<'_>) -> Result<Settings> {
+        self.settle(namespace, ours)
+    }
+
+    fn new_epoch(&mut self, namespace: &str) -> Result<u64> {
+        self.raise_epoch(namespace)
+    }
+
+    fn set_replicas(&mut self, namespace: &str, replicas: u32) -> Result<()> {
+        let n = i64::from(replicas);
+        self.call("set the replicas required", |mut s| async move {
+            let out = s.execute(SET_REPLICAS, &[&namespace, &n]).await;
+            (s, out.map(|_| ()))
+        })
+    }
+
+    fn require(&mut self, replicas: Arc<Replicas>) {
+        self.replicas = replicas;
     }
 }
 

@@ -28,20 +28,32 @@
 //!
 //! Every conditional step runs as a Lua script, atomic on the server. Scripts compare tokens and
 //! versions as strings: Lua's numbers are doubles and would round versions above 2^53.
+//!
+//! Here: the connection ([`RedisConn`]), the running of a script, and [`Conn`] on them. Beside
+//! it: the keys' names (`redis/keys.rs`), the scripts (`redis/scripts.rs`), connecting
+//! (`redis/connection.rs`, through Sentinels in `connection/sentinel.rs`), Redis's errors in
+//! words (`redis/errors.rs`) and its replicas (`redis/replicas.rs`).
 
-use super::{decode_state, tls, Conn, RemoteWorker, Saved, Taken, Versioned};
-use crate::backend::redact;
-use crate::backend::tls::{Roots, SslMode, Tls};
+use super::{decode_state, Conn, RemoteWorker, Replicas, Saved, Taken, Versioned};
+use super::{Proposal, ServerView, Settings};
+use crate::backend::sentinel::SentinelUrl;
+use crate::backend::tls::Tls;
 use crate::error::{Error, ErrorKind, Result};
-use errors::{breaks_connection, is_refusal, plain};
-use redis::{Connection, RedisError, RedisResult, Value};
+use connection::{pipelined, Pending, Resolver};
+use errors::{is_refusal, plain};
+use keys::{layout_key, namespace_of, state_key, used_key, NAMESPACE_KEYS};
+/// The keys the generator's tests look at on a real server.
+pub(crate) use keys::{lease_key, workers_key};
+use redis::{Connection, RedisResult, Value};
 use scripts::{Lua, Scripts};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc};
-
-mod errors;
-mod scripts;
+use std::sync::Arc;
 use std::time::Duration;
+
+mod connection;
+mod errors;
+mod keys;
+mod replicas;
+mod scripts;
 
 /// A connection to one Redis server, reopened by the next call after it broke.
 pub(crate) struct RedisConn {
@@ -62,117 +74,10 @@ pub(crate) struct RedisConn {
     /// A connect its caller stopped waiting for (a resolver that did not answer): the next
     /// call waits for it again rather than starting a second one beside it.
     pending: Option<Pending>,
-}
-
-/// How many timeouts a connect may take once its host name resolved: the TCP connect, the TLS
-/// handshake and the crate's setup replies are each bounded by one.
-const CONNECT_STEPS: u32 = 5;
-
-/// Resolves a host name and port to addresses; blocking, perhaps for long.
-pub(crate) type Resolver = fn(&str, u16) -> std::io::Result<Vec<std::net::SocketAddr>>;
-
-/// The system's resolver (`getaddrinfo`), which has no timeout of its own.
-fn system_resolver(host: &str, port: u16) -> std::io::Result<Vec<std::net::SocketAddr>> {
-    use std::net::ToSocketAddrs;
-    Ok((host, port).to_socket_addrs()?.collect())
-}
-
-/// A connect running on its own thread: its answer, and how far it got.
-struct Pending {
-    answer: mpsc::Receiver<RedisResult<Connection>>,
-    resolved: Arc<AtomicBool>,
-}
-
-/// What opens a namespace's keys, up to and including the `{` of the hash tag. A namespace
-/// that starts with `}` would leave the tag empty (Redis then hashes each whole key, and a
-/// worker's lease and state land in different slots): its keys get the tag `{/}` first, which
-/// holds all of them in one slot, and which no other namespace's keys begin with (a namespace
-/// holds no `/`).
-fn opening(namespace: &str) -> &'static str {
-    if namespace.starts_with('}') {
-        "rimeflake:{/}{"
-    } else {
-        "rimeflake:{"
-    }
-}
-
-pub(crate) fn lease_key(namespace: &str, worker_id: u64) -> String {
-    format!("{}{namespace}:{worker_id}}}:lease", opening(namespace))
-}
-
-fn state_key(namespace: &str, worker_id: u64) -> String {
-    format!("{}{namespace}:{worker_id}}}:state", opening(namespace))
-}
-
-fn layout_key(namespace: &str) -> String {
-    format!("{}{namespace}}}:layout", opening(namespace))
-}
-
-pub(crate) fn workers_key(namespace: &str) -> String {
-    format!("{}{namespace}}}:workers", opening(namespace))
-}
-
-fn used_key(namespace: &str) -> String {
-    format!("{}{namespace}}}:used", opening(namespace))
-}
-
-/// One connect, on the thread [`RedisConn::start_connect`] made.
-fn connect_now(
-    client: &redis::Client,
-    timeout: Duration,
-    resolver: Resolver,
-    resolved: &AtomicBool,
-) -> RedisResult<Connection> {
-    use redis::{ConnectionAddr, ConnectionInfo};
-    let info = client.get_connection_info();
-    let (host, port) = match &info.addr {
-        ConnectionAddr::Tcp(h, p)
-        | ConnectionAddr::TcpTls {
-            host: h, port: p, ..
-        } => (h.clone(), *p),
-        _ => return Err((redis::ErrorKind::InvalidClientConfig, "not a TCP address").into()),
-    };
-    let addrs = resolver(&host, port)?;
-    resolved.store(true, Ordering::SeqCst);
-    let conn = match &info.addr {
-        // Plain TCP goes to the addresses resolved here: the name is not looked up again.
-        ConnectionAddr::Tcp(..) => {
-            let mut last = None;
-            let mut found = None;
-            for addr in addrs {
-                let one = ConnectionInfo {
-                    addr: ConnectionAddr::Tcp(addr.ip().to_string(), addr.port()),
-                    redis: info.redis.clone(),
-                };
-                match redis::Client::open(one).and_then(|c| c.get_connection_with_timeout(timeout))
-                {
-                    Ok(conn) => {
-                        found = Some(conn);
-                        break;
-                    }
-                    Err(e) => last = Some(e),
-                }
-            }
-            match (found, last) {
-                (Some(conn), _) => conn,
-                (None, Some(e)) => return Err(e),
-                (None, None) => {
-                    return Err(std::io::Error::new(
-                        std::io::ErrorKind::NotFound,
-                        "the host name has no address",
-                    )
-                    .into())
-                }
-            }
-        }
-        // TLS checks the certificate against the name: the crate connects by name (the
-        // system's resolver answered just now).
-        _ => client.get_connection_with_timeout(timeout)?,
-    };
-    // The crate clears its timeouts once connected: set ours for every command.
-    conn.set_read_timeout(Some(timeout))?;
-    conn.set_write_timeout(Some(timeout))?;
-    Ok(conn)
+    /// With a `redis+sentinel://` URL: the Sentinels, asked for the primary at each connect.
+    sentinels: Option<Arc<SentinelUrl>>,
+    /// The replica acknowledgements every lease write and state write waits for.
+    replicas: Arc<Replicas>,
 }
 
 /// Workers read per round trip by [`Conn::workers`]: bounds the size of one reply.
@@ -184,246 +89,16 @@ const SCAN_COUNT: usize = 5_000;
 /// Round trips [`Conn::namespaces`] may make: with [`SCAN_COUNT`], ten million keys.
 const SCAN_ROUNDS: usize = 2_000;
 
-/// The keys of a namespace (its layout, and its set of workers), and none of a worker's: the
-/// layout key ends in `t`, the workers key in `s`, a worker's `lease` and `state` in `e`.
-const NAMESPACE_KEYS: &str = "rimeflake:{*}:*[ts]";
-
-/// The namespace whose layout or workers key `key` is.
-fn namespace_of(key: &str) -> Option<&str> {
-    // The keys of a namespace that starts with `}` open with the tag `{/}` (see `opening`).
-    let rest = key
-        .strip_prefix("rimeflake:{/}{")
-        .filter(|rest| rest.starts_with('}'))
-        .or_else(|| key.strip_prefix("rimeflake:{"))?;
-    rest.strip_suffix("}:layout")
-        .or_else(|| rest.strip_suffix("}:workers"))
-}
-
 /// Leases looked at per round trip by [`Conn::acquire_first`] when its first try is refused.
 const PEEK_PER_BATCH: usize = 256;
 
 impl RedisConn {
-    /// Parses `url` and connects, so a wrong address or password shows at once.
-    ///
-    /// # Errors
-    /// [`ErrorKind::Config`] for a URL that does not parse, a wrong or missing password or a
-    /// database the server lacks; [`ErrorKind::Lease`] when the server cannot be reached within
-    /// `op_timeout`. Messages show the URL without its password.
-    pub(crate) fn open(url: &str, op_timeout: Duration) -> Result<RedisConn> {
-        RedisConn::open_with(url, op_timeout, system_resolver)
-    }
-
-    /// [`RedisConn::open`] with another resolver.
-    pub(crate) fn open_with(
-        url: &str,
-        op_timeout: Duration,
-        resolver: Resolver,
-    ) -> Result<RedisConn> {
-        let shown = redact(url);
-        let (driver_url, tls) = crate::backend::tls::split(url)?;
-        let client = RedisConn::client(&driver_url, &tls, &shown)?;
-        let password = client
-            .get_connection_info()
-            .redis
-            .password
-            .clone()
-            .filter(|p| !p.is_empty());
-        let mut conn = RedisConn {
-            client,
-            conn: None,
-            url: shown,
-            password,
-            // A zero timeout means "none" to the socket calls: never let it through.
-            timeout: op_timeout.max(Duration::from_millis(1)),
-            tls,
-            scripts: Scripts::new(),
-            resolver,
-            pending: None,
-        };
-        // A PING: a server that wants a password and got none says so only at the first
-        // command, and that should show here rather than at the first lease.
-        if let Err(e) = conn.run("PING", |c| redis::cmd("PING").query::<String>(c)) {
-            return Err(conn.plain_text_port(e));
-        }
-        Ok(conn)
-    }
-
-    /// `e`, the failure of the first command over TLS, or, when the address answers a PING
-    /// sent in the clear, the error that says the port does not speak TLS. A Redis port without
-    /// TLS takes the start of a TLS handshake for part of a command and waits for the rest, so
-    /// the handshake itself only times out, as a server that is down or paused would.
-    fn plain_text_port(&self, e: Error) -> Error {
-        let redis::ConnectionAddr::TcpTls { host, port, .. } =
-            &self.client.get_connection_info().addr
-        else {
-            return e;
-        };
-        if !answers_in_plain_text(host, *port, self.timeout) {
-            return e;
-        }
-        Error::config(format!(
-            "Redis at {}: the TLS handshake with {host}:{port} failed: the server does not speak \
-             TLS? It answers in plain text there: use redis:// for this port, or the server's \
-             TLS port (its tls-port)",
-            self.url
-        ))
-    }
-
-    /// The crate's client for `url` (rimeflake's TLS parameters already split off into `tls`),
-    /// with the certificates the parameters name read now, so a missing file shows at once.
-    fn client(url: &str, tls: &Tls, shown: &str) -> Result<redis::Client> {
-        // The crate's messages about a URL are fixed texts (no part of the URL).
-        let refused = |e: RedisError| {
-            Error::config(format!(
-                "backend {shown}: not a usable Redis URL ({}); the form is \
-                 redis[s]://[[user]:password@]host[:port][/db]",
-                plain(&e)
-            ))
-        };
-        if tls.mode == SslMode::Disable {
-            return redis::Client::open(url).map_err(refused);
-        }
-        tls::ensure_provider();
-        // The crate takes PEM bytes: each file is read once and checked before it gets them.
-        let pem_certs = |path: &std::path::Path, param: &str| -> Result<Vec<u8>> {
-            let pem = tls::read_file(path, param)?;
-            tls::certs(&pem, path, param)?;
-            Ok(pem)
-        };
-        let root_cert = match &tls.roots {
-            Some(Roots::File(path)) => Some(pem_certs(path, "sslrootcert")?),
-            // The crate reads the system's store itself.
-            Some(Roots::System) | None => None,
-        };
-        let client_tls = match &tls.client {
-            Some((cert, key)) => {
-                let client_key = tls::read_file(key, "sslkey")?;
-                tls::key(&client_key, key, "sslkey")?;
-                Some(redis::ClientTlsConfig {
-                    client_cert: pem_certs(cert, "sslcert")?,
-                    client_key,
-                })
-            }
-            None => None,
-        };
-        let certs = redis::TlsCertificates {
-            client_tls,
-            root_cert,
-        };
-        redis::Client::build_with_tls(url, certs).map_err(refused)
-    }
-
-    /// Runs `f` on the connection, connecting first when there is none. Drops the connection
-    /// after an error that may have left it out of step (I/O, a reply it could not parse), so
-    /// the next call starts on a fresh one.
-    fn run<T>(
-        &mut self,
-        doing: &str,
-        f: impl FnOnce(&mut Connection) -> RedisResult<T>,
-    ) -> Result<T> {
-        let conn = match self.conn.take() {
-            Some(conn) => conn,
-            None => self.connect()?,
-        };
-        match f(self.conn.insert(conn)) {
-            Ok(v) => Ok(v),
-            Err(e) => {
-                if breaks_connection(&e) {
-                    self.conn = None;
-                }
-                Err(self.error(&e, doing))
-            }
-        }
-    }
-
-    /// A new connection whose every read and write fails after the timeout, so a server that
-    /// stopped answering (paused, or its host gone) fails the call instead of hanging it.
-    ///
-    /// The whole of it (resolving the host name, connecting, the TLS handshake and the crate's
-    /// setup commands) runs on a thread of its own. The name must resolve within one timeout:
-    /// a resolver that does not answer, which no socket timeout covers, fails the call in time.
-    /// The steps after it are bounded by the timeout each, [`CONNECT_STEPS`] in all. That
-    /// thread ends when the resolver answers; until then the next call waits for it again
-    /// instead of starting another.
-    fn connect(&mut self) -> Result<Connection> {
-        let pending = match self.pending.take() {
-            Some(p) => match p.answer.try_recv() {
-                // The connect it waited for came through after all.
-                Ok(Ok(conn)) => return Ok(conn),
-                // It failed, or an answer is stale: start afresh.
-                Ok(Err(_)) | Err(mpsc::TryRecvError::Disconnected) => self.start_connect()?,
-                Err(mpsc::TryRecvError::Empty) => p,
-            },
-            None => self.start_connect()?,
-        };
-        // The name must resolve within one timeout. What follows (connecting, the TLS
-        // handshake, the crate's setup commands) bounds each of its steps by the timeout itself,
-        // and is waited for up to `CONNECT_STEPS` timeouts in all.
-        let mut waited = Duration::ZERO;
-        loop {
-            match pending.answer.recv_timeout(self.timeout) {
-                Ok(Ok(conn)) => return Ok(conn),
-                Ok(Err(e)) => return Err(self.error(&e, "connect")),
-                Err(mpsc::RecvTimeoutError::Disconnected) => {
-                    return Err(Error::new(
-                        ErrorKind::Lease,
-                        format!(
-                            "could not reach Redis at {}: the thread connecting stopped without \
-                             an answer",
-                            self.url
-                        ),
-                    ))
-                }
-                Err(mpsc::RecvTimeoutError::Timeout) => {
-                    waited += self.timeout;
-                    let resolved = pending.resolved.load(Ordering::SeqCst);
-                    if resolved && waited < self.timeout * CONNECT_STEPS {
-                        continue;
-                    }
-                    let why = if resolved {
-                        "connect: no answer in time"
-                    } else {
-                        "its host name did not resolve in time"
-                    };
-                    self.pending = Some(pending);
-                    return Err(Error::new(
-                        ErrorKind::Lease,
-                        format!(
-                            "could not reach Redis at {} within {} ms ({why})",
-                            self.url,
-                            waited.as_millis()
-                        ),
-                    ));
-                }
-            }
-        }
-    }
-
-    /// Starts a connect on a thread of its own: the host name resolved by `resolver`, then the
-    /// crate's connect to each address in turn (by name for TLS, whose certificate names the
-    /// host), every read and write bounded by the timeout.
-    fn start_connect(&self) -> Result<Pending> {
-        let (tx, answer) = mpsc::sync_channel(1);
-        let resolved = Arc::new(AtomicBool::new(false));
-        let (client, timeout, resolver) = (self.client.clone(), self.timeout, self.resolver);
-        let done = Arc::clone(&resolved);
-        std::thread::Builder::new()
-            .name("rimeflake-redis-connect".into())
-            .spawn(move || {
-                let _ = tx.send(connect_now(&client, timeout, resolver, &done));
-            })
-            .map_err(|e| {
-                Error::new(
-                    ErrorKind::Lease,
-                    format!("cannot start a thread to connect to Redis: {e}"),
-                )
-            })?;
-        Ok(Pending { answer, resolved })
-    }
-
     /// Runs a script: `EVALSHA`, or `EVAL` when the server does not have it cached. With
     /// `index`, first adds the worker ID to the namespace's set in the same round trip (a
-    /// separate command: the set lives in another cluster slot than the worker's keys).
+    /// separate command: the set lives in another cluster slot than the worker's keys). With
+    /// `acks` above 0, then `WAIT`s in the same round trip for that many replicas to have every
+    /// write of this connection so far: fewer in time, and the call fails (its writes may have
+    /// landed on the primary, as a call whose answer was lost may have).
     fn eval<T: redis::FromRedisValue>(
         &mut self,
         doing: &str,
@@ -431,31 +106,51 @@ impl RedisConn {
         keys: &[&str],
         args: &[&str],
         index: Option<(&str, u64)>,
+        acks: u32,
     ) -> Result<T> {
         let lua = which(&self.scripts);
         let (code, hash) = (lua.code, lua.script.get_hash().to_string());
-        self.run(doing, |c| {
+        let wait_ms = replicas::wait_ms(self.timeout);
+        let (answer, acked) = self.run(doing, |c| {
             let call = |command: &str, body: &str| {
                 let mut cmd = redis::cmd(command);
                 cmd.arg(body).arg(keys.len()).arg(keys).arg(args);
                 cmd
+            };
+            let waited = |pipe: &mut redis::Pipeline| {
+                if acks > 0 {
+                    pipe.cmd("WAIT").arg(acks).arg(wait_ms);
+                }
             };
             let mut pipe = redis::pipe();
             if let Some((set, worker_id)) = index {
                 pipe.cmd("SADD").arg(set).arg(worker_id);
             }
             pipe.add_command(call("EVALSHA", &hash));
-            let answer = match pipelined(c, &pipe, pipe.len()) {
-                Ok(mut replies) => replies.pop().unwrap_or(Value::Nil),
+            waited(&mut pipe);
+            let mut replies = match pipelined(c, &pipe, pipe.len()) {
+                Ok(replies) => replies,
                 // The SADD (if any) went through: only the script is sent again. EVAL also
                 // caches it for the next EVALSHA.
                 Err(e) if e.kind() == redis::ErrorKind::NoScriptError => {
-                    call("EVAL", code).query(c)?
+                    let mut again = redis::pipe();
+                    again.add_command(call("EVAL", code));
+                    waited(&mut again);
+                    pipelined(c, &again, again.len())?
                 }
                 Err(e) => return Err(e),
             };
-            redis::from_owned_redis_value(answer)
-        })
+            let acked: u32 = match acks {
+                0 => 0,
+                _ => redis::from_owned_redis_value(replies.pop().unwrap_or(Value::Nil))?,
+            };
+            let answer = replies.pop().unwrap_or(Value::Nil);
+            Ok((redis::from_owned_redis_value::<T>(answer)?, acked))
+        })?;
+        if acked < acks {
+            return Err(self.unacknowledged(doing, acked, acks, wait_ms));
+        }
+        Ok(answer)
     }
 
     /// Runs `CONFIG GET name`; `None` when the server has no such setting. The reply is a flat
@@ -479,60 +174,6 @@ impl RedisConn {
             .find(|(k, _)| k.as_deref().is_some_and(|k| k.eq_ignore_ascii_case(name)))
             .and_then(|(_, v)| text(v)))
     }
-}
-
-/// Whether `host:port` answers a `PING` sent in the clear as Redis does: a reply in its
-/// protocol, a simple string (`+PONG`) or an error (`-NOAUTH ...`). A TLS port answers with an
-/// alert record or hangs up. Only a PING is sent: never a password.
-fn answers_in_plain_text(host: &str, port: u16, timeout: Duration) -> bool {
-    use std::io::{Read, Write};
-    use std::net::{TcpStream, ToSocketAddrs};
-    let Ok(addrs) = (host, port).to_socket_addrs() else {
-        return false;
-    };
-    for addr in addrs {
-        let Ok(mut stream) = TcpStream::connect_timeout(&addr, timeout) else {
-            continue;
-        };
-        let line_ended = |r: &[u8]| r.windows(2).any(|w| w == b"\r\n");
-        let mut reply = Vec::new();
-        if stream.set_read_timeout(Some(timeout)).is_ok()
-            && stream.set_write_timeout(Some(timeout)).is_ok()
-            && stream.write_all(b"PING\r\n").is_ok()
-        {
-            // The first line of the reply, in a few reads at most; a hang-up or silence ends it.
-            let mut buf = [0u8; 128];
-            for _ in 0..4 {
-                match stream.read(&mut buf) {
-                    Ok(n) if n > 0 => reply.extend_from_slice(&buf[..n]),
-                    _ => break,
-                }
-                if line_ended(&reply) {
-                    break;
-                }
-            }
-        }
-        return matches!(reply.first(), Some(b'+' | b'-')) && line_ended(&reply);
-    }
-    false
-}
-
-/// Sends `pipe` (of `count` commands) and reads its replies; the first error reply, if any,
-/// becomes the error once all replies are read (so the connection stays in step).
-///
-/// Not `Pipeline::query`: after a failed read the crate goes on reading every other reply, each
-/// with the full read timeout, so a paused server would hold the call for `count` timeouts.
-/// Here the first failed read ends the call (and [`RedisConn::run`] drops the connection).
-fn pipelined(
-    conn: &mut Connection,
-    pipe: &redis::Pipeline,
-    count: usize,
-) -> RedisResult<Vec<Value>> {
-    conn.send_packed_command(&pipe.get_packed_pipeline())?;
-    let replies = (0..count)
-        .map(|_| conn.recv_response())
-        .collect::<RedisResult<Vec<Value>>>()?;
-    replies.into_iter().map(Value::extract_error).collect()
 }
 
 /// A script's answer to a conditional write.
@@ -560,6 +201,7 @@ impl Conn for RedisConn {
             &[&key],
             &[record],
             None,
+            0,
         )?;
         // GET right after SET NX has a value, unless another client deleted it in between.
         stored.ok_or_else(|| {
@@ -599,6 +241,7 @@ impl Conn for RedisConn {
             &[&key],
             &[token, &ttl],
             Some((&index, worker_id)),
+            self.replicas.get(),
         )?;
         Ok(got == 1)
     }
@@ -650,13 +293,14 @@ impl Conn for RedisConn {
     fn renew(&mut self, namespace: &str, worker_id: u64, token: &str, ttl_ms: u64) -> Result<bool> {
         let key = lease_key(namespace, worker_id);
         let ttl = ttl_ms.max(1).to_string();
-        let got: i64 = self.eval("renew", |s| &s.renew, &[&key], &[token, &ttl], None)?;
+        let acks = self.replicas.get();
+        let got: i64 = self.eval("renew", |s| &s.renew, &[&key], &[token, &ttl], None, acks)?;
         Ok(got == 1)
     }
 
     fn release(&mut self, namespace: &str, worker_id: u64, token: &str) -> Result<()> {
         let key = lease_key(namespace, worker_id);
-        let _: i64 = self.eval("release", |s| &s.release, &[&key], &[token], None)?;
+        let _: i64 = self.eval("release", |s| &s.release, &[&key], &[token], None, 0)?;
         Ok(())
     }
 
@@ -710,6 +354,7 @@ impl Conn for RedisConn {
             &[&keys[0], &keys[1]],
             &[token, &expected, &version, &next.text],
             None,
+            self.replicas.get(),
         )?;
         saved(&answer, &self.url)
     }
@@ -734,6 +379,7 @@ impl Conn for RedisConn {
             &[&keys[0], &keys[1]],
             &[&expected, &version, &next.text],
             Some((&index, worker_id)),
+            self.replicas.get(),
         )?;
         saved(&answer, &self.url)
     }
@@ -758,6 +404,7 @@ impl Conn for RedisConn {
             &[&key],
             &[&id, &reach],
             None,
+            self.replicas.get(),
         )?;
         let number = |text: &str| -> Result<u64> {
             text.parse().map_err(|_| {
@@ -915,6 +562,34 @@ impl Conn for RedisConn {
             _ => {}
         }
         Ok(warnings)
+    }
+
+    fn server(&mut self) -> Result<ServerView> {
+        self.server_view()
+    }
+
+    fn settle_settings(&mut self, namespace: &str, ours: &Proposal<'_>) -> Result<Settings> {
+        self.settle(namespace, ours)
+    }
+
+    fn new_epoch(&mut self, namespace: &str) -> Result<u64> {
+        self.raise_epoch(namespace)
+    }
+
+    fn set_replicas(&mut self, namespace: &str, replicas: u32) -> Result<()> {
+        let key = replicas::settings_key(namespace);
+        self.run("set the replicas required", |c| {
+            redis::cmd("HSET")
+                .arg(&key)
+                .arg("replicas")
+                .arg(replicas)
+                .query::<i64>(c)
+        })?;
+        Ok(())
+    }
+
+    fn require(&mut self, replicas: Arc<Replicas>) {
+        self.replicas = replicas;
     }
 }
 

@@ -1,6 +1,7 @@
 //! [`RemoteStore`]: the state of a leased worker ID on its server, written only while the lease
 //! is this holder's and the state is the version it last read or wrote.
 
+use super::replication::{possibly_stale, tag};
 use super::{decode_state, encode_state, Conn, Saved, Versioned, WRITER};
 use crate::backend::Backend;
 use crate::error::{Error, ErrorKind, Result};
@@ -11,7 +12,7 @@ use std::sync::{Arc, Mutex};
 /// The state of a leased worker ID on its server: every save is conditional on the lease's
 /// token and on the version this store last read or wrote.
 pub(crate) struct RemoteStore {
-    pub(super) conn: Mutex<Box<dyn Conn>>,
+    pub(crate) conn: Mutex<Box<dyn Conn>>,
     pub(super) namespace: String,
     pub(super) worker_id: u64,
     pub(super) token: String,
@@ -25,6 +26,11 @@ pub(crate) struct RemoteStore {
     /// Another process stored its state over this store's version: no save of this store can
     /// succeed again (its version is stale for good), so none is sent.
     pub(super) moved: AtomicBool,
+    /// The state the last load found may be a stale copy: stored on another server than this
+    /// one, or before a restore was declared (see `replication::possibly_stale`).
+    pub(super) stale: AtomicBool,
+    /// The host of the holder that wrote the state the last load found.
+    pub(super) writer: Mutex<Option<String>>,
 }
 
 impl std::fmt::Debug for RemoteStore {
@@ -54,6 +60,31 @@ const MOVED: &str = "another process stored its state meanwhile (it held the wor
                      one had lost the lease)";
 
 impl RemoteStore {
+    /// The store of `worker_id`'s state in `namespace` on the server `backend` names, over
+    /// `conn`, for the lease `token` holds, sharing `keeper` with the lease; nothing read yet.
+    pub(crate) fn new(
+        conn: Box<dyn Conn>,
+        namespace: &str,
+        worker_id: u64,
+        token: &str,
+        backend: &Backend,
+        keeper: Arc<super::keeper::Shared>,
+    ) -> RemoteStore {
+        RemoteStore {
+            conn: Mutex::new(conn),
+            namespace: namespace.to_string(),
+            worker_id,
+            token: token.to_string(),
+            backend: backend.clone(),
+            version: Mutex::new(0),
+            pid: crate::fork::pid(),
+            keeper,
+            moved: AtomicBool::new(false),
+            stale: AtomicBool::new(false),
+            writer: Mutex::new(None),
+        }
+    }
+
     fn lost(&self, why: &str) -> Error {
         Error::new(
             ErrorKind::Lease,
@@ -63,6 +94,19 @@ impl RemoteStore {
                 self.worker_id, self.namespace, self.backend
             ),
         )
+    }
+}
+
+impl RemoteStore {
+    /// Whether the state the last load found may be a stale copy.
+    pub(crate) fn loaded_stale(&self) -> bool {
+        self.stale.load(SeqCst)
+    }
+
+    /// The host of the holder that wrote the state the last load found (its token's first
+    /// part), when it says.
+    pub(crate) fn loaded_writer_host(&self) -> Option<String> {
+        self.writer.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 }
 
@@ -77,9 +121,19 @@ impl StateStore for RemoteStore {
         match found {
             None => {
                 *version = 0;
+                self.stale.store(false, SeqCst);
                 Ok(None)
             }
             Some(v) => {
+                *self.writer.lock().unwrap_or_else(|p| p.into_inner()) = v
+                    .text
+                    .rsplit_once(WRITER)
+                    .and_then(|(_, token)| token.split('/').next())
+                    .filter(|h| !h.is_empty())
+                    .map(str::to_string);
+                let seen = self.keeper.seen();
+                self.stale
+                    .store(possibly_stale(&v.text, &seen.identity, seen.epoch), SeqCst);
                 let state = decode_state(&v.text).ok_or_else(|| {
                     Error::new(
                         ErrorKind::State,
@@ -104,18 +158,30 @@ impl StateStore for RemoteStore {
         if self.moved.load(SeqCst) {
             // Said again at every try: the worker ID may have been lost and given back since
             // (which clears what the generator was told).
-            self.keeper.state_moved();
+            self.keeper.state_moved(self.lost(MOVED));
             return Err(self.lost(MOVED));
         }
         let mut version = self.version.lock().unwrap_or_else(|p| p.into_inner());
         let mut conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
-        // The writer's token goes with the state: a write whose answer was lost (the call timed
-        // out, the server ran it later) is then recognised as ours, not another holder's.
-        let text = format!("{}{WRITER}{}", encode_state(state), self.token);
+        // The writer's token goes with the state, last: a write whose answer was lost (the call
+        // timed out, the server ran it later) is then recognised as ours, not another holder's.
+        // Before it, the tag of the server it is written to, as last seen.
+        let seen = self.keeper.seen();
+        let text = format!(
+            "{}{WRITER}{}{WRITER}{}",
+            encode_state(state),
+            tag(seen.epoch, &seen.identity),
+            self.token
+        );
+        // Over a possibly stale copy, the first write draws its version afresh, as over no
+        // state: the holder that wrote the copy may have written the versions after it elsewhere
+        // (on the lost primary), and taking the worker ID back later, must not find one of them
+        // here again and write over this holder's state.
+        let mut fresh = self.stale.load(SeqCst);
         let mut outcome = Saved::Moved;
         for _ in 0..2 {
             let next = Versioned {
-                version: next_version(*version, &self.token),
+                version: next_version(if fresh { 0 } else { *version }, &self.token),
                 text: text.clone(),
             };
             outcome = conn.save(
@@ -128,18 +194,24 @@ impl StateStore for RemoteStore {
             match outcome {
                 Saved::Yes => {
                     *version = next.version;
+                    self.stale.store(false, SeqCst);
                     return Ok(());
                 }
                 Saved::Moved => match conn.load(&self.namespace, self.worker_id)? {
-                    // Our own earlier write landed after all: go on from its version (nobody
-                    // else wrote since, or the state would carry their token).
+                    // Our own write is there, of another version: a later one whose answer was
+                    // lost, or an earlier one on a server that lost the writes after it (a
+                    // replica promoted before it had them). Either way nobody else wrote since
+                    // (the state would carry their token): go on from its version.
                     Some(v)
                         if v.text
                             .rsplit_once(WRITER)
                             .is_some_and(|(_, t)| t == self.token) =>
                     {
-                        *version = v.version
+                        *version = v.version;
+                        fresh = false;
                     }
+                    // No state, or another's: someone else may have written in between, even
+                    // where the state is gone (lost with everything else since): stop.
                     _ => break,
                 },
                 Saved::NotHolder => break,
@@ -152,7 +224,7 @@ impl StateStore for RemoteStore {
             )),
             Saved::Moved => {
                 self.moved.store(true, SeqCst);
-                self.keeper.state_moved();
+                self.keeper.state_moved(self.lost(MOVED));
                 Err(self.lost(MOVED))
             }
         }

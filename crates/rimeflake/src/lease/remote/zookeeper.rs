@@ -25,12 +25,16 @@
 //! `/leaf_forever`, and the last timestamp written back every 3 s) is not read or reused.
 
 use super::net::{self, Deadline, Lookup};
-use super::{decode_state, Conn, RemoteWorker, Saved, Taken, Versioned};
+use super::{decode_state, Conn, RemoteWorker, Replicas, Saved, Taken, Versioned};
+use super::replication::StoredSettings;
+use super::{Proposal, ServerView, Settings};
 use crate::backend::zookeeper_url::ZkUrl;
 use crate::error::{Error, ErrorKind, Result};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
+mod replicas;
 pub(crate) mod wire;
 use wire::{Ensemble, Op, Reply, Session, Stat, ZkFail, BAD_VERSION, NODE_EXISTS, NO_NODE};
 
@@ -50,6 +54,10 @@ pub(crate) struct ZkConn {
     sessions: BTreeMap<u64, Session>,
     /// The session used last.
     last: Option<u64>,
+    /// The replica acknowledgements every lease and state write needs (the namespace's).
+    replicas: Arc<Replicas>,
+    /// The followers the ensemble's quorum has log each write, as the last look found.
+    quorum: Option<u32>,
 }
 
 impl std::fmt::Debug for ZkConn {
@@ -92,6 +100,8 @@ impl ZkConn {
             default_ttl_ms: ttl.as_millis() as u64,
             sessions: BTreeMap::new(),
             last: None,
+            replicas: Arc::default(),
+            quorum: None,
         };
         // Connect now, so a wrong address or credentials show at once. The nodes are made when
         // first written.
@@ -245,6 +255,7 @@ impl ZkConn {
         // The session first, so a TTL it cannot last is refused before anything is taken.
         self.with(Some(ttl_ms), "connect", |_, _, _| Ok(()))?;
         self.check_timeout(ttl_ms)?;
+        self.acknowledged("acquire", self.replicas.get())?;
         let worker = self.worker_path(namespace, worker_id);
         let parents = self.parents_of(&worker);
         self.with(Some(ttl_ms), "acquire", |s, ens, d| {
@@ -545,6 +556,7 @@ impl Conn for ZkConn {
         let worker = self.worker_path(namespace, worker_id);
         self.with(Some(ttl_ms), "connect", |_, _, _| Ok(()))?;
         self.check_timeout(ttl_ms)?;
+        self.acknowledged("renew", self.replicas.get())?;
         self.with(Some(ttl_ms), "renew", |s, ens, d| {
             rehome(s, ens, &worker, token, d)
         })
@@ -615,6 +627,7 @@ impl Conn for ZkConn {
         let worker = self.worker_path(namespace, worker_id);
         let (lease, state) = (format!("{worker}/lease"), format!("{worker}/state"));
         let data = format!("{} {}", next.version, next.text);
+        self.acknowledged("save", self.replicas.get())?;
         self.with(None, "save", |s, ens, d| {
             let held = Held::read(s, ens, &worker, d)?;
             let Some(taken) = held.holds(token) else {
@@ -669,6 +682,7 @@ impl Conn for ZkConn {
         let (lease, state) = (format!("{worker}/lease"), format!("{worker}/state"));
         let parents = self.parents_of(&worker);
         let data = format!("{} {}", next.version, next.text);
+        self.acknowledged("reset", self.replicas.get())?;
         self.with(None, "reset", |s, ens, d| {
             make_all(s, ens, &parents, d)?;
             let replies = s.call(ens, &[Op::Sync(&worker), Op::GetData(&state)], d)?;
@@ -749,6 +763,7 @@ impl Conn for ZkConn {
     fn mark_used(&mut self, namespace: &str, worker_id: u64, reach_ms: u64) -> Result<super::Usage> {
         let record = self.ns_path(namespace);
         let mark = format!("{record}/{worker_id}");
+        self.acknowledged("mark the worker ID used", self.replicas.get())?;
         let usage = self.with(None, "mark the worker ID used", |s, ens, d| {
             // Each step is conditional (a mark made over the version read, or made only where
             // none is): one that another holder's mark beat reads again.
@@ -890,6 +905,26 @@ impl Conn for ZkConn {
     /// nothing to warn about from here.
     fn check_settings(&mut self) -> Result<Vec<String>> {
         Ok(Vec::new())
+    }
+
+    fn server(&mut self) -> Result<ServerView> {
+        self.server_view()
+    }
+
+    fn settle_settings(&mut self, namespace: &str, ours: &Proposal<'_>) -> Result<Settings> {
+        self.settle_stored(namespace, ours)
+    }
+
+    fn new_epoch(&mut self, namespace: &str) -> Result<u64> {
+        self.raise_stored_epoch(namespace)
+    }
+
+    fn set_replicas(&mut self, namespace: &str, replicas: u32) -> Result<()> {
+        self.set_stored_replicas(namespace, replicas)
+    }
+
+    fn require(&mut self, replicas: Arc<Replicas>) {
+        self.replicas = replicas;
     }
 }
 

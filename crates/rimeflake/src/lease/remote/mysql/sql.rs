@@ -15,6 +15,10 @@
 /// - `rimeflake_used`: the worker IDs ever leased in a namespace, each with the largest reach
 ///   (ms) its holders declared. Its foreign key deletes a namespace's marks with its row, so
 ///   whatever loses the record loses the marks with it.
+/// - `rimeflake_settings`: the namespace's settings (see the `replication` module of the remote
+///   leases): its `max_drift_ms`, the replica acknowledgements every lease and state write needs,
+///   the restore epoch, and the lineage the replicas were settled on; deleted with the
+///   namespace's row, as the marks are.
 pub(crate) const SCHEMA: &str = "\
 CREATE TABLE IF NOT EXISTS rimeflake_namespaces (
     namespace VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
@@ -39,6 +43,15 @@ CREATE TABLE IF NOT EXISTS rimeflake_used (
     PRIMARY KEY (namespace, worker_id),
     FOREIGN KEY (namespace) REFERENCES rimeflake_namespaces (namespace) ON DELETE CASCADE
 ) ENGINE = InnoDB;
+CREATE TABLE IF NOT EXISTS rimeflake_settings (
+    namespace    VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+    max_drift_ms BIGINT UNSIGNED NULL,
+    replicas     INT UNSIGNED NOT NULL DEFAULT 0,
+    epoch        BIGINT UNSIGNED NOT NULL DEFAULT 0,
+    lineage      VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NULL,
+    PRIMARY KEY (namespace),
+    FOREIGN KEY (namespace) REFERENCES rimeflake_namespaces (namespace) ON DELETE CASCADE
+) ENGINE = InnoDB;
 ";
 
 /// A value for a `?` of a statement.
@@ -46,6 +59,7 @@ CREATE TABLE IF NOT EXISTS rimeflake_used (
 pub(super) enum Val<'a> {
     Text(&'a str),
     Num(u64),
+    Null,
 }
 
 /// `sql` with its `?` replaced by `vals`, in order: text as a hexadecimal literal in utf8mb4
@@ -58,6 +72,7 @@ pub(super) fn bind(sql: &str, vals: &[Val<'_>]) -> String {
         if i > 0 {
             match vals.next().expect("a value for every ?") {
                 Val::Num(n) => out.push_str(&n.to_string()),
+                Val::Null => out.push_str("NULL"),
                 Val::Text(t) => {
                     out.push_str("_utf8mb4 X'");
                     for b in t.bytes() {
@@ -87,7 +102,7 @@ pub(super) const SESSION: &str = "SET time_zone = '+00:00', innodb_lock_wait_tim
 
 pub(super) const TABLES_EXIST: &str = "SELECT COUNT(*) FROM information_schema.tables \
      WHERE table_schema = DATABASE() AND table_name IN \
-     ('rimeflake_namespaces', 'rimeflake_workers', 'rimeflake_used')";
+     ('rimeflake_namespaces', 'rimeflake_workers', 'rimeflake_used', 'rimeflake_settings')";
 
 pub(super) const INSERT_LAYOUT: &str = concat!(
     "INSERT IGNORE INTO rimeflake_namespaces (namespace, layout, created) VALUES (?, ?, ",
@@ -205,6 +220,35 @@ pub(super) const NAMESPACES: &str =
 pub(super) const SETTINGS: &str =
     "SELECT @@innodb_flush_log_at_trx_commit, @@log_bin, @@sync_binlog";
 
+// What the server says of itself, MariaDB's way: its server ID and GTID domain (which name it),
+// whether it is read-only (a replica, as operators set them), and the GTIDs it applied as a
+// replica (`domain-server-sequence`, comma-separated), which name its former primary.
+pub(super) const VIEW_MARIADB: &str =
+    "SELECT @@server_id, @@gtid_domain_id, @@read_only, @@gtid_slave_pos";
+
+// MySQL's: its server UUID, whether it is read-only, and the GTIDs it executed
+// (`uuid:ranges`, comma-separated), whose other UUIDs name the primaries it replicated.
+pub(super) const VIEW_MYSQL: &str =
+    "SELECT @@server_uuid, @@read_only OR @@super_read_only, @@gtid_executed";
+
+// Semi-synchronous replication, the primary's side: MariaDB and MySQL before 8.0.26 name it
+// `master`, later MySQL `source`.
+pub(super) const SEMI_SYNC_VARIABLES: &str = "SHOW GLOBAL VARIABLES LIKE 'rpl_semi_sync_%'";
+pub(super) const SEMI_SYNC_STATUS: &str = "SHOW GLOBAL STATUS LIKE 'rpl_semi_sync_%'";
+
+// A namespace's settings, in a transaction that locks its row: the namespace (none: it is not
+// on this server), then the settings as far as they were set.
+pub(super) const BEGIN: &str = "START TRANSACTION";
+pub(super) const COMMIT: &str = "COMMIT";
+pub(super) const LOCK_SETTINGS: &str = "SELECT n.namespace, s.max_drift_ms, s.replicas, \
+     s.epoch, s.lineage FROM rimeflake_namespaces n \
+     LEFT JOIN rimeflake_settings s ON s.namespace = n.namespace \
+     WHERE n.namespace = ? FOR UPDATE";
+pub(super) const STORE_SETTINGS: &str = "INSERT INTO rimeflake_settings \
+     (namespace, max_drift_ms, replicas, epoch, lineage) VALUES (?, ?, ?, ?, ?) \
+     ON DUPLICATE KEY UPDATE max_drift_ms = VALUES(max_drift_ms), \
+     replicas = VALUES(replicas), epoch = VALUES(epoch), lineage = VALUES(lineage)";
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -236,6 +280,8 @@ mod tests {
             MARKED,
             WORKERS,
             NAMESPACES,
+            LOCK_SETTINGS,
+            STORE_SETTINGS,
         ] {
             assert!(!sql.contains('\'') && !sql.contains("--"), "{sql}");
         }

@@ -1,8 +1,9 @@
 use super::*;
-use crate::lease::remote::contract::{timed, v, Expired, Server, NS};
+use crate::testing::remote_contract::{timed, v, Expired, Server, NS};
 use crate::lease::remote::servers::{MariaDb, MY_PASSWORD, MY_PASSWORD_ROLE};
 use crate::state::WorkerState;
-use std::sync::Barrier;
+use crate::lease::remote::Replicas;
+use std::sync::{Arc, Barrier};
 
 const OP: Duration = Duration::from_millis(500);
 /// For the tests of what an error says, not of when it comes (a first `CREATE TABLE` on a
@@ -58,7 +59,7 @@ impl Server for MariaDb {
     }
 }
 
-crate::lease::remote::contract::contract_tests!(MariaDb::start());
+crate::testing::remote_contract::contract_tests!(MariaDb::start());
 
 fn open(db: &MariaDb) -> MyConn {
     MyConn::open(&db.url(), ROOMY).unwrap_or_else(|e| panic!("open {}: {e}", db.url()))
@@ -88,6 +89,11 @@ fn the_tables_match_the_schema_and_first_connections_may_race() {
             "rimeflake_namespaces.namespace:varchar(255)",
             "rimeflake_namespaces.layout:text",
             "rimeflake_namespaces.created:bigint(20)",
+            "rimeflake_settings.namespace:varchar(255)",
+            "rimeflake_settings.max_drift_ms:bigint(20) unsigned",
+            "rimeflake_settings.replicas:int(10) unsigned",
+            "rimeflake_settings.epoch:bigint(20) unsigned",
+            "rimeflake_settings.lineage:varchar(255)",
             "rimeflake_used.namespace:varchar(255)",
             "rimeflake_used.worker_id:bigint(20) unsigned",
             "rimeflake_used.reach_ms:bigint(20) unsigned",
@@ -257,4 +263,57 @@ fn a_url_typo_is_a_config_error() {
         assert_eq!(e.kind(), ErrorKind::Config, "{url}: {e}");
         assert!(!e.message().contains("pw-xyz"), "{e}");
     }
+}
+
+/// A standalone server has no semi-synchronous replica: while the namespace requires one, lease
+/// and state writes (and `state restored`'s epoch) are refused, saying why. A primary with a
+/// semi-synchronous replica (`AFTER_SYNC`) counts it, and writes go through; the replica is
+/// refused as read-only, and once promoted names its former primary as its lineage's parent.
+#[test]
+fn writes_need_a_semi_synchronous_replica_while_the_namespace_requires_one() {
+    let db = MariaDb::start();
+    let mut c = open(&db);
+    c.settle_layout(NS, "l").unwrap();
+    assert!(c.acquire(NS, 2, "tok", 10_000).unwrap());
+    c.require(Arc::new(Replicas::new(1)));
+    for e in [
+        c.renew(NS, 2, "tok", 10_000).unwrap_err(),
+        c.save(NS, 2, "tok", 0, &v(1, "s1")).unwrap_err(),
+        c.acquire(NS, 3, "tok", 10_000).unwrap_err(),
+    ] {
+        assert_eq!(e.kind(), ErrorKind::Lease);
+        assert!(e.message().contains("semi-synchronous replication is off"), "{e}");
+    }
+    c.require(Arc::new(Replicas::new(0)));
+    c.set_replicas(NS, 1).unwrap();
+    let e = c.new_epoch(NS).unwrap_err();
+    assert!(e.message().contains("acknowledged by 1 replica"), "{e}");
+
+    let primary = MariaDb::start_primary(true);
+    let replica = MariaDb::start_replica_of(&primary, primary.port());
+    let mut p = open(&primary);
+    let view = p.server().unwrap();
+    assert_eq!(
+        (view.identity.as_str(), view.parent.as_deref(), view.replicas),
+        ("mariadb:0-1", None, 1),
+        "{view:?}"
+    );
+    p.require(Arc::new(Replicas::new(1)));
+    p.settle_layout(NS, "l").unwrap();
+    assert!(p.acquire(NS, 1, "tok", 10_000).unwrap());
+    assert_eq!(p.save(NS, 1, "tok", 0, &v(1, "s1")).unwrap(), Saved::Yes);
+    replica.wait_until(
+        "SELECT COUNT(*) FROM rimeflake_workers WHERE version = 1",
+        |n| n == "1",
+        30,
+    );
+    let e = open(&replica).server().unwrap_err();
+    assert!(e.message().contains("read-only"), "{e}");
+    replica.promote();
+    let promoted = open(&replica).server().unwrap();
+    assert_eq!(
+        (promoted.identity.as_str(), promoted.parent.as_deref()),
+        ("mariadb:0-2", Some("mariadb:0-1")),
+        "{promoted:?}"
+    );
 }

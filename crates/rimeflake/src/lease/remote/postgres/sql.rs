@@ -6,9 +6,11 @@
 /// SQL.
 ///
 /// - `rimeflake_namespaces`: one row per namespace, with the layout record every generator of
-///   the namespace must match, when the row was made (`created`, by the server's clock) and the
+///   the namespace must match, when the row was made (`created`, by the server's clock), the
 ///   worker IDs ever leased in it (`used`: a JSON object from each worker ID to the largest reach,
-///   in ms, its holders declared). Tables made by older versions get these two columns.
+///   in ms, its holders declared) and its settings (`settings`: `max_drift_ms`, `replicas`,
+///   `lineage`, `epoch`; see the `replication` module). Tables made by older versions get these
+///   three columns.
 /// - `rimeflake_workers`: one row per worker ID of a namespace: the lease (`owner`, a token, and
 ///   `lease_expires`, by the server's clock; both NULL when nobody holds it) and the worker's
 ///   state (`state`, as text) with its `version`, raised by one on every write.
@@ -30,6 +32,8 @@ ALTER TABLE rimeflake_namespaces
     ADD COLUMN IF NOT EXISTS created timestamptz NOT NULL DEFAULT clock_timestamp();
 ALTER TABLE rimeflake_namespaces
     ADD COLUMN IF NOT EXISTS used jsonb NOT NULL DEFAULT '{}';
+ALTER TABLE rimeflake_namespaces
+    ADD COLUMN IF NOT EXISTS settings jsonb NOT NULL DEFAULT '{}';
 ";
 
 // Parameters carry explicit casts, so that each one is prepared with the type Rust sends
@@ -40,7 +44,7 @@ pub(super) const TABLES_EXIST: &str = "SELECT to_regclass('rimeflake_namespaces'
      AND to_regclass('rimeflake_workers') IS NOT NULL \
      AND (SELECT count(*) FROM pg_attribute \
           WHERE attrelid = to_regclass('rimeflake_namespaces') \
-            AND attname IN ('created', 'used') AND NOT attisdropped) = 2";
+            AND attname IN ('created', 'used', 'settings') AND NOT attisdropped) = 3";
 
 pub(super) const INSERT_LAYOUT: &str = "INSERT INTO rimeflake_namespaces (namespace, layout) \
      VALUES ($1::text, $2::text) ON CONFLICT (namespace) DO NOTHING";
@@ -73,9 +77,12 @@ pub(super) const ACQUIRE_FIRST: &str = "WITH free AS ( \
      ) \
      SELECT (SELECT id FROM free), (SELECT worker_id FROM taken)";
 
+// A lease write and a state write are refused while the namespace requires a synchronous
+// standby ($5, $7: the replicas required) and commits do not wait for one (see SETTLE_SETTINGS).
 pub(super) const RENEW: &str = "UPDATE rimeflake_workers \
      SET lease_expires = now() + $4::bigint * interval '1 millisecond' \
-     WHERE namespace = $1::text AND worker_id = $2::bigint AND owner = $3::text";
+     WHERE namespace = $1::text AND worker_id = $2::bigint AND owner = $3::text \
+       AND ($5::bigint = 0 OR current_setting('synchronous_standby_names') <> '')";
 
 pub(super) const RELEASE: &str = "UPDATE rimeflake_workers SET owner = NULL, lease_expires = NULL \
      WHERE namespace = $1::text AND worker_id = $2::bigint AND owner = $3::text";
@@ -88,7 +95,8 @@ pub(super) const LOAD: &str = "SELECT state, version FROM rimeflake_workers \
 pub(super) const SAVE: &str =
     "UPDATE rimeflake_workers SET state = $5::text, version = $6::bigint \
      WHERE namespace = $1::text AND worker_id = $2::bigint AND owner = $3::text \
-       AND version = $4::bigint";
+       AND version = $4::bigint \
+       AND ($7::bigint = 0 OR current_setting('synchronous_standby_names') <> '')";
 
 // Why a conditional write failed: who holds the lease, and whether it is still live.
 pub(super) const LOOK: &str = "SELECT owner, owner IS NOT NULL AND lease_expires > now() \
@@ -141,5 +149,48 @@ pub(super) const WORKERS: &str = "SELECT w.worker_id, \
 pub(super) const NAMESPACES: &str =
     "SELECT namespace FROM rimeflake_namespaces ORDER BY namespace COLLATE \"C\" LIMIT $1::bigint";
 
-pub(super) const SETTINGS: &str =
-    "SELECT current_setting('fsync'), current_setting('synchronous_commit')";
+// Only fsync: rimeflake's sessions commit with synchronous_commit on (set when they connect),
+// whatever the server's default.
+pub(super) const SETTINGS: &str = "SELECT current_setting('fsync')";
+
+// Whether commits wait for a synchronous standby now.
+pub(super) const SYNCHRONOUS: &str =
+    "SELECT current_setting('synchronous_standby_names') <> ''";
+
+// What the server says of itself: in recovery (a standby), its system identifier, its WAL file
+// (whose first 8 hex digits are the timeline), and whether commits wait for a synchronous
+// standby. A plain role may call each of these.
+pub(super) const SERVER_VIEW: &str = "SELECT pg_is_in_recovery(), \
+       (SELECT system_identifier FROM pg_control_system())::text, \
+       CASE WHEN pg_is_in_recovery() THEN '' ELSE pg_walfile_name(pg_current_wal_lsn()) END, \
+       current_setting('synchronous_standby_names') <> ''";
+
+// Settles namespace $1's settings: keeps max_drift (else $2) and the epoch (else 0); the
+// replicas required: one less on a lineage ($3) whose parent ($4) is the stored one, kept on
+// any other, at least those online ($5); the lineage is then $3. Returns max_drift, replicas
+// and epoch. The row exists (settled with the layout).
+pub(super) const SETTLE_SETTINGS: &str = "UPDATE rimeflake_namespaces n \
+     SET settings = n.settings || jsonb_build_object( \
+       'max_drift_ms', coalesce((n.settings ->> 'max_drift_ms')::bigint, $2::bigint), \
+       'epoch', coalesce((n.settings ->> 'epoch')::bigint, 0), \
+       'replicas', greatest( \
+         coalesce((n.settings ->> 'replicas')::bigint, 0) \
+           - CASE WHEN n.settings ->> 'lineage' <> $3::text \
+                   AND n.settings ->> 'lineage' = $4::text THEN 1 ELSE 0 END, \
+         $5::bigint, 0), \
+       'lineage', $3::text) \
+     WHERE n.namespace = $1::text \
+     RETURNING (n.settings ->> 'max_drift_ms')::bigint, (n.settings ->> 'replicas')::bigint, \
+       (n.settings ->> 'epoch')::bigint";
+
+// Raises namespace $1's restore epoch by one; returns it.
+pub(super) const NEW_EPOCH: &str = "UPDATE rimeflake_namespaces n \
+     SET settings = n.settings || jsonb_build_object('epoch', \
+       coalesce((n.settings ->> 'epoch')::bigint, 0) + 1) \
+     WHERE n.namespace = $1::text \
+     RETURNING (n.settings ->> 'epoch')::bigint";
+
+// Sets the replicas namespace $1 requires to $2.
+pub(super) const SET_REPLICAS: &str = "UPDATE rimeflake_namespaces \
+     SET settings = settings || jsonb_build_object('replicas', $2::bigint) \
+     WHERE namespace = $1::text";

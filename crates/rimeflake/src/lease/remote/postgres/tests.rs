@@ -1,7 +1,7 @@
 use super::*;
 use crate::clock::monotonic_ns;
 use crate::state::WorkerState;
-use crate::lease::remote::contract::{Expired, Server, NS};
+use crate::testing::remote_contract::{Expired, Server, NS};
 use crate::lease::remote::servers::{Postgres, PG_PASSWORD};
 use std::sync::{Arc, Barrier};
 
@@ -63,7 +63,7 @@ impl Server for Postgres {
     }
 }
 
-crate::lease::remote::contract::contract_tests!(Postgres::start());
+crate::testing::remote_contract::contract_tests!(Postgres::start());
 
 fn open(pg: &Postgres) -> PgConn {
     PgConn::open(&pg.url(), OP).unwrap_or_else(|e| panic!("open {}: {e}", pg.url()))
@@ -117,6 +117,7 @@ fn the_tables_match_the_schema_and_first_connections_may_race() {
             "rimeflake_namespaces.layout:text",
             "rimeflake_namespaces.created:timestamp with time zone",
             "rimeflake_namespaces.used:jsonb",
+            "rimeflake_namespaces.settings:jsonb",
             "rimeflake_workers.namespace:text",
             "rimeflake_workers.worker_id:bigint",
             "rimeflake_workers.owner:text",
@@ -152,16 +153,27 @@ fn workers_lists_an_undecodable_state_as_none() {
     assert!(c.load(NS, 4).unwrap().is_some());
 }
 
+/// A database that commits without waiting (`synchronous_commit = off`, or `local`, which
+/// waits for no synchronous standby) does not lose rimeflake's writes: its sessions commit with
+/// `synchronous_commit = on`, so nothing is left to warn about.
 #[test]
-fn settings_that_lose_writes_are_warned_about() {
+fn a_database_that_commits_without_waiting_does_not_for_rimeflake() {
     let pg = Postgres::start();
-    pg.psql("ALTER DATABASE rimeflake SET synchronous_commit = off");
-    let warnings = open(&pg).check_settings().unwrap();
-    assert_eq!(warnings.len(), 1, "{warnings:?}");
-    assert!(
-        warnings[0].contains("synchronous_commit = off"),
-        "{warnings:?}"
-    );
+    for setting in ["off", "local"] {
+        pg.psql(&format!("ALTER DATABASE rimeflake SET synchronous_commit = {setting}"));
+        let mut c = open(&pg);
+        assert_eq!(c.check_settings().unwrap(), Vec::<String>::new());
+        let on = c
+            .call("read", |mut s| async move {
+                let out = s
+                    .query("SELECT current_setting('synchronous_commit')", &[])
+                    .await
+                    .map(|rows| rows[0].get::<_, String>(0));
+                (s, out)
+            })
+            .unwrap();
+        assert_eq!(on, "on", "{setting}");
+    }
 }
 
 #[test]
@@ -276,4 +288,26 @@ fn a_url_typo_is_a_config_error() {
         assert_eq!(e.kind(), ErrorKind::Config, "{url}: {e}");
         assert!(!e.message().contains("pw-xyz"), "{e}");
     }
+}
+
+/// While the namespace requires commits through a synchronous standby, a server that has none
+/// configured (an old primary set to commit alone) refuses lease and state writes, saying why;
+/// once one is configured, they go through it.
+#[test]
+fn writes_need_a_synchronous_standby_while_the_namespace_requires_one() {
+    let pg = Postgres::start();
+    let mut c = open(&pg);
+    assert!(c.acquire(NS, 2, "tok", 10_000).unwrap());
+    c.require(Arc::new(Replicas::new(1)));
+    for e in [
+        c.renew(NS, 2, "tok", 10_000).unwrap_err(),
+        c.save(NS, 2, "tok", 0, &v(1, &state_text(0))).unwrap_err(),
+        c.acquire(NS, 3, "tok", 10_000).unwrap_err(),
+    ] {
+        assert_eq!(e.kind(), ErrorKind::Lease);
+        assert!(e.message().contains("synchronous_standby_names is empty"), "{e}");
+    }
+    assert_eq!(c.load(NS, 2).unwrap(), None);
+    c.require(Arc::new(Replicas::new(0)));
+    assert_eq!(c.save(NS, 2, "tok", 0, &v(1, &state_text(0))).unwrap(), Saved::Yes);
 }

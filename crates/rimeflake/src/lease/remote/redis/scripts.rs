@@ -29,6 +29,7 @@ pub(super) struct Scripts {
     pub(super) save: Lua,
     pub(super) reset: Lua,
     pub(super) mark_used: Lua,
+    pub(super) settle_settings: Lua,
 }
 
 impl Scripts {
@@ -41,6 +42,7 @@ impl Scripts {
             save: Lua::new(SAVE),
             reset: Lua::new(RESET),
             mark_used: Lua::new(MARK_USED),
+            settle_settings: Lua::new(SETTLE_SETTINGS),
         }
     }
 }
@@ -128,4 +130,23 @@ end
 local age = now - created
 if age < 0 then age = 0 end
 return {string.format('%.0f', age), before}
+";
+
+/// KEYS[1]: the namespace's settings. ARGV: max_drift (ms), lineage, parent lineage (empty:
+/// none), replicas online. Keeps the stored max_drift (else stores ours) and epoch (else 0);
+/// the replicas required: one less on a lineage whose parent is the stored one (a promoted
+/// replica was one of them), kept on any other, and at least those online; then the lineage is
+/// ours. Returns max_drift, replicas and epoch. Numbers stay far below 2^53.
+pub(super) const SETTLE_SETTINGS: &str = r"
+local h = KEYS[1]
+redis.call('HSETNX', h, 'max_drift_ms', ARGV[1])
+redis.call('HSETNX', h, 'epoch', '0')
+local k = tonumber(redis.call('HGET', h, 'replicas') or '0') or 0
+local was = redis.call('HGET', h, 'lineage') or ''
+if was ~= '' and was ~= ARGV[2] and was == ARGV[3] then k = k - 1 end
+local online = tonumber(ARGV[4])
+if online > k then k = online end
+if k < 0 then k = 0 end
+redis.call('HSET', h, 'replicas', string.format('%d', k), 'lineage', ARGV[2])
+return redis.call('HMGET', h, 'max_drift_ms', 'replicas', 'epoch')
 ";

@@ -1,7 +1,7 @@
 use super::*;
 use crate::clock::monotonic_ns;
 use crate::state::WorkerState;
-use crate::lease::remote::contract::{once_back, Expired, Server, NS};
+use crate::testing::remote_contract::{once_back, Expired, Server, NS};
 use crate::lease::remote::encode_state;
 use crate::lease::remote::servers::Redis;
 
@@ -54,7 +54,7 @@ impl Server for Redis {
     }
 }
 
-crate::lease::remote::contract::contract_tests!(Redis::start());
+crate::testing::remote_contract::contract_tests!(Redis::start());
 
 fn open(redis: &Redis) -> RedisConn {
     RedisConn::open(&redis.url(), OP).unwrap_or_else(|e| panic!("open: {e}"))
@@ -459,4 +459,37 @@ fn every_namespace_keeps_a_workers_lease_and_state_in_one_cluster_slot() {
             "{ns:?}"
         );
     }
+}
+
+/// A write fewer replicas acknowledge than required fails, though it may have landed on the
+/// primary (as a write whose answer was lost may have); with the requirement met, writes go on.
+#[test]
+fn a_write_too_few_replicas_acknowledge_fails_and_says_why() {
+    let redis = Redis::start();
+    let mut c = open(&redis);
+    c.require(Arc::new(Replicas::new(1)));
+    let e = c.acquire(NS, 1, "tok", 10_000).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Lease);
+    assert!(e.message().contains("0 of the 1 replicas its namespace requires"), "{e}");
+    assert_eq!(redis.command(&["GET", &lease_key(NS, 1)]), "$3\r\ntok\r\n");
+    let e = c.renew(NS, 1, "tok", 10_000).unwrap_err();
+    assert!(e.message().contains("renew"), "{e}");
+    c.require(Arc::new(Replicas::new(0)));
+    assert!(c.renew(NS, 1, "tok", 10_000).unwrap());
+}
+
+/// A Sentinel URL whose Sentinels cannot be reached fails in time with a lease error that
+/// shows no password.
+#[test]
+fn a_sentinel_url_with_no_sentinel_answering_fails_in_time() {
+    let url = "redis+sentinel://:s3cret@127.0.0.1:1/primary/0?sentinel_password=s3cret";
+    let Err(e) = RedisConn::open(url, OP) else {
+        panic!("no Sentinel answers, yet it opened")
+    };
+    assert_eq!(e.kind(), ErrorKind::Lease, "{e}");
+    assert!(!e.message().contains("s3cret"), "{e}");
+    assert!(
+        e.message().contains("redis+sentinel://:***@127.0.0.1:1/primary/0?sentinel_password=***"),
+        "{e}"
+    );
 }

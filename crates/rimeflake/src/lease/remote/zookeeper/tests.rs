@@ -1,6 +1,8 @@
 use super::*;
-use crate::lease::remote::contract::{timed, v, Expired, Server, NS};
+use crate::testing::remote_contract::{timed, v, Expired, Server, NS};
 use crate::lease::remote::servers::ZooKeeper;
+use crate::lease::remote::Replicas;
+use std::sync::Arc;
 
 const OP: Duration = Duration::from_millis(500);
 const TTL: Duration = Duration::from_secs(10);
@@ -79,7 +81,7 @@ impl Server for ZooKeeper {
     }
 }
 
-crate::lease::remote::contract::contract_tests!(ZooKeeper::start());
+crate::testing::remote_contract::contract_tests!(ZooKeeper::start());
 
 
 #[test]
@@ -193,4 +195,34 @@ fn an_unreachable_or_silent_ensemble_fails_within_the_timeout() {
     let e = out.unwrap_err();
     assert!(e.message().contains("did not resolve in time"), "{e}");
     assert!(took < OP * 3, "{took:?}");
+}
+
+/// A standalone server has no follower to log a write: while the namespace requires a replica,
+/// lease and state writes are refused, saying why. A three-server ensemble's quorum has one
+/// follower log every write: the ensemble counts it, and the writes go through.
+#[test]
+fn writes_need_the_quorum_to_give_the_replicas_the_namespace_requires() {
+    let zk = ZooKeeper::start();
+    let mut c = ZkConn::open(&zk.url(), OP, TTL).unwrap();
+    assert_eq!(c.server().unwrap().replicas, 0);
+    c.settle_layout(NS, "l").unwrap();
+    assert!(c.acquire(NS, 2, "tok", TTL.as_millis() as u64).unwrap());
+    c.require(Arc::new(Replicas::new(1)));
+    for e in [
+        c.renew(NS, 2, "tok", TTL.as_millis() as u64).unwrap_err(),
+        c.save(NS, 2, "tok", 0, &v(1, "s1")).unwrap_err(),
+    ] {
+        assert_eq!(e.kind(), ErrorKind::Lease);
+        assert!(e.message().contains("0 follower(s)"), "{e}");
+    }
+
+    let three = crate::lease::remote::servers::Ensemble::start();
+    three.wait_for_leader();
+    let mut e = ZkConn::open(&three.url(), Duration::from_secs(2), TTL).unwrap();
+    let view = e.server().unwrap();
+    assert_eq!(view.replicas, 1, "{view:?}");
+    e.require(Arc::new(Replicas::new(1)));
+    e.settle_layout(NS, "l").unwrap();
+    assert!(e.acquire(NS, 2, "tok", TTL.as_millis() as u64).unwrap());
+    assert_eq!(e.save(NS, 2, "tok", 0, &v(1, "s1")).unwrap(), Saved::Yes);
 }

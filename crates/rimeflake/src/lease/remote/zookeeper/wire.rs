@@ -72,6 +72,8 @@ pub(crate) type Done<T> = std::result::Result<T, ZkFail>;
 /// A node's metadata (the protocol's `Stat`), the fields rimeflake reads.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Stat {
+    /// The transaction that made the node (the ensemble's epoch in its top 32 bits).
+    pub(crate) czxid: i64,
     /// When the node was made and last written, Unix ms by the clock of the ensemble's leader.
     pub(crate) ctime: i64,
     pub(crate) mtime: i64,
@@ -549,7 +551,7 @@ impl<'a> Reader<'a> {
     }
 
     fn stat(&mut self) -> Done<Stat> {
-        self.i64()?; // czxid
+        let czxid = self.i64()?;
         self.i64()?; // mzxid
         let ctime = self.i64()?;
         let mtime = self.i64()?;
@@ -561,6 +563,7 @@ impl<'a> Reader<'a> {
         self.i32()?; // children
         self.i64()?; // pzxid
         Ok(Stat {
+            czxid,
             ctime,
             mtime,
             version,

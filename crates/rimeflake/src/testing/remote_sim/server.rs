@@ -3,7 +3,6 @@
 
 use super::*;
 
-
 /// How the simulated server treats a lease that expired and that nobody took since.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Flavor {
@@ -43,6 +42,16 @@ pub(crate) enum Scripted {
     Before(Box<dyn FnOnce(&mut Server) + Send>),
 }
 
+/// A namespace's settings on the simulated server.
+#[derive(Clone, Debug, Default)]
+pub(super) struct NsSettings {
+    pub(super) max_drift_ms: Option<u64>,
+    pub(super) replicas: u32,
+    pub(super) lineage: Option<String>,
+    pub(super) epoch: u64,
+}
+
+#[derive(Clone, Debug)]
 pub(super) struct Lease {
     pub(super) owner: String,
     /// By the server's clock, in ns.
@@ -84,6 +93,18 @@ pub(crate) struct Server {
     pub(super) workers: BTreeMap<(String, u64), Worker>,
     /// Each namespace's marks: when they were made (server ns), and each worker ID's reach.
     pub(super) marks: BTreeMap<String, (u64, BTreeMap<u64, u64>)>,
+    /// Each namespace's settings.
+    pub(super) settings: BTreeMap<String, NsSettings>,
+    /// Who the server is: raised by a promotion (or a restore); its lineage goes with it.
+    pub(super) generation: u64,
+    /// Its replica, if it has one (see `replica.rs`).
+    pub(crate) replica: Option<Replica>,
+    /// After a split brain: the old primary, for the clients that still reach it.
+    pub(crate) old_side: Option<OldSide>,
+    /// Set while a call runs on the old side.
+    pub(super) on_old_side: bool,
+    /// How long a write waits for its replica's acknowledgement (half a client's timeout).
+    pub(crate) wait_ns: u64,
     /// `(from, until, what)`: from included, until excluded.
     pub(super) outages: Vec<(u64, u64, Outage)>,
     /// `(token prefix, from, until)`: nothing of these clients reaches the server then.
@@ -118,6 +139,12 @@ impl SimServer {
             layouts: BTreeMap::new(),
             workers: BTreeMap::new(),
             marks: BTreeMap::new(),
+            settings: BTreeMap::new(),
+            generation: 0,
+            replica: None,
+            old_side: None,
+            on_old_side: false,
+            wait_ns: 0,
             outages: Vec::new(),
             partitions: Vec::new(),
             late: Vec::new(),
@@ -142,6 +169,7 @@ impl SimServer {
             server: self.clone(),
             name: name.to_string(),
             faulty,
+            replicas: Default::default(),
         }
     }
 }
@@ -149,6 +177,7 @@ impl SimServer {
 impl Server {
     /// Moves the clock to `t`, landing first, in order, the calls due by then.
     pub(crate) fn set_time(&mut self, t: u64) {
+        self.replicate();
         while let Some(i) = (0..self.late.len())
             .filter(|&i| self.late[i].at <= t)
             .min_by_key(|&i| (self.late[i].at, self.late[i].seq))
@@ -169,7 +198,12 @@ impl Server {
 
     /// Runs `op`, a call already sent, at `at` (at once if that is now); `orphan` when its
     /// client will not see the answer.
-    pub(super) fn land_at(&mut self, at: u64, orphan: bool, op: impl FnOnce(&mut Server) + Send + 'static) {
+    pub(super) fn land_at(
+        &mut self,
+        at: u64,
+        orphan: bool,
+        op: impl FnOnce(&mut Server) + Send + 'static,
+    ) {
         if at <= self.now && self.outage_at(at).is_none() {
             self.landed_late += u64::from(orphan);
             op(self);
@@ -230,7 +264,12 @@ impl Server {
     }
 
     /// [`Conn::mark_used`], on the server.
-    pub(super) fn mark_used(&mut self, namespace: &str, worker_id: u64, reach_ms: u64) -> super::super::Usage {
+    pub(super) fn mark_used(
+        &mut self,
+        namespace: &str,
+        worker_id: u64,
+        reach_ms: u64,
+    ) -> crate::lease::remote::Usage {
         let now = self.server_ns();
         let (created, used) = self
             .marks
@@ -238,10 +277,45 @@ impl Server {
             .or_insert_with(|| (now, BTreeMap::new()));
         let before = used.get(&worker_id).copied().unwrap_or(0);
         used.insert(worker_id, before.max(reach_ms));
-        super::super::Usage {
+        crate::lease::remote::Usage {
             age_ms: now.saturating_sub(*created) / MS,
             used_before: before > 0,
             reach_ms: before.max(reach_ms),
+        }
+    }
+
+    /// What the server says of itself: its generation makes its identity and lineage.
+    pub(super) fn view(&self) -> crate::lease::remote::ServerView {
+        let name = |g: u64| format!("sim:{g}");
+        crate::lease::remote::ServerView {
+            identity: name(self.generation),
+            lineage: name(self.generation),
+            parent: self.generation.checked_sub(1).map(name),
+            replicas: self.replicas_online(),
+        }
+    }
+
+    /// [`Conn::settle_settings`], on the server.
+    pub(super) fn settle(
+        &mut self,
+        namespace: &str,
+        max_drift_ms: u64,
+        view: &crate::lease::remote::ServerView,
+    ) -> crate::lease::remote::Settings {
+        let s = self.settings.entry(namespace.to_string()).or_default();
+        let drift = *s.max_drift_ms.get_or_insert(max_drift_ms);
+        if s.lineage.is_some()
+            && s.lineage.as_ref() != Some(&view.lineage)
+            && s.lineage == view.parent
+        {
+            s.replicas = s.replicas.saturating_sub(1);
+        }
+        s.replicas = s.replicas.max(view.replicas);
+        s.lineage = Some(view.lineage.clone());
+        crate::lease::remote::Settings {
+            max_drift_ms: drift,
+            replicas: s.replicas,
+            epoch: s.epoch,
         }
     }
 
@@ -250,6 +324,7 @@ impl Server {
     pub(crate) fn forget_all(&mut self) {
         self.layouts.clear();
         self.marks.clear();
+        self.settings.clear();
         for w in self.workers.values_mut() {
             w.lease = None;
             w.state = None;
@@ -332,17 +407,28 @@ impl Server {
         w.owners.push(token.to_string());
     }
 
-    pub(super) fn acquire(&mut self, namespace: &str, worker_id: u64, token: &str, ttl_ms: u64) -> bool {
+    pub(super) fn acquire(
+        &mut self,
+        namespace: &str,
+        worker_id: u64,
+        token: &str,
+        ttl_ms: u64,
+    ) -> bool {
         let now = self.server_ns();
+        let old_side = self.on_old_side;
         let key = (namespace.to_string(), worker_id);
-        let free = self.workers.get(&key).and_then(|w| w.lease.as_ref()).is_none_or(|l| {
-            l.owner == token || now >= self.ends(l)
-        });
+        let free = self
+            .workers
+            .get(&key)
+            .and_then(|w| w.lease.as_ref())
+            .is_none_or(|l| l.owner == token || now >= self.ends(l));
         if !free {
             return false;
         }
         let w = self.worker(namespace, worker_id);
-        if w.owners.last().is_none_or(|o| o != token) {
+        // The checker's history is the promoted server's: the old one of a split brain takes
+        // no write its replicas must acknowledge.
+        if !old_side && w.owners.last().is_none_or(|o| o != token) {
             w.owners.push(token.to_string());
         }
         w.lease = Some(Lease {
@@ -352,7 +438,13 @@ impl Server {
         true
     }
 
-    pub(super) fn renew(&mut self, namespace: &str, worker_id: u64, token: &str, ttl_ms: u64) -> bool {
+    pub(super) fn renew(
+        &mut self,
+        namespace: &str,
+        worker_id: u64,
+        token: &str,
+        ttl_ms: u64,
+    ) -> bool {
         let expires = self.server_ns() + ttl_ms * MS;
         let key = (namespace.to_string(), worker_id);
         let holds = self.workers.get(&key).is_some_and(|w| self.holds(w, token));
@@ -383,6 +475,7 @@ impl Server {
         if !self.workers.get(&key).is_some_and(|w| self.holds(w, token)) {
             return Saved::NotHolder;
         }
+        let old_side = self.on_old_side;
         let w = self.worker(namespace, worker_id);
         let stored = w.state.as_ref().map_or(0, |v| v.version);
         if stored != expected {
@@ -394,18 +487,30 @@ impl Server {
             return Saved::Moved;
         }
         w.state = Some(next.clone());
-        w.writes += 1;
-        if w.writers.last().is_none_or(|(_, t)| t != token) {
-            let n = w.writes;
-            w.writers.push((n, token.to_string()));
+        if !old_side {
+            w.writes += 1;
+            if w.writers.last().is_none_or(|(_, t)| t != token) {
+                let n = w.writes;
+                w.writers.push((n, token.to_string()));
+            }
         }
         Saved::Yes
     }
 
-    pub(super) fn reset(&mut self, namespace: &str, worker_id: u64, expected: u64, next: &Versioned) -> Saved {
+    pub(super) fn reset(
+        &mut self,
+        namespace: &str,
+        worker_id: u64,
+        expected: u64,
+        next: &Versioned,
+    ) -> Saved {
         let now = self.server_ns();
         let key = (namespace.to_string(), worker_id);
-        let live = self.workers.get(&key).and_then(|w| w.lease.as_ref()).is_some_and(|l| now < self.ends(l));
+        let live = self
+            .workers
+            .get(&key)
+            .and_then(|w| w.lease.as_ref())
+            .is_some_and(|l| now < self.ends(l));
         if live {
             return Saved::NotHolder;
         }
@@ -442,19 +547,43 @@ pub(super) fn sim_error(doing: &str, why: &str) -> Error {
     )
 }
 
-/// A connection to a [`SimServer`]. A call happens at the server's current time.
+/// A connection to a [`SimServer`]. A call happens at the server's current time, on the side
+/// of the server its client reaches.
 pub(crate) struct SimConn {
     pub(super) server: SimServer,
     pub(super) name: String,
     pub(super) faulty: bool,
+    /// The replica acknowledgements its writes wait for.
+    pub(super) replicas: std::sync::Arc<crate::lease::remote::Replicas>,
 }
 
 impl SimConn {
+    /// A write: it lands as a call does, and fails if the replicas it must wait for do not
+    /// acknowledge it in time (it stays landed, as on a real server).
+    pub(super) fn write<T: 'static>(
+        &mut self,
+        doing: &str,
+        op: impl FnOnce(&mut Server) -> T + Send + 'static,
+    ) -> Result<T> {
+        let required = self.replicas.get();
+        let (out, acked) = self.call(doing, move |s| {
+            let out = op(s);
+            (out, s.acknowledged(required))
+        })?;
+        if acked {
+            Ok(out)
+        } else {
+            Err(sim_error(doing, "not acknowledged by the replicas in time"))
+        }
+    }
+
     pub(super) fn call<T: 'static>(
         &mut self,
         doing: &str,
         op: impl FnOnce(&mut Server) -> T + Send + 'static,
     ) -> Result<T> {
+        let name = self.name.clone();
+        let op = move |s: &mut Server| s.on_side(&name, op);
         let mut s = self.server.lock();
         let scripted = s
             .scripted
@@ -522,14 +651,14 @@ impl Conn for SimConn {
         ttl_ms: u64,
     ) -> Result<bool> {
         let (ns, token) = (namespace.to_string(), token.to_string());
-        self.call("acquire", move |s| {
+        self.write("acquire", move |s| {
             s.acquire(&ns, worker_id, &token, ttl_ms)
         })
     }
 
     fn renew(&mut self, namespace: &str, worker_id: u64, token: &str, ttl_ms: u64) -> Result<bool> {
         let (ns, token) = (namespace.to_string(), token.to_string());
-        self.call("renew", move |s| s.renew(&ns, worker_id, &token, ttl_ms))
+        self.write("renew", move |s| s.renew(&ns, worker_id, &token, ttl_ms))
     }
 
     fn release(&mut self, namespace: &str, worker_id: u64, token: &str) -> Result<()> {
@@ -551,7 +680,7 @@ impl Conn for SimConn {
         next: &Versioned,
     ) -> Result<Saved> {
         let (ns, token, next) = (namespace.to_string(), token.to_string(), next.clone());
-        self.call("save", move |s| {
+        self.write("save", move |s| {
             s.save(&ns, worker_id, &token, expected, &next)
         })
     }
@@ -564,7 +693,7 @@ impl Conn for SimConn {
         next: &Versioned,
     ) -> Result<Saved> {
         let (ns, next) = (namespace.to_string(), next.clone());
-        self.call("reset", move |s| s.reset(&ns, worker_id, expected, &next))
+        self.write("reset", move |s| s.reset(&ns, worker_id, expected, &next))
     }
 
     fn server_time_ms(&mut self) -> Result<u64> {
@@ -576,9 +705,9 @@ impl Conn for SimConn {
         namespace: &str,
         worker_id: u64,
         reach_ms: u64,
-    ) -> Result<super::super::Usage> {
+    ) -> Result<crate::lease::remote::Usage> {
         let ns = namespace.to_string();
-        self.call("mark the worker ID used", move |s| {
+        self.write("mark the worker ID used", move |s| {
             s.mark_used(&ns, worker_id, reach_ms)
         })
     }
@@ -596,7 +725,10 @@ impl Conn for SimConn {
                         worker_id: *id,
                         holder: live.map(|l| l.owner.clone()),
                         expires_in_ms: live.map(|l| ((l.expires - now) / MS) as i64),
-                        state: w.state.as_ref().and_then(|v| super::super::decode_state(&v.text)),
+                        state: w
+                            .state
+                            .as_ref()
+                            .and_then(|v| crate::lease::remote::decode_state(&v.text)),
                         version: w.state.as_ref().map_or(0, |v| v.version),
                     }
                 })
@@ -608,7 +740,40 @@ impl Conn for SimConn {
         self.call("check the settings", |_| Vec::new())
     }
 
-    fn namespaces(&mut self, limit: usize) -> Result<super::super::Listed> {
+    fn server(&mut self) -> Result<crate::lease::remote::ServerView> {
+        self.call("look at the server", |s| s.view())
+    }
+
+    fn settle_settings(
+        &mut self,
+        namespace: &str,
+        ours: &crate::lease::remote::Proposal<'_>,
+    ) -> Result<crate::lease::remote::Settings> {
+        let (ns, drift, view) = (namespace.to_string(), ours.max_drift_ms, ours.view.clone());
+        self.call("settle the settings", move |s| s.settle(&ns, drift, &view))
+    }
+
+    fn new_epoch(&mut self, namespace: &str) -> Result<u64> {
+        let ns = namespace.to_string();
+        self.call("raise the restore epoch", move |s| {
+            let e = &mut s.settings.entry(ns).or_default().epoch;
+            *e += 1;
+            *e
+        })
+    }
+
+    fn set_replicas(&mut self, namespace: &str, replicas: u32) -> Result<()> {
+        let ns = namespace.to_string();
+        self.call("set the replicas", move |s| {
+            s.settings.entry(ns).or_default().replicas = replicas;
+        })
+    }
+
+    fn require(&mut self, replicas: std::sync::Arc<crate::lease::remote::Replicas>) {
+        self.replicas = replicas;
+    }
+
+    fn namespaces(&mut self, limit: usize) -> Result<crate::lease::remote::Listed> {
         self.call("list the namespaces", move |s| {
             let all: std::collections::BTreeSet<String> = s
                 .layouts
@@ -616,7 +781,7 @@ impl Conn for SimConn {
                 .chain(s.workers.keys().map(|(ns, _)| ns))
                 .cloned()
                 .collect();
-            super::super::Listed {
+            crate::lease::remote::Listed {
                 complete: all.len() <= limit,
                 names: all.into_iter().take(limit).collect(),
             }
@@ -624,18 +789,21 @@ impl Conn for SimConn {
     }
 }
 
-/// A store of `worker_id`'s state for the lease `token` holds, over `conn`.
-pub(super) fn store(conn: SimConn, worker_id: u64, token: &str) -> RemoteStore {
-    RemoteStore {
-        conn: Mutex::new(Box::new(conn)),
-        namespace: NS.to_string(),
+/// A store of `worker_id`'s state for the lease `token` holds, over `conn`, sharing `keeper`
+/// with the lease (the server as it was seen, the replicas its writes wait for).
+pub(super) fn store(
+    conn: SimConn,
+    worker_id: u64,
+    token: &str,
+    keeper: Arc<crate::lease::remote::keeper::Shared>,
+) -> RemoteStore {
+    // No generator behind it: the world tallies what one would do.
+    RemoteStore::new(
+        Box::new(conn),
+        NS,
         worker_id,
-        token: token.to_string(),
-        backend: Backend::Redis("redis://sim".to_string()),
-        version: Mutex::new(0),
-        pid: crate::fork::pid(),
-        // No generator behind it: the world tallies what one would do.
-        keeper: Default::default(),
-        moved: Default::default(),
-    }
+        token,
+        &Backend::Redis("redis://sim".to_string()),
+        keeper,
+    )
 }

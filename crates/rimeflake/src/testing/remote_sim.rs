@@ -27,16 +27,23 @@
 //! - a server that forgets: everything (as `FLUSHALL`, or Redis restarted without its data), or
 //!   one worker's lease and state (its row deleted). A start follows the generator's floor
 //!   (`Usage::floor_lead_ms`) from the marks the namespace's record keeps; a start that waits
-//!   for its floor may be killed there, having stored nothing and leaving its lease to expire.
+//!   for its floor may be killed there, having stored nothing and leaving its lease to expire;
+//! - a replica (`remote_sim/replica.rs`): one that every write waits for (Redis's `WAIT`, a
+//!   synchronous standby) or an asynchronous standby, lagging a little or more than a write may
+//!   wait, its link cut now and then; promoted with the old primary lost (an asynchronous failover:
+//!   the server is what the replica had, another server to the tags of the states), or left up for
+//!   the processes running then (a split brain, where writes wait for the replica). A start settles
+//!   the namespace's settings first, a keeper looks at the server after each success, and a start
+//!   that finds a copy from another server starts a reach above it.
 //!
 //! Checked at every step:
 //!
 //! - (a) an ID is issued only while the server's lease is the issuer's and has not expired by
 //!   the server's clock (unless the lease was taken by force, or the server forgot it, and the
 //!   issuer has not noticed);
-//! - (b) no time unit is issued by two processes, even after the server forgot; a process
-//!   starts above every reservation any other stored, lost or not; a save is answered only
-//!   while no other process took the worker ID since the saver last took it;
+//! - (b) no time unit is issued by two processes, even after the server forgot or failed over;
+//!   a process starts above every reservation any other stored, lost or not; a save is
+//!   answered only while no other process took the worker ID since the saver last took it;
 //! - (c) a process that re-takes its worker ID with another writer in between never stores nor
 //!   issues again; one with nobody in between goes on;
 //! - (d) a save refused as "moved" is never one whose newer version is the process's own
@@ -54,10 +61,10 @@
 //! `RIMEFLAKE_LEASE_SEEDS=N` runs N seeds (default 200) from `RIMEFLAKE_LEASE_FIRST_SEED`
 //! (default 0); `RIMEFLAKE_LEASE_SEED=N` replays one seed and prints its log.
 
-use super::keeper::{KeeperState, News, Next};
-use super::{Conn, RemoteStore, RemoteWorker, Saved, Timing, Versioned, WRITER};
 use crate::backend::Backend;
 use crate::error::{Error, ErrorKind, Result};
+use crate::lease::remote::keeper::{KeeperState, News, Next};
+use crate::lease::remote::{Conn, RemoteStore, RemoteWorker, Saved, Timing, Versioned, WRITER};
 use crate::state::{StateStore, WorkerState};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -98,12 +105,14 @@ impl Rng {
     }
 }
 
+mod replica;
 mod server;
 mod world;
 
 // The keeper's tests drive a simulated server of their own.
-pub(crate) use server::{Flavor, SimServer};
+use replica::*;
 use server::*;
+pub(crate) use server::{Flavor, SimServer};
 use world::*;
 
 fn run_seed(seed: u64) -> std::result::Result<(Tally, Vec<String>), String> {

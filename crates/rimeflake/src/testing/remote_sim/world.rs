@@ -3,7 +3,6 @@
 
 use super::*;
 
-
 /// What one run simulates.
 #[derive(Clone, Debug)]
 pub(super) struct Config {
@@ -132,8 +131,9 @@ pub(super) struct Call {
     pub(super) answer_at: u64,
     /// Whether an answer arrives (else the client sees an error).
     pub(super) answered: bool,
-    /// What the server answered, once the call landed.
-    pub(super) slot: Arc<Mutex<Option<bool>>>,
+    /// What the server answered once the call landed, and whether the replicas its write must
+    /// wait for acknowledged it.
+    pub(super) slot: Arc<Mutex<Option<(bool, bool)>>>,
 }
 
 /// A reservation stored on the server, on its way back to the generator.
@@ -191,6 +191,12 @@ pub(super) struct Run {
     /// call, if a test says.
     pub(super) fates: Vec<Fate>,
     pub(super) wake_late: Option<u64>,
+    /// What the lease shares with its store: the server as last seen, and the replicas its
+    /// writes wait for.
+    pub(super) shared: Arc<crate::lease::remote::keeper::Shared>,
+    /// The keeper saw another server: the next look of the reservation thread stores the state
+    /// again, moved or not.
+    pub(super) resave: bool,
 }
 
 pub(super) struct Proc {
@@ -222,6 +228,13 @@ pub(super) struct Tally {
     pub(super) forgets: u64,
     /// Starts killed while they waited for their floor.
     pub(super) killed_in_wait: u64,
+    /// Replicas promoted with the old primary lost, and with it left up (split brain).
+    pub(super) promotions: u64,
+    pub(super) splits: u64,
+    /// Starts that found a copy stored on another server, and began above its floor.
+    pub(super) stale_starts: u64,
+    /// Writes the replicas did not acknowledge in time.
+    pub(super) unacknowledged: u64,
 }
 
 impl Tally {
@@ -241,6 +254,10 @@ impl Tally {
         self.refused_saves += o.refused_saves;
         self.forgets += o.forgets;
         self.killed_in_wait += o.killed_in_wait;
+        self.promotions += o.promotions;
+        self.splits += o.splits;
+        self.stale_starts += o.stale_starts;
+        self.unacknowledged += o.unacknowledged;
     }
 }
 
@@ -255,6 +272,7 @@ pub(super) enum Ev {
     Start(usize),
     Steal(u64),
     Forget(u64),
+    Promote(u64),
 }
 
 pub(super) struct World {
@@ -275,6 +293,9 @@ pub(super) struct World {
     /// `(from, until)`: name lookups hang, so a reconnect takes `reconnect_ns` and fails
     /// (open connections still work).
     pub(super) lookups_hang: Vec<(u64, u64)>,
+    /// Times the replica is promoted: with the old primary lost (`false`), or left up for the
+    /// processes running then (`true`, a split brain).
+    pub(super) promotions: Vec<(u64, bool)>,
     /// How many IDs each token issued, and when it last did.
     pub(super) issued: BTreeMap<String, (u64, u64)>,
     pub(super) tally: Tally,
@@ -315,6 +336,7 @@ impl World {
             steals: Vec::new(),
             forgets: Vec::new(),
             lookups_hang: Vec::new(),
+            promotions: Vec::new(),
             issued: BTreeMap::new(),
             tally: Tally::default(),
             told: Vec::new(),
@@ -351,6 +373,30 @@ impl World {
             w.lookups_hang
                 .push((from, from + rng.range(ttl / 2, 3 * ttl)));
         }
+        // A replica: one whose acknowledgement writes wait for (Redis, a synchronous standby), or
+        // an asynchronous standby; lagging by a little or by more than a write may wait, its
+        // link cut now and then; promoted with the old primary lost, or (where writes wait for
+        // it) left up for the processes running then.
+        if rng.chance(400) {
+            let acknowledges = rng.chance(700);
+            let wait = w.cfg.op_timeout() / 2;
+            let lag = rng.pick(&[MS / 10, wait / 2, 2 * wait, ttl]);
+            let cuts = (0..rng.range(0, 2))
+                .map(|_| {
+                    let from = T0 + rng.range(0, 36 * ttl);
+                    (from, from + rng.range(ttl / 10, 2 * ttl))
+                })
+                .collect();
+            let mut s = w.server.lock();
+            s.wait_ns = wait;
+            s.replica = Some(Replica::new(acknowledges, lag, cuts));
+            drop(s);
+            if rng.chance(600) {
+                let split = acknowledges && rng.chance(500);
+                w.promotions
+                    .push((T0 + rng.range(2 * ttl, 36 * ttl), split));
+            }
+        }
         w.procs[0].retry_at = T0;
         for p in &mut w.procs[1..] {
             p.retry_at = T0 + rng.range(0, 2 * ttl);
@@ -361,8 +407,17 @@ impl World {
         };
         w.log(format!(
             "seed {seed}: {:?}, skew {skew} ms, rate {rate} ppm, outages {outages:?}, steals {:?}, \
-             forgets {:?}, lookups hang {:?}",
-            w.cfg, w.steals, w.forgets, w.lookups_hang
+             forgets {:?}, lookups hang {:?}, replica {:?}, promotions {:?}",
+            w.cfg,
+            w.steals,
+            w.forgets,
+            w.lookups_hang,
+            w.server
+                .lock()
+                .replica
+                .as_ref()
+                .map(|r| (r.acknowledges, r.lag, r.cuts.clone())),
+            w.promotions
         ));
         w
     }
@@ -400,6 +455,9 @@ impl World {
         }
         for &(at, _) in &self.forgets {
             consider(at, Ev::Forget(at));
+        }
+        for &(at, _) in &self.promotions {
+            consider(at, Ev::Promote(at));
         }
         for (i, p) in self.procs.iter().enumerate() {
             match &p.run {
@@ -446,6 +504,11 @@ impl World {
                     self.forgets.retain(|&(t, _)| t != at);
                     self.forget(all);
                 }
+                Ev::Promote(at) => {
+                    let split = self.promotions.iter().any(|&(t, split)| t == at && split);
+                    self.promotions.retain(|&(t, _)| t != at);
+                    self.promote(split);
+                }
             }
         }
         self.t = self.t.max(until);
@@ -464,6 +527,27 @@ impl World {
         p.retry_at = self.t + self.rng.range(ttl / 4, ttl);
         let (name, token) = (p.name.clone(), p.token.clone());
         let mut conn = self.server.conn(&token, true);
+        // The namespace's settings first, as `RemoteLease::acquire` does: the replicas every
+        // write of this lease waits for.
+        let backend = Backend::Redis("redis://sim".to_string());
+        let settled =
+            crate::lease::remote::replication::settle(&mut conn, &backend, NS, self.cfg.ahead_ms);
+        let (view, settings, replicas) = match settled {
+            Ok(s) => s,
+            Err(e) => {
+                self.log(format!("{name}: {token} cannot settle the namespace: {e}"));
+                return Ok(false);
+            }
+        };
+        let shared = Arc::new(crate::lease::remote::keeper::Shared::new(
+            replicas,
+            crate::lease::remote::keeper::Seen {
+                identity: view.identity,
+                lineage: view.lineage,
+                epoch: settings.epoch,
+            },
+            self.cfg.ahead_ms,
+        ));
         let sent = self.t;
         let taken = if by_force {
             self.server.lock().steal(WORKER, &token, self.cfg.ttl_ms());
@@ -487,7 +571,7 @@ impl World {
                 return Ok(false);
             }
         };
-        let store = store(conn, WORKER, &token);
+        let store = store(conn, WORKER, &token, Arc::clone(&shared));
         let fail = |w: &mut World, store: RemoteStore, e: Error| {
             w.log(format!("{name}: {token} cannot start: {e}"));
             let _ = store
@@ -504,8 +588,13 @@ impl World {
         let found = loaded.is_some();
         let mut state = loaded.unwrap_or_else(|| WorkerState::fresh(1));
         let now = self.unit();
-        // The floor of a start that may follow a lost state, as the generator's start applies it.
-        let lead = usage.floor_lead_ms(found, false).filter(|_| self.cfg.floor);
+        // The floor of a start that may follow a lost state, or find a copy stored on another
+        // server, as the generator's start applies it.
+        let stale = found && store.loaded_stale();
+        self.tally.stale_starts += u64::from(stale);
+        let lead = usage
+            .floor_lead_ms(found, stale, false)
+            .filter(|_| self.cfg.floor);
         if let Some(lead) = lead {
             state.raise(0, now + lead);
             self.log(format!(
@@ -612,8 +701,40 @@ impl World {
             retaken: None,
             fates: Vec::new(),
             wake_late: None,
+            shared,
+            resave: false,
         }));
         Ok(true)
+    }
+
+    /// The replica is promoted: the server is what it had, and the processes running go on
+    /// against it (their connections follow the primary), or, in a split brain, against the
+    /// old primary, left up. Either way each holder keeps issuing inside what it stored until
+    /// its keeper or a write of its own notices.
+    pub(super) fn promote(&mut self, split: bool) {
+        let running: std::collections::BTreeSet<String> = self
+            .procs
+            .iter()
+            .filter(|p| p.run.is_some())
+            .map(|p| p.token.clone())
+            .collect();
+        self.server.lock().promote(split.then_some(running));
+        for p in &mut self.procs {
+            if let Some(run) = p.run.as_mut() {
+                run.stolen = !run.lost;
+                run.forgotten = true;
+            }
+        }
+        self.tally.promotions += u64::from(!split);
+        self.tally.splits += u64::from(split);
+        self.log(format!(
+            "the replica is promoted{}",
+            if split {
+                ", the old primary left up for the running processes"
+            } else {
+                ", the old primary lost"
+            }
+        ));
     }
 
     /// The server forgets everything, or the worker's lease and state. A holder keeps issuing
@@ -713,10 +834,20 @@ impl World {
         if let Some(call) = due.then(|| self.run(i).call.take()).flatten() {
             let landed = *call.slot.lock().unwrap_or_else(|p| p.into_inner());
             let outcome = match landed {
-                Some(v) if call.answered => Ok(v),
+                Some((v, true)) if call.answered => Ok(v),
+                Some((_, false)) if call.answered => {
+                    self.tally.unacknowledged += 1;
+                    Err(sim_error(
+                        "keeper",
+                        "not acknowledged by the replicas in time",
+                    ))
+                }
                 None if call.answered => panic!("a keeper call was answered before it landed"),
                 _ => Err(sim_error("keeper", "no answer in time")),
             };
+            if matches!(outcome, Ok(true)) {
+                self.look(i);
+            }
             let run = self.run(i);
             run.reconnect = outcome.is_err();
             run.keeper_at = t;
@@ -836,6 +967,7 @@ impl World {
         };
         let ttl_ms = self.cfg.ttl_ms();
         let answer = Arc::clone(&slot);
+        let required = self.run(i).shared.replicas.get();
         let mut s = self.server.lock();
         let call = match (s.lands(land), fate.answer_after) {
             (Some(landed), Some(d)) if landed + d <= t + timeout => Call {
@@ -850,14 +982,52 @@ impl World {
             },
         };
         s.land_at(land, !call.answered, move |s| {
-            let held = if acquire {
-                s.acquire(NS, WORKER, &token, ttl_ms)
-            } else {
-                s.renew(NS, WORKER, &token, ttl_ms)
-            };
-            *answer.lock().unwrap_or_else(|p| p.into_inner()) = Some(held);
+            let got = s.on_side(&token, |s| {
+                let held = if acquire {
+                    s.acquire(NS, WORKER, &token, ttl_ms)
+                } else {
+                    s.renew(NS, WORKER, &token, ttl_ms)
+                };
+                (held, s.acknowledged(required))
+            });
+            *answer.lock().unwrap_or_else(|p| p.into_inner()) = Some(got);
         });
         call
+    }
+
+    /// The keeper of process `i` looks at the server after a call that succeeded, as
+    /// `Keeper::look` does: on another lineage, or with more replicas online than its writes
+    /// wait for, it settles the namespace's settings again; on another server, its generator
+    /// stores its state again at once.
+    pub(super) fn look(&mut self, i: usize) {
+        let (t, ahead) = (self.t, self.cfg.ahead_ms);
+        let token = self.procs[i].token.clone();
+        let view = self.server.lock().on_side(&token, |s| s.view());
+        let run = self.run(i);
+        let seen = run.shared.seen();
+        if view.lineage != seen.lineage || view.replicas > run.shared.replicas.get() {
+            let settings = self
+                .server
+                .lock()
+                .on_side(&token, |s| s.settle(NS, ahead, &view));
+            let run = self.run(i);
+            run.shared.replicas.set(settings.replicas);
+            run.shared
+                .seen
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .lineage = view.lineage.clone();
+        }
+        if view.identity != seen.identity {
+            let run = self.run(i);
+            run.shared
+                .seen
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .identity = view.identity;
+            run.resave = true;
+            run.next_reserve = run.next_reserve.min(t);
+        }
     }
 
     /// The keeper tells the generator of process `i`.
@@ -936,9 +1106,9 @@ impl World {
         }
         let stolen = run.stolen;
         let (lease, another) = {
-            let s = self.server.lock();
+            let mut s = self.server.lock();
             let another = s.written_by_another(WORKER, run.start_writes, &token);
-            (s.lease(WORKER), another)
+            (s.on_side(&token, |s| s.lease(WORKER)), another)
         };
         if !stolen {
             // (a) The lease is the issuer's and live by the server's clock.
@@ -989,9 +1159,10 @@ impl World {
             return Ok(());
         }
         let target = unit.max(run.last_unit) + ahead;
-        if target <= run.reserved && run.open && !run.failed {
+        if target <= run.reserved && run.open && !run.failed && !run.resave {
             return Ok(());
         }
+        run.resave = false;
         let mut next = run.stored.clone();
         next.raise(0, target);
         match run.store.save(&next) {
@@ -1087,7 +1258,7 @@ impl World {
         let tail = self.log.len().saturating_sub(60);
         format!(
             "seed {seed}: {broken}\n  replay: RIMEFLAKE_LEASE_SEED={seed} cargo test -p \
-             rimeflake --features redis,postgres --lib lease::remote::sim -- --nocapture\n  \
+             rimeflake --features redis,postgres --lib testing::remote_sim -- --nocapture\n  \
              {}\n  ...\n{}",
             self.log[0],
             self.log[tail.max(1)..].join("\n")

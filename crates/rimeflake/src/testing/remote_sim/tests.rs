@@ -27,6 +27,19 @@ fn seeded_runs_keep_every_lease_invariant() {
             ("leases taken by force", total.steals),
             ("servers that forgot", total.forgets),
             ("starts killed in their floor wait", total.killed_in_wait),
+            (
+                "replicas promoted with the old primary lost",
+                total.promotions,
+            ),
+            ("split brains", total.splits),
+            (
+                "starts above a copy from another server",
+                total.stale_starts,
+            ),
+            (
+                "writes the replicas did not acknowledge",
+                total.unacknowledged,
+            ),
             ("leases lost at the deadline", total.lost_deadline),
             ("leases the server said were not ours", total.lost_not_ours),
             ("leases taken back", total.backs),
@@ -317,7 +330,7 @@ fn retaking_the_worker_id_after_another_writer_stays_failed() {
 fn held_store(server: &SimServer, token: &str) -> RemoteStore {
     let mut conn = server.conn(token, false);
     assert!(conn.acquire(NS, WORKER, token, 1_000).unwrap());
-    let s = store(conn, WORKER, token);
+    let s = store(conn, WORKER, token, Default::default());
     assert_eq!(s.load().unwrap(), None);
     s
 }
@@ -333,7 +346,7 @@ fn stored(server: &SimServer) -> (u64, Option<WorkerState>) {
     let v = conn.load(NS, WORKER).unwrap();
     (
         v.as_ref().map_or(0, |v| v.version),
-        v.and_then(|v| super::super::decode_state(&v.text)),
+        v.and_then(|v| crate::lease::remote::decode_state(&v.text)),
     )
 }
 
@@ -350,7 +363,7 @@ fn a_save_whose_answer_was_lost_is_recognised_as_ours() {
         let a = held_store(&server, "a");
         a.save(&reserved(100)).unwrap();
         // The first version written where none was is drawn from the token.
-        let first = super::super::store::next_version(0, "a");
+        let first = crate::lease::remote::next_version(0, "a");
         // Landed at once: the next write is refused as moved, the store finds its own
         // token in the newer version and writes over it.
         script(&server, "a", Scripted::LostAnswer { after: 0 });
@@ -380,14 +393,14 @@ fn theft_during_a_save() {
             let server = SimServer::new(flavor, 1);
             let a = held_store(&server, "a");
             a.save(&reserved(100)).unwrap();
-            let first = super::super::store::next_version(0, "a");
+            let first = crate::lease::remote::next_version(0, "a");
             script(&server, "a", Scripted::LostAnswer { after: 0 });
             assert!(a.save(&reserved(200)).is_err()); // the second version, by "a"
             let thief = Scripted::Before(Box::new(move |s: &mut Server| {
                 s.steal(WORKER, "b", 1_000);
                 let next = Versioned {
                     version: first + 2,
-                    text: format!("{}#b", super::super::encode_state(&reserved(900))),
+                    text: format!("{}#b", crate::lease::remote::encode_state(&reserved(900))),
                 };
                 assert_eq!(s.save(NS, WORKER, "b", first + 1, &next), Saved::Yes);
             }));
@@ -425,5 +438,85 @@ fn a_seed_replays_exactly() {
         let a = run_seed(seed).unwrap_or_else(|r| panic!("{r}"));
         let b = run_seed(seed).unwrap_or_else(|r| panic!("{r}"));
         assert_eq!(a, b, "seed {seed} ran differently twice");
+    }
+}
+
+/// A world of `flavor` whose server has a replica (`acknowledges`: one that writes wait for, or
+/// an asynchronous standby) running `lag_ms` behind it, promoted at 2 TTLs: with the old
+/// primary lost and its holder `p0.1` cut off (`split` false), or left up for it (a split
+/// brain). A successor `p1.1` tries from 2.45 TTLs on. TTL 1 s, reservations 1 s ahead.
+fn failover(flavor: Flavor, acknowledges: bool, lag_ms: u64, split: bool) -> World {
+    let mut w = World::scripted(flavor, 1_000);
+    w.cfg.ahead_ms = 1_000;
+    {
+        let mut s = w.server.lock();
+        s.wait_ns = w.cfg.op_timeout() / 2;
+        s.replica = Some(Replica::new(acknowledges, lag_ms * MS, Vec::new()));
+    }
+    assert!(w.start(0, false).unwrap());
+    let at = w.at(2.0);
+    w.promotions.push((at, split));
+    if !split {
+        w.server.lock().add_partition("p0.", at, u64::MAX);
+    }
+    w.procs[1].retry_at = w.at(2.45);
+    w
+}
+
+/// How many IDs the successor (process 1, in any of its lives) issued.
+fn successor_ids(w: &World) -> u64 {
+    w.issued
+        .iter()
+        .filter(|(token, _)| token.starts_with("p1."))
+        .map(|(_, (n, _))| n)
+        .sum()
+}
+
+/// The replica, an asynchronous standby 600 ms behind, is promoted after its primary and the
+/// holder were lost. Its copy of the holder's lease expires before the holder's deadline, and
+/// its copy of the state is older than what the holder issued from: the successor takes the
+/// worker ID while the holder still issues inside its stored reservation. It finds a copy from
+/// another server and starts a reach above it, repeating nothing; without that floor it
+/// repeats the holder's last units.
+#[test]
+fn a_successor_on_a_replica_promoted_behind_its_primary_starts_above_the_copy() {
+    for flavor in [Flavor::Redis, Flavor::Postgres] {
+        let mut w = failover(flavor, false, 600, false);
+        w.go(5.0);
+        assert!(w.tally.stale_starts >= 1, "{flavor:?}: {:?}", w.tally);
+        assert!(successor_ids(&w) > 0, "{flavor:?}: {:?}", w.tally);
+        let mut w = failover(flavor, false, 600, false);
+        w.cfg.floor = false;
+        let broken = w.run_until(w.at(5.0)).unwrap_err();
+        assert!(broken.starts_with("(b)"), "{flavor:?}: {broken}");
+    }
+}
+
+/// Split brain: the replica (which every write waits for) is promoted while the old primary
+/// stays up for the holder. The old primary's writes are not acknowledged any more, so the
+/// holder stops at its deadline, inside what it stored, and the successor on the promoted
+/// replica repeats nothing. With an asynchronous standby, which no write waits for, the holder
+/// goes on writing to the old primary, and IDs repeat: what the docs say is not covered.
+#[test]
+fn a_split_brain_holder_stops_at_its_deadline_where_writes_wait_for_the_replica() {
+    for flavor in [Flavor::Redis, Flavor::Postgres] {
+        let mut w = failover(flavor, true, 0, true);
+        w.go(6.0);
+        let told = w.told_to("p0.1");
+        assert!(
+            matches!(&told[..], [(lost, News::Lost(_))] if (2.0..2.76).contains(lost)),
+            "{flavor:?}: {told:?}"
+        );
+        let (_, last) = w.issued_by("p0.1");
+        assert!(last < 2.76, "{flavor:?}: p0.1 issued at {last} TTLs");
+        assert!(
+            w.tally.unacknowledged > 0 && w.tally.stale_starts >= 1,
+            "{:?}",
+            w.tally
+        );
+        assert!(successor_ids(&w) > 0, "{flavor:?}: no successor issued");
+        let mut w = failover(flavor, false, 0, true);
+        let broken = w.run_until(w.at(8.0)).unwrap_err();
+        assert!(broken.starts_with("(b)"), "{flavor:?}: {broken}");
     }
 }

@@ -3,17 +3,17 @@
 //! from the test module of a server's connection (redis.rs, postgres.rs). What the servers do
 //! differently on purpose is said by [`Expired`]; tests of one server alone stay in its file.
 
-use super::{decode_state, encode_state, Conn, Saved, Versioned};
 use crate::error::{ErrorKind, Result};
+use crate::lease::remote::{decode_state, encode_state, Conn, Saved, Versioned};
 use crate::state::WorkerState;
 use std::time::Duration;
 
-pub(super) const NS: &str = "test-ns";
+pub(crate) const NS: &str = "test-ns";
 
 /// What a server does with a lease past its expiry that nobody has taken yet: the servers
 /// differ here on purpose.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Expired {
+pub(crate) enum Expired {
     /// Redis: the lease's key expires with it, so its holder is fenced at once. ZooKeeper: the
     /// session's ephemeral node goes with the session.
     #[cfg_attr(not(any(feature = "redis", feature = "zookeeper")), allow(dead_code))]
@@ -25,7 +25,7 @@ pub(super) enum Expired {
 }
 
 /// A running server, as the contract's tests act on it.
-pub(super) trait Server: Sync {
+pub(crate) trait Server: Sync {
     /// The URL of the server, for a connection that needs no password.
     fn url(&self) -> String;
     /// A connection to `url` whose calls time out after `op`.
@@ -62,10 +62,10 @@ pub(super) trait Server: Sync {
 /// [`Server`], implemented for that type).
 macro_rules! contract_tests {
     ($start:expr) => {
-        /// The [`Conn`] contract on this server (remote/contract.rs).
+        /// The [`Conn`] contract on this server (testing/remote_contract.rs).
         mod contract {
             use super::*;
-            use crate::lease::remote::contract as c;
+            use crate::testing::remote_contract as c;
 
             #[test]
             fn leases_and_states_round_trip() {
@@ -135,6 +135,22 @@ macro_rules! contract_tests {
             }
 
             #[test]
+            fn settings_are_settled_once_and_follow_the_servers_lineage() {
+                let server = $start;
+                crate::testing::remote_settings_contract::settings_follow_the_lineage(
+                    &mut *server.open(),
+                    &|| server.forget_all(),
+                );
+            }
+
+            #[test]
+            fn a_server_says_who_it_is_and_a_standalone_one_has_no_replicas() {
+                crate::testing::remote_settings_contract::a_standalone_server_view(
+                    &mut *$start.open(),
+                );
+            }
+
+            #[test]
             fn a_paused_server_fails_calls_in_time_and_works_after_resume() {
                 let server = $start;
                 c::a_paused_server_fails_calls_in_time_and_works_after_resume(
@@ -155,9 +171,9 @@ macro_rules! contract_tests {
         }
     };
 }
-pub(super) use contract_tests;
+pub(crate) use contract_tests;
 
-pub(super) fn v(version: u64, text: &str) -> Versioned {
+pub(crate) fn v(version: u64, text: &str) -> Versioned {
     Versioned {
         version,
         text: text.to_string(),
@@ -175,7 +191,7 @@ fn state_text(clock_id: u64) -> String {
 /// answers the connections left waiting while it was paused, a restarted one loads its data;
 /// on a loaded machine either can outlast one call's timeout. What counts is that calls on the
 /// same connection object work again by themselves, soon: lease errors are retried for 10 s.
-pub(super) fn once_back<T>(mut call: impl FnMut() -> Result<T>) -> T {
+pub(crate) fn once_back<T>(mut call: impl FnMut() -> Result<T>) -> T {
     let resumed = crate::clock::monotonic_ns();
     loop {
         match call() {
@@ -190,7 +206,7 @@ pub(super) fn once_back<T>(mut call: impl FnMut() -> Result<T>) -> T {
 }
 
 /// Runs `f` and returns its result and how long it took.
-pub(super) fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
+pub(crate) fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
     let start = crate::clock::monotonic_ns();
     let out = f();
     (
@@ -199,7 +215,7 @@ pub(super) fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
     )
 }
 
-pub(super) fn leases_and_states_round_trip(c: &mut dyn Conn) {
+pub(crate) fn leases_and_states_round_trip(c: &mut dyn Conn) {
     // The first layout record stays; a later, different one gets the stored one back.
     assert_eq!(c.layout(NS).unwrap(), None);
     assert_eq!(c.settle_layout(NS, "layout-a").unwrap(), "layout-a");
@@ -263,7 +279,7 @@ pub(super) fn leases_and_states_round_trip(c: &mut dyn Conn) {
     assert_eq!(c.check_settings().unwrap(), Vec::<String>::new());
 }
 
-pub(super) fn every_namespace_is_listed_in_order_within_the_limit(c: &mut dyn Conn) {
+pub(crate) fn every_namespace_is_listed_in_order_within_the_limit(c: &mut dyn Conn) {
     let listed = |c: &mut dyn Conn, limit| {
         let l = c.namespaces(limit).unwrap();
         (l.names, l.complete)
@@ -295,7 +311,7 @@ pub(super) fn every_namespace_is_listed_in_order_within_the_limit(c: &mut dyn Co
     assert_eq!(listed(c, 0), (vec![], false));
 }
 
-pub(super) fn only_one_of_two_racing_tokens_wins(server: &dyn Server) {
+pub(crate) fn only_one_of_two_racing_tokens_wins(server: &dyn Server) {
     // A first connection sets the server up (PostgreSQL's tables), so the racers race only for
     // the lease.
     drop(server.open());
@@ -325,7 +341,7 @@ pub(super) fn only_one_of_two_racing_tokens_wins(server: &dyn Server) {
     }
 }
 
-pub(super) fn the_first_free_of_many_worker_ids_is_taken(c: &mut dyn Conn) {
+pub(crate) fn the_first_free_of_many_worker_ids_is_taken(c: &mut dyn Conn) {
     let first = |c: &mut dyn Conn, ids: &[u64], token: &str| {
         c.acquire_first(NS, ids, token, 10_000)
             .unwrap()
@@ -364,7 +380,7 @@ pub(super) fn the_first_free_of_many_worker_ids_is_taken(c: &mut dyn Conn) {
 
 /// Eight connections take worker IDs of one range at once, every one from the same first
 /// candidate, as hosts starting together from one random start would: each gets its own.
-pub(super) fn racers_for_one_range_each_take_a_worker_id_of_their_own(server: &dyn Server) {
+pub(crate) fn racers_for_one_range_each_take_a_worker_id_of_their_own(server: &dyn Server) {
     drop(server.open());
     let ids: Vec<u64> = (100..110).collect();
     for round in 0..5 {
@@ -397,7 +413,7 @@ pub(super) fn racers_for_one_range_each_take_a_worker_id_of_their_own(server: &d
     }
 }
 
-pub(super) fn saves_need_the_token_and_the_version(c: &mut dyn Conn) {
+pub(crate) fn saves_need_the_token_and_the_version(c: &mut dyn Conn) {
     assert!(c.acquire(NS, 1, "tok-a", 10_000).unwrap());
     assert_eq!(
         c.save(NS, 1, "tok-b", 0, &v(1, "b")).unwrap(),
@@ -430,7 +446,7 @@ pub(super) fn saves_need_the_token_and_the_version(c: &mut dyn Conn) {
 }
 
 /// `a` and `b`: two connections to one server.
-pub(super) fn an_expired_lease_goes_to_the_next_holder(
+pub(crate) fn an_expired_lease_goes_to_the_next_holder(
     a: &mut dyn Conn,
     b: &mut dyn Conn,
     expired: Expired,
@@ -488,7 +504,7 @@ pub(super) fn an_expired_lease_goes_to_the_next_holder(
     );
 }
 
-pub(super) fn a_lease_dropped_on_the_server_is_no_longer_held(
+pub(crate) fn a_lease_dropped_on_the_server_is_no_longer_held(
     c: &mut dyn Conn,
     server: &dyn Server,
 ) {
@@ -501,7 +517,7 @@ pub(super) fn a_lease_dropped_on_the_server_is_no_longer_held(
     assert!(!c.renew(NS, 6, "tok-a", 10_000).unwrap());
 }
 
-pub(super) fn reset_waits_for_no_live_lease_and_the_expected_version(
+pub(crate) fn reset_waits_for_no_live_lease_and_the_expected_version(
     c: &mut dyn Conn,
     expired: Expired,
 ) {
@@ -551,7 +567,7 @@ pub(super) fn reset_waits_for_no_live_lease_and_the_expected_version(
     assert_eq!(c.save(NS, 9, "tok-b", 2, &v(3, "b3")).unwrap(), refused);
 }
 
-pub(super) fn numbers_above_2_pow_53_stay_exact(c: &mut dyn Conn) {
+pub(crate) fn numbers_above_2_pow_53_stay_exact(c: &mut dyn Conn) {
     let mut ws = WorkerState::fresh(3);
     ws.raise(1, u64::MAX - 1);
     ws.raise(2, (1 << 53) + 1);
@@ -577,7 +593,7 @@ pub(super) fn numbers_above_2_pow_53_stay_exact(c: &mut dyn Conn) {
     assert_eq!(c.workers(NS).unwrap()[0].version, big + 1);
 }
 
-pub(super) fn a_paused_server_fails_calls_in_time_and_works_after_resume(
+pub(crate) fn a_paused_server_fails_calls_in_time_and_works_after_resume(
     c: &mut dyn Conn,
     server: &dyn Server,
 ) {
@@ -617,7 +633,7 @@ pub(super) fn a_paused_server_fails_calls_in_time_and_works_after_resume(
     assert!(c.load(NS, 1).unwrap().is_none());
 }
 
-pub(super) fn marks_remember_worker_ids_and_the_record_age_until_the_record_is_lost(
+pub(crate) fn marks_remember_worker_ids_and_the_record_age_until_the_record_is_lost(
     c: &mut dyn Conn,
     server: &dyn Server,
 ) {
@@ -667,7 +683,7 @@ pub(super) fn marks_remember_worker_ids_and_the_record_age_until_the_record_is_l
     assert!(!c.mark_used(NS, 4, 700).unwrap().used_before);
 }
 
-pub(super) fn a_stopped_server_fails_calls_and_its_state_survives_restarts(
+pub(crate) fn a_stopped_server_fails_calls_and_its_state_survives_restarts(
     c: &mut dyn Conn,
     server: &mut dyn Server,
 ) {
