@@ -36,12 +36,6 @@ compile_error!(
 // `otel`, `admin` (what `rimeflake state` does) and `frontend` (what the CLI and the bindings
 // alone need). The other modules are the crate's own: the tests that reach them are unit tests,
 // the ones in tests/internal/ included below.
-macro_rules! internal {
-    ($($(#[$meta:meta])* mod $name:ident;)*) => {$(
-        $(#[$meta])*
-        pub(crate) mod $name;
-    )*};
-}
 
 // The tests of the crate's own modules (tests/internal/) name it `rimeflake`, as integration
 // tests do, and run in its unit-test build, where those modules are visible.
@@ -60,21 +54,19 @@ mod contract;
 mod encoding;
 mod env;
 mod error;
+pub(crate) mod fork;
 pub mod frontend;
+pub(crate) mod generator;
 pub mod layout;
+pub(crate) mod lease;
 pub mod otel;
 mod random;
+pub(crate) mod settings;
 pub mod skywalking;
+pub(crate) mod state;
 mod sync;
+pub(crate) mod utc;
 mod warning;
-internal! {
-    mod fork;
-    mod generator;
-    mod lease;
-    mod settings;
-    mod state;
-    mod utc;
-}
 
 pub use backend::Backend;
 pub use clock::{Clock, CoarseClock, ManualClock, SystemClock};

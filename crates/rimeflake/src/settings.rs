@@ -19,10 +19,10 @@
 use crate::backend::{Backend, Storage};
 use crate::error::{Error, Result};
 use crate::layout::Layout;
-use crate::state::StateStore;
-use crate::warning::Warning;
 use crate::lease::remote::{DEFAULT_LEASE_TTL, MAX_LEASE_TTL, MIN_LEASE_TTL};
 use crate::lease::{dirs, WorkerSource};
+use crate::state::StateStore;
+use crate::warning::Warning;
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -111,7 +111,10 @@ pub fn state_dir(dir: Option<&std::path::Path>) -> Result<PathBuf> {
 ///
 /// # Errors
 /// As [`state_dir`].
-pub fn state_dir_as(dir: Option<&std::path::Path>, frontend: crate::contract::Frontend) -> Result<PathBuf> {
+pub fn state_dir_as(
+    dir: Option<&std::path::Path>,
+    frontend: crate::contract::Frontend,
+) -> Result<PathBuf> {
     if dir.is_some_and(|d| d.as_os_str().is_empty()) {
         return Err(empty_state_dir(frontend));
     }

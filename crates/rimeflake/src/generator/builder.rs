@@ -3,13 +3,13 @@
 use super::Generator;
 use crate::backend::{Backend, Storage};
 use crate::clock::{Clock, SystemClock};
-use crate::error::{Error, Result};
 use crate::contract::{Frontend, Setting};
+use crate::error::{Error, Result};
 use crate::layout::{FieldOrder, Layout};
+use crate::lease::WorkerSource;
 use crate::settings::{self, Given};
 use crate::state::StateStore;
 use crate::warning::{Warning, WarningSink};
-use crate::lease::WorkerSource;
 
 use crate::lease::remote::DEFAULT_LEASE_TTL;
 use std::path::PathBuf;
@@ -108,10 +108,11 @@ pub const DEFAULT_MAX_WAIT: Duration =
 /// ([`Setting::MaxDrift`]). A holder's stored reservation may lead its clock by `max_drift`
 /// (plus `reserve_ahead`), which a successor of its worker ID must wait out where the state was
 /// lost or may be stale; a larger rollback takes another clock-id.
-pub(crate) const MAX_MAX_DRIFT: Duration = Duration::from_millis(match Setting::MaxDrift.info().range {
-    Some((_, most)) => most,
-    None => u64::MAX,
-});
+pub(crate) const MAX_MAX_DRIFT: Duration =
+    Duration::from_millis(match Setting::MaxDrift.info().range {
+        Some((_, most)) => most,
+        None => u64::MAX,
+    });
 
 impl Builder<SystemClock> {
     pub(crate) fn new() -> Self {

@@ -37,7 +37,13 @@ impl<C: Clock> Floor<'_, C> {
     /// time issued, waiting for its clock as after a rollback. A clean close's last ID below the
     /// floor no longer says where IDs stopped. Without `all`, only the current clock-id is
     /// raised. Returns the floor by this host's clock alone.
-    pub(super) fn raise(&self, state: &mut WorkerState, lead_ms: u64, skew_ms: i64, all: bool) -> Result<u64> {
+    pub(super) fn raise(
+        &self,
+        state: &mut WorkerState,
+        lead_ms: u64,
+        skew_ms: i64,
+        all: bool,
+    ) -> Result<u64> {
         let now_ms = self.clock.now_ms();
         let lead = lead_ms.div_ceil(self.layout.unit_ms());
         let ours = (self.layout.time_of(now_ms)? + lead).min(self.layout.max_time());
@@ -173,18 +179,36 @@ mod tests {
     #[test]
     fn the_floor_applies_only_where_a_state_may_have_been_lost() {
         // Lost: marked as used, no state.
-        assert_eq!(usage(60_000, true).floor_lead_ms(false, false, false), Some(4_000));
+        assert_eq!(
+            usage(60_000, true).floor_lead_ms(false, false, false),
+            Some(4_000)
+        );
         // A record younger than the reach: new, or lost with everything else.
-        assert_eq!(usage(0, false).floor_lead_ms(false, false, false), Some(4_000));
-        assert_eq!(usage(3_000, false).floor_lead_ms(false, false, false), Some(1_000));
+        assert_eq!(
+            usage(0, false).floor_lead_ms(false, false, false),
+            Some(4_000)
+        );
+        assert_eq!(
+            usage(3_000, false).floor_lead_ms(false, false, false),
+            Some(1_000)
+        );
         // Ordinary: old record and never used, or the state found.
         assert_eq!(usage(4_000, false).floor_lead_ms(false, false, false), None);
         assert_eq!(usage(0, true).floor_lead_ms(true, false, false), None);
         // Found, but maybe a stale copy (another server, or before a restore): the whole reach.
-        assert_eq!(usage(60_000, true).floor_lead_ms(true, true, false), Some(4_000));
+        assert_eq!(
+            usage(60_000, true).floor_lead_ms(true, true, false),
+            Some(4_000)
+        );
         // Waiting at every takeover: the whole reach, whatever is found.
-        assert_eq!(usage(60_000, true).floor_lead_ms(true, false, true), Some(4_000));
-        assert_eq!(usage(60_000, false).floor_lead_ms(false, false, true), Some(4_000));
+        assert_eq!(
+            usage(60_000, true).floor_lead_ms(true, false, true),
+            Some(4_000)
+        );
+        assert_eq!(
+            usage(60_000, false).floor_lead_ms(false, false, true),
+            Some(4_000)
+        );
     }
 
     #[test]

@@ -225,8 +225,7 @@ impl<C: Clock> Inner<C> {
             .max(need)
             .min(now + reach)
             .min(self.layout.max_time());
-        if target <= self.time_of(fence) && d.failure().is_none() && !d.resave.swap(false, SeqCst)
-        {
+        if target <= self.time_of(fence) && d.failure().is_none() && !d.resave.swap(false, SeqCst) {
             return false;
         }
         let mut next = d.snapshot();

@@ -3,8 +3,8 @@
 
 use super::Generator;
 use crate::error::{Error, ErrorKind, Result};
-use crate::state::{StateStore, WorkerState};
 use crate::lease::remote::keeper::LeaseListener;
+use crate::state::{StateStore, WorkerState};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -47,16 +47,14 @@ mod slow;
 mod start;
 mod stats;
 
-pub use builder::{
-    Builder, RollbackPolicy, DEFAULT_MAX_DRIFT, DEFAULT_MAX_WAIT,
-};
+pub use builder::{Builder, RollbackPolicy, DEFAULT_MAX_DRIFT, DEFAULT_MAX_WAIT};
 pub use set::SettingValue;
 pub use stats::{LeaseState, MetricKind, StatField, StatUnit, StatValue, Stats};
 
 use crate::clock::{Clock, SystemClock};
 use crate::error::{ErrorKind, Result};
-use crate::fork::{self, WipeOnFork};
 pub(crate) use crate::fork::CLOSED_FENCE;
+use crate::fork::{self, WipeOnFork};
 use crate::layout::Layout;
 use crate::sync::{AtomicU64, CachePadded, Mutex, Ordering::*};
 use stats::Counters;

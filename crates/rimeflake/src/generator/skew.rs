@@ -35,7 +35,9 @@ impl Skew {
         let holder = self
             .last_holder
             .as_deref()
-            .map_or("the last holder's host".to_string(), |h| format!("host {h}, its last holder,"));
+            .map_or("the last holder's host".to_string(), |h| {
+                format!("host {h}, its last holder,")
+            });
         let ahead = behind_ms.saturating_sub(this);
         if ahead >= NOTICED_MS {
             return format!(
@@ -61,10 +63,16 @@ mod tests {
             last_holder: Some("web-1".into()),
         };
         let h = s.hint(31_000);
-        assert!(h.contains("this host's clock is 30000 ms behind the clock of redis://h:6379/0"), "{h}");
+        assert!(
+            h.contains("this host's clock is 30000 ms behind the clock of redis://h:6379/0"),
+            "{h}"
+        );
         s.server_ms = Some(-20);
         let h = s.hint(31_000);
-        assert!(h.contains("about 30980 ms ahead") && h.contains("host web-1"), "{h}");
+        assert!(
+            h.contains("about 30980 ms ahead") && h.contains("host web-1"),
+            "{h}"
+        );
         s.server_ms = None;
         assert_eq!(s.hint(31_000), "");
     }

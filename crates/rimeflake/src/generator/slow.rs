@@ -69,11 +69,7 @@ pub(super) fn free_clock_id(
 
 impl<C: Clock> Inner<C> {
     /// Decides what the hot path could not, waiting (in bounded slices) where the rules say so.
-    pub(super) fn slow_claim(
-        &self,
-        n: u64,
-        interrupted: &mut dyn FnMut() -> bool,
-    ) -> Result<u64> {
+    pub(super) fn slow_claim(&self, n: u64, interrupted: &mut dyn FnMut() -> bool) -> Result<u64> {
         let k = &self.shape;
         let hot = &*self.hot;
         let mut waiting = Waiting::default();

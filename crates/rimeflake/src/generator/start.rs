@@ -10,16 +10,16 @@ use super::stats::Counters;
 use super::{reach_units, CounterShape, Hot, Inner, RollbackPolicy, NO_DEADLINE};
 use crate::backend::Storage;
 use crate::clock::Clock;
+use crate::contract::{Frontend, Setting};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fork::{self, Lease, WipeOnFork};
-use crate::contract::{Frontend, Setting};
 use crate::layout::{mask, FieldOrder, Layout};
-use crate::state::{StateStore, WorkerState};
-use crate::sync::{AtomicU64, CachePadded, Mutex};
-use crate::warning::{Warning, WarningSink};
 use crate::lease::remote::{keeper, LeaseTerms, RemoteLease};
 use crate::lease::source::WORKER_ID_ENV;
 use crate::lease::{self, LocalLease, WorkerSource};
+use crate::state::{StateStore, WorkerState};
+use crate::sync::{AtomicU64, CachePadded, Mutex};
+use crate::warning::{Warning, WarningSink};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -198,9 +198,7 @@ impl<C: Clock> Inner<C> {
                     .as_ref()
                     .map(|w| w.resolve_as(layout.max_worker_id(), r.spelling()))
                 {
-                    Some(Ok(lease::LeaseRequest::Exact(id))) => {
-                        (id, Some(Arc::clone(store)), None)
-                    }
+                    Some(Ok(lease::LeaseRequest::Exact(id))) => (id, Some(Arc::clone(store)), None),
                     Some(Err(e)) => return Err(e),
                     _ => {
                         return Err(Error::config(format!(
@@ -499,7 +497,10 @@ impl<C: Clock> StartRules<'_, C> {
             // last ID itself after a clean close, else the whole reservation.
             let cid_shift = self.layout.time_bits() as u32 + self.shape.seq_bits;
             let (issued_to, resume) = match state.closed_at.filter(|&c| c >> cid_shift == cid) {
-                Some(last) => (Some(last >> self.shape.seq_bits & self.layout.max_time()), last),
+                Some(last) => (
+                    Some(last >> self.shape.seq_bits & self.layout.max_time()),
+                    last,
+                ),
                 None => {
                     let r = state.reserved_of(cid);
                     let resume =

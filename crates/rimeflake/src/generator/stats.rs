@@ -349,10 +349,16 @@ impl Counters {
 
     /// A write of the durable state (`save`), counted with its latency and outcome. Never on
     /// the hot path: the I/O thread, the start and the slow path make the writes.
-    pub(crate) fn timed_write<T>(&self, save: impl FnOnce() -> crate::Result<T>) -> crate::Result<T> {
+    pub(crate) fn timed_write<T>(
+        &self,
+        save: impl FnOnce() -> crate::Result<T>,
+    ) -> crate::Result<T> {
         let started = crate::clock::monotonic_ns();
         let result = save();
-        Self::add(&self.write_ns, crate::clock::monotonic_ns().saturating_sub(started));
+        Self::add(
+            &self.write_ns,
+            crate::clock::monotonic_ns().saturating_sub(started),
+        );
         Self::add(&self.writes, 1);
         if result.is_err() {
             Self::add(&self.write_failures, 1);

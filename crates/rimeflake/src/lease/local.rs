@@ -17,10 +17,10 @@
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::layout::Layout;
-use crate::state::disk::{read_regular, require_regular, SAFE_OPEN_FLAGS};
-use crate::state::{FileStore, LeaseGuard};
 use crate::lease::dirs::{check_dir_trusted, check_local_fs};
 use crate::lease::namespace::{create_dir_durable, settle_layout};
+use crate::state::disk::{read_regular, require_regular, SAFE_OPEN_FLAGS};
+use crate::state::{FileStore, LeaseGuard};
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::ops::RangeInclusive;

@@ -5,8 +5,8 @@
 
 use super::local::LeaseRequest;
 use super::WorkerSource;
-use crate::error::{Error, Result};
 use crate::contract::{Frontend, Setting};
+use crate::error::{Error, Result};
 
 /// The environment variable [`WorkerSource::FromEnv`] reads.
 pub use crate::env::WORKER_ID_ENV;

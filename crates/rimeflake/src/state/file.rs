@@ -24,10 +24,10 @@
 
 use super::disk::{Disk, RealDisk};
 use super::hw;
-use super::record::MAX_CLOCK_IDS;
-pub use super::record::{decode_file, encode, SLOT_SIZE};
 #[cfg(test)]
 pub use super::record::decode;
+use super::record::MAX_CLOCK_IDS;
+pub use super::record::{decode_file, encode, SLOT_SIZE};
 use super::{StateStore, WorkerState};
 use crate::error::{Error, ErrorKind, Result};
 use std::fmt;
@@ -166,7 +166,6 @@ impl<D: Disk> FileStore<D> {
         self.hw_step = units.max(1);
         self
     }
-
 
     fn lock(&self) -> MutexGuard<'_, Inner<D::File>> {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())

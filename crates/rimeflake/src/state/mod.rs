@@ -62,7 +62,10 @@ impl WorkerState {
         let cid_shift = layout.time_bits() as u32 + layout.sequence_bits() as u32;
         if let Some(last) = self.closed_at {
             let time = last >> layout.sequence_bits() & layout.max_time();
-            if self.reserved_of(last >> cid_shift).is_some_and(|r| time < r) {
+            if self
+                .reserved_of(last >> cid_shift)
+                .is_some_and(|r| time < r)
+            {
                 self.closed_at = None;
             }
         }

@@ -53,17 +53,17 @@ pub(crate) mod tls;
 pub(crate) mod zookeeper;
 
 pub(crate) use replication::{Proposal, Replicas, ServerView, Settings};
-pub(crate) use store::RemoteStore;
 /// The version a save writes, for the lease simulation's tests (`testing/remote_sim/`).
 #[cfg(test)]
 pub(crate) use store::next_version;
+pub(crate) use store::RemoteStore;
 
 use crate::backend::Backend;
 use crate::error::{Error, ErrorKind, Result};
 use crate::layout::Layout;
-use crate::state::{StateStore, WorkerState};
 use crate::lease::namespace::LayoutRecord;
 use crate::lease::LeaseRequest;
+use crate::state::{StateStore, WorkerState};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -125,7 +125,12 @@ impl Usage {
     /// and an old primary cut off from its replicas takes none that needs their
     /// acknowledgements. So every ID it issued is below a reach past the moment the last write
     /// it could make was stored, which is before this start.
-    pub(crate) fn floor_lead_ms(&self, found: bool, stale: bool, every_takeover: bool) -> Option<u64> {
+    pub(crate) fn floor_lead_ms(
+        &self,
+        found: bool,
+        stale: bool,
+        every_takeover: bool,
+    ) -> Option<u64> {
         if !found && self.used_before {
             Some(self.reach_ms)
         } else if !found && self.age_ms < self.reach_ms {

@@ -8,8 +8,8 @@
 //! (InnoDB, autocommit): the conditional ones check the newest version of the row they lock.
 
 use super::net::{self, Deadline, Lookup};
-use super::{decode_state, tls, Conn, RemoteWorker, Replicas, Saved, Taken, Versioned};
 use super::replication::StoredSettings;
+use super::{decode_state, tls, Conn, RemoteWorker, Replicas, Saved, Taken, Versioned};
 use super::{Proposal, ServerView, Settings};
 use crate::backend::tls::{SslMode, Tls};
 use crate::error::{Error, ErrorKind, Result};
@@ -20,9 +20,9 @@ use std::time::Duration;
 mod replicas;
 mod sql;
 pub(crate) mod wire;
-use sql::{bind, Val};
-pub(crate) use sql::SCHEMA;
 use crate::backend::mysql_url::MysqlUrl;
+pub(crate) use sql::SCHEMA;
+use sql::{bind, Val};
 use wire::{Answer, Done, Fail, Wire};
 
 /// A connection to MySQL for the lease protocol.
@@ -55,7 +55,9 @@ impl std::fmt::Debug for MyConn {
 impl Drop for MyConn {
     fn drop(&mut self) {
         if let Some(mut wire) = self.wire.take() {
-            wire.quit(Deadline::after(Duration::from_millis(20).min(self.op_timeout)));
+            wire.quit(Deadline::after(
+                Duration::from_millis(20).min(self.op_timeout),
+            ));
         }
     }
 }
@@ -107,7 +109,11 @@ impl MyConn {
     /// Runs `op` on an open session (opening one first if there is none), all within the
     /// timeout. After any failure the session is dropped, so the next call starts on a fresh
     /// connection.
-    fn call<T>(&mut self, what: &str, op: impl FnOnce(&mut Wire, Deadline) -> Done<T>) -> Result<T> {
+    fn call<T>(
+        &mut self,
+        what: &str,
+        op: impl FnOnce(&mut Wire, Deadline) -> Done<T>,
+    ) -> Result<T> {
         let deadline = Deadline::after(self.op_timeout);
         if self.wire.as_ref().is_some_and(Wire::closed) {
             self.wire = None;
@@ -204,10 +210,9 @@ impl MyConn {
                 )
             }
             Fail::Login(why) => Error::config(format!("MySQL at {url}: {why}")),
-            Fail::Protocol(why) => Error::new(
-                ErrorKind::Lease,
-                format!("MySQL at {url} ({what}): {why}"),
-            ),
+            Fail::Protocol(why) => {
+                Error::new(ErrorKind::Lease, format!("MySQL at {url} ({what}): {why}"))
+            }
             Fail::Server { code, message } => {
                 let text = self.scrub(message);
                 match code {
@@ -241,9 +246,9 @@ impl MyConn {
                          mode ({text})"
                     )),
                     // ER_HOST_NOT_PRIVILEGED, ER_HOST_IS_BLOCKED
-                    1130 | 1129 => Error::config(format!(
-                        "MySQL at {url} refused the connection ({text})"
-                    )),
+                    1130 | 1129 => {
+                        Error::config(format!("MySQL at {url} refused the connection ({text})"))
+                    }
                     _ if !logged_in => Error::new(
                         ErrorKind::Lease,
                         format!("cannot connect to MySQL at {url}: {text}"),
@@ -307,21 +312,41 @@ impl MyConn {
     }
 
     /// Takes the lease of `worker_id` if nobody else holds it live: the row updated, or made.
-    fn take(&mut self, namespace: &str, worker_id: u64, token: &str, ttl_ms: u64, row: bool) -> Result<bool> {
+    fn take(
+        &mut self,
+        namespace: &str,
+        worker_id: u64,
+        token: &str,
+        ttl_ms: u64,
+        row: bool,
+    ) -> Result<bool> {
         let (ns, id, tok, ttl) = (
             Val::Text(namespace),
             Val::Num(worker_id),
             Val::Text(token),
             Val::Num(ttl_ms),
         );
-        if row && self.write("acquire", sql::TAKE, &[tok, ttl, ns, id, tok])?.affected == 1 {
+        if row
+            && self
+                .write("acquire", sql::TAKE, &[tok, ttl, ns, id, tok])?
+                .affected
+                == 1
+        {
             return Ok(true);
         }
-        if self.write("acquire", sql::TAKE_NEW, &[ns, id, tok, ttl])?.affected == 1 {
+        if self
+            .write("acquire", sql::TAKE_NEW, &[ns, id, tok, ttl])?
+            .affected
+            == 1
+        {
             return Ok(true);
         }
         // The row appeared since it was not found (another racer's), and may be free.
-        Ok(!row && self.write("acquire", sql::TAKE, &[tok, ttl, ns, id, tok])?.affected == 1)
+        Ok(!row
+            && self
+                .write("acquire", sql::TAKE, &[tok, ttl, ns, id, tok])?
+                .affected
+                == 1)
     }
 }
 
@@ -366,11 +391,21 @@ impl Conn for MyConn {
     }
 
     fn layout(&mut self, namespace: &str) -> Result<Option<String>> {
-        let a = self.run("read the layout", sql::SELECT_LAYOUT, &[Val::Text(namespace)])?;
+        let a = self.run(
+            "read the layout",
+            sql::SELECT_LAYOUT,
+            &[Val::Text(namespace)],
+        )?;
         Ok(cell(&a, 0, 0))
     }
 
-    fn acquire(&mut self, namespace: &str, worker_id: u64, token: &str, ttl_ms: u64) -> Result<bool> {
+    fn acquire(
+        &mut self,
+        namespace: &str,
+        worker_id: u64,
+        token: &str,
+        ttl_ms: u64,
+    ) -> Result<bool> {
         self.take(namespace, worker_id, token, ttl_ms, true)
     }
 
@@ -493,7 +528,12 @@ impl Conn for MyConn {
         num(cell(&a, 0, 0).as_deref(), "clock reading")
     }
 
-    fn mark_used(&mut self, namespace: &str, worker_id: u64, reach_ms: u64) -> Result<super::Usage> {
+    fn mark_used(
+        &mut self,
+        namespace: &str,
+        worker_id: u64,
+        reach_ms: u64,
+    ) -> Result<super::Usage> {
         let (ns, id) = (Val::Text(namespace), Val::Num(worker_id));
         let what = "mark the worker ID used";
         let marked = self.write(what, sql::MARK_USED, &[id, Val::Num(reach_ms), ns])?;
@@ -512,11 +552,7 @@ impl Conn for MyConn {
     }
 
     fn workers(&mut self, namespace: &str) -> Result<Vec<RemoteWorker>> {
-        let a = self.run(
-            "list the worker IDs",
-            sql::WORKERS,
-            &[Val::Text(namespace)],
-        )?;
+        let a = self.run("list the worker IDs", sql::WORKERS, &[Val::Text(namespace)])?;
         a.rows
             .iter()
             .map(|row| {

@@ -85,7 +85,11 @@ impl Lookup {
         port: u16,
         deadline: Deadline,
     ) -> Result<Vec<SocketAddr>, ConnectError> {
-        if let Ok(ip) = host.trim_start_matches('[').trim_end_matches(']').parse::<IpAddr>() {
+        if let Ok(ip) = host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse::<IpAddr>()
+        {
             return Ok(vec![SocketAddr::new(ip, port)]);
         }
         let rx = match self.pending.take() {

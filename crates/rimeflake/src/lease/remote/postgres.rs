@@ -489,7 +489,10 @@ impl Conn for PgConn {
         let refused = self.unsynchronous();
         self.call("renew", |mut s| async move {
             let out = async {
-                if s.execute(RENEW, &[&namespace, &id, &token, &ttl, &required]).await? == 1 {
+                if s.execute(RENEW, &[&namespace, &id, &token, &ttl, &required])
+                    .await?
+                    == 1
+                {
                     return Ok(true);
                 }
                 if required > 0 && !s.synchronous().await? {
@@ -543,8 +546,9 @@ impl Conn for PgConn {
         let refused = self.unsynchronous();
         self.call("save", |mut s| async move {
             let out = async {
-                let params: [&(dyn ToSql + Sync); 7] =
-                    [&namespace, &id, &token, &expected, &text, &version, &required];
+                let params: [&(dyn ToSql + Sync); 7] = [
+                    &namespace, &id, &token, &expected, &text, &version, &required,
+                ];
                 if s.execute(SAVE, &params).await? == 1 {
                     return Ok(Saved::Yes);
                 }

@@ -147,9 +147,10 @@ impl Stored {
     /// online; the lineage then ours. Redis's script and PostgreSQL's statement say the same
     /// in their servers' languages.
     pub(crate) fn settled(&self, ours: &Proposal<'_>) -> Stored {
-        let promoted = self.lineage.as_deref().is_some_and(|l| {
-            l != ours.view.lineage && Some(l) == ours.view.parent.as_deref()
-        });
+        let promoted = self
+            .lineage
+            .as_deref()
+            .is_some_and(|l| l != ours.view.lineage && Some(l) == ours.view.parent.as_deref());
         Stored {
             max_drift_ms: Some(self.max_drift_ms.unwrap_or(ours.max_drift_ms)),
             replicas: (self.replicas - u32::from(promoted && self.replicas > 0))
@@ -306,7 +307,10 @@ mod tests {
     fn tags_round_trip_and_tell_a_stale_copy() {
         let text = format!("0;5;-#{}#host/1/ab", tag(3, "redis:aa:bb"));
         assert_eq!(tag_of(&text), Some((3, "redis:aa:bb")));
-        assert_eq!(super::super::decode_state(&text).map(|s| s.clock_id), Some(0));
+        assert_eq!(
+            super::super::decode_state(&text).map(|s| s.clock_id),
+            Some(0)
+        );
         assert!(!possibly_stale(&text, "redis:aa:bb", 3));
         assert!(possibly_stale(&text, "redis:aa:cc", 3));
         assert!(possibly_stale(&text, "redis:aa:bb", 4));
@@ -333,13 +337,23 @@ mod tests {
             })
         };
         let first = settle(&Stored::default(), &view("a", None, 2));
-        assert_eq!(first.settings(), Settings { max_drift_ms: 2_000, replicas: 2, epoch: 0 });
+        assert_eq!(
+            first.settings(),
+            Settings {
+                max_drift_ms: 2_000,
+                replicas: 2,
+                epoch: 0
+            }
+        );
         // Fewer online on the same lineage, or another lineage that is not its child: kept.
         assert_eq!(settle(&first, &view("a", None, 0)).replicas, 2);
         assert_eq!(settle(&first, &view("b", None, 0)).replicas, 2);
         // A promoted replica of "a": one less.
         let promoted = settle(&first, &view("c", Some("a"), 0));
-        assert_eq!((promoted.replicas, promoted.lineage.as_deref()), (1, Some("c")));
+        assert_eq!(
+            (promoted.replicas, promoted.lineage.as_deref()),
+            (1, Some("c"))
+        );
         let restored = Stored {
             epoch: 3,
             ..Stored::default()

@@ -106,7 +106,10 @@ impl RemoteStore {
     /// The host of the holder that wrote the state the last load found (its token's first
     /// part), when it says.
     pub(crate) fn loaded_writer_host(&self) -> Option<String> {
-        self.writer.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.writer
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 }
 

@@ -233,7 +233,11 @@ pub(crate) fn explain(error: &(dyn StdError + 'static), server: &str, tls: &Tls)
     let n = tls.names;
     let fix_ca = match &tls.roots {
         Some(Roots::File(path)) => {
-            format!("it is not signed by a CA in {}={}", n.rootcert, path.display())
+            format!(
+                "it is not signed by a CA in {}={}",
+                n.rootcert,
+                path.display()
+            )
         }
         _ => format!(
             "it is not signed by a CA in the system's store: give the CA's certificate with \

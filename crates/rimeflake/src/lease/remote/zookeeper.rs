@@ -25,8 +25,8 @@
 //! `/leaf_forever`, and the last timestamp written back every 3 s) is not read or reused.
 
 use super::net::{self, Deadline, Lookup};
-use super::{decode_state, Conn, RemoteWorker, Replicas, Saved, Taken, Versioned};
 use super::replication::StoredSettings;
+use super::{decode_state, Conn, RemoteWorker, Replicas, Saved, Taken, Versioned};
 use super::{Proposal, ServerView, Settings};
 use crate::backend::zookeeper_url::ZkUrl;
 use crate::error::{Error, ErrorKind, Result};
@@ -237,7 +237,10 @@ impl ZkConn {
     /// generator three quarters of a TTL after a renewal, which must be before the ensemble
     /// can have ended the session.
     fn check_timeout(&self, ttl_ms: u64) -> Result<()> {
-        let given = self.sessions.get(&ttl_ms).map_or(i32::MAX, |s| s.timeout_ms);
+        let given = self
+            .sessions
+            .get(&ttl_ms)
+            .map_or(i32::MAX, |s| s.timeout_ms);
         if (given as u64) < ttl_ms {
             return Err(Error::config(format!(
                 "ZooKeeper at {} gives sessions of at most {given} ms (its maxSessionTimeout), \
@@ -315,7 +318,8 @@ fn make_all(s: &mut Session, ens: &mut Ensemble, paths: &[String], d: Deadline) 
         .collect();
     for reply in s.call(ens, &ops, d)? {
         match reply {
-            Reply::Done | Reply::Failed {
+            Reply::Done
+            | Reply::Failed {
                 code: NODE_EXISTS, ..
             } => {}
             other => return Err(unexpected(other)),
@@ -498,7 +502,13 @@ impl Conn for ZkConn {
         })
     }
 
-    fn acquire(&mut self, namespace: &str, worker_id: u64, token: &str, ttl_ms: u64) -> Result<bool> {
+    fn acquire(
+        &mut self,
+        namespace: &str,
+        worker_id: u64,
+        token: &str,
+        ttl_ms: u64,
+    ) -> Result<bool> {
         self.take(namespace, worker_id, token, ttl_ms)
     }
 
@@ -528,7 +538,9 @@ impl Conn for ZkConn {
                 // Free, or this token's own (taken again, as by `acquire`).
                 let open = |r: &Reply| match r {
                     Reply::Failed { code: NO_NODE, .. } => true,
-                    Reply::Data(data, _) => data.split(|b| *b == b' ').next() == Some(token.as_bytes()),
+                    Reply::Data(data, _) => {
+                        data.split(|b| *b == b' ').next() == Some(token.as_bytes())
+                    }
                     _ => false,
                 };
                 batch
@@ -760,7 +772,12 @@ impl Conn for ZkConn {
         Ok(ms.max(0) as u64)
     }
 
-    fn mark_used(&mut self, namespace: &str, worker_id: u64, reach_ms: u64) -> Result<super::Usage> {
+    fn mark_used(
+        &mut self,
+        namespace: &str,
+        worker_id: u64,
+        reach_ms: u64,
+    ) -> Result<super::Usage> {
         let record = self.ns_path(namespace);
         let mark = format!("{record}/{worker_id}");
         self.acknowledged("mark the worker ID used", self.replicas.get())?;
@@ -841,7 +858,12 @@ impl Conn for ZkConn {
             ids.sort_unstable();
             let paths: Vec<(String, String)> = ids
                 .iter()
-                .map(|id| (format!("{parent}/{id}/lease"), format!("{parent}/{id}/state")))
+                .map(|id| {
+                    (
+                        format!("{parent}/{id}/lease"),
+                        format!("{parent}/{id}/state"),
+                    )
+                })
                 .collect();
             let ops: Vec<Op<'_>> = paths
                 .iter()

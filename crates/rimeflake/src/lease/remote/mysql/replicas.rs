@@ -125,21 +125,35 @@ impl MyConn {
     pub(super) fn server_view(&mut self) -> Result<ServerView> {
         let (view, semi) = self.call("look at the server", |w, d| {
             let maria = MyConn::mariadb(w);
-            let a = w.query(if maria { sql::VIEW_MARIADB } else { sql::VIEW_MYSQL }, d)?;
+            let a = w.query(
+                if maria {
+                    sql::VIEW_MARIADB
+                } else {
+                    sql::VIEW_MYSQL
+                },
+                d,
+            )?;
             let at = |c| cell(&a, 0, c).unwrap_or_default();
             let read_only = if maria { at(2) } else { at(1) };
             if read_only == "1" {
                 return Err(Fail::Protocol(format!(
                     "it is read-only ({}): a replica? Leases and states are written to the \
                      primary only; give the primary's address, or a virtual IP that follows it",
-                    if maria { "read_only" } else { "read_only or super_read_only" }
+                    if maria {
+                        "read_only"
+                    } else {
+                        "read_only or super_read_only"
+                    }
                 )));
             }
             let (name, parent) = if maria {
                 let (server, domain) = (plain(&at(0)), plain(&at(1)));
                 let own = format!("{domain}-{server}");
                 let parent = former_primary(&at(3), &domain, &own);
-                (format!("mariadb:{own}"), parent.map(|p| format!("mariadb:{p}")))
+                (
+                    format!("mariadb:{own}"),
+                    parent.map(|p| format!("mariadb:{p}")),
+                )
             } else {
                 let own = plain(&at(0)).to_ascii_lowercase();
                 let parent = former_primary(&at(2), "", &own);
@@ -308,7 +322,10 @@ mod tests {
             ("Rpl_semi_sync_source_clients", "3"),
         ]);
         assert_eq!(SemiSync::read(&mysql, &three).acknowledging(), 2);
-        assert_eq!(SemiSync::read(&Answer::default(), &Answer::default()).acknowledging(), 0);
+        assert_eq!(
+            SemiSync::read(&Answer::default(), &Answer::default()).acknowledging(),
+            0
+        );
     }
 
     #[test]
@@ -317,7 +334,10 @@ mod tests {
         assert_eq!(former_primary("", "0", "0-2"), None);
         assert_eq!(former_primary("0-2-9", "0", "0-2"), None);
         assert_eq!(former_primary("0-1-5,0-3-7", "0", "0-2"), None);
-        assert_eq!(former_primary("1-1-5,0-3-7", "0", "0-2"), Some("0-3".into()));
+        assert_eq!(
+            former_primary("1-1-5,0-3-7", "0", "0-2"),
+            Some("0-3".into())
+        );
         // As MySQL prints it: a line per source.
         let gtids = [
             "3E11FA47-71CA-11E1-9E33-C80AA9429562:1-5,",

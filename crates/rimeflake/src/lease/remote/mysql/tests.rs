@@ -1,8 +1,8 @@
 use super::*;
-use crate::testing::remote_contract::{timed, v, Expired, Server, NS};
 use crate::lease::remote::servers::{MariaDb, MY_PASSWORD, MY_PASSWORD_ROLE};
-use crate::state::WorkerState;
 use crate::lease::remote::Replicas;
+use crate::state::WorkerState;
+use crate::testing::remote_contract::{timed, v, Expired, Server, NS};
 use std::sync::{Arc, Barrier};
 
 const OP: Duration = Duration::from_millis(500);
@@ -64,7 +64,6 @@ crate::testing::remote_contract::contract_tests!(MariaDb::start());
 fn open(db: &MariaDb) -> MyConn {
     MyConn::open(&db.url(), ROOMY).unwrap_or_else(|e| panic!("open {}: {e}", db.url()))
 }
-
 
 #[test]
 fn the_tables_match_the_schema_and_first_connections_may_race() {
@@ -166,7 +165,8 @@ fn a_wrong_password_is_a_config_error_that_hides_it() {
     assert_eq!(e.kind(), ErrorKind::Config, "{e}");
     assert!(e.message().contains("refused the login"), "{e}");
     assert!(
-        e.message().contains(&format!("{MY_PASSWORD_ROLE}:***@127.0.0.1")),
+        e.message()
+            .contains(&format!("{MY_PASSWORD_ROLE}:***@127.0.0.1")),
         "{e}"
     );
     assert!(
@@ -242,9 +242,7 @@ fn a_silent_server_and_a_resolver_that_never_answers_fail_within_the_timeout() {
         std::thread::sleep(Duration::from_secs(30));
         Ok(Vec::new())
     }
-    let (out, took) = timed(|| {
-        MyConn::open_with("mysql://root@db.invalid/rimeflake", OP, hangs)
-    });
+    let (out, took) = timed(|| MyConn::open_with("mysql://root@db.invalid/rimeflake", OP, hangs));
     let e = out.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Lease, "{e}");
     assert!(e.message().contains("did not resolve in time"), "{e}");
@@ -282,7 +280,10 @@ fn writes_need_a_semi_synchronous_replica_while_the_namespace_requires_one() {
         c.acquire(NS, 3, "tok", 10_000).unwrap_err(),
     ] {
         assert_eq!(e.kind(), ErrorKind::Lease);
-        assert!(e.message().contains("semi-synchronous replication is off"), "{e}");
+        assert!(
+            e.message().contains("semi-synchronous replication is off"),
+            "{e}"
+        );
     }
     c.require(Arc::new(Replicas::new(0)));
     c.set_replicas(NS, 1).unwrap();
@@ -294,7 +295,11 @@ fn writes_need_a_semi_synchronous_replica_while_the_namespace_requires_one() {
     let mut p = open(&primary);
     let view = p.server().unwrap();
     assert_eq!(
-        (view.identity.as_str(), view.parent.as_deref(), view.replicas),
+        (
+            view.identity.as_str(),
+            view.parent.as_deref(),
+            view.replicas
+        ),
         ("mariadb:0-1", None, 1),
         "{view:?}"
     );

@@ -205,12 +205,7 @@ impl Wire {
     }
 
     /// The exchanges after the login packet, to the server's OK.
-    fn authenticate(
-        &mut self,
-        password: &str,
-        encrypted: bool,
-        deadline: Deadline,
-    ) -> Done<()> {
+    fn authenticate(&mut self, password: &str, encrypted: bool, deadline: Deadline) -> Done<()> {
         // A server switches plugins or asks for more a few times at most.
         for _ in 0..4 {
             let p = self.read_packet(deadline)?;
@@ -635,7 +630,16 @@ mod tests {
 
     #[test]
     fn lengths_and_values_read_back() {
-        for n in [0u64, 250, 251, 0xFFFF, 0x1_0000, 0xFF_FFFF, 0x100_0000, u64::MAX] {
+        for n in [
+            0u64,
+            250,
+            251,
+            0xFFFF,
+            0x1_0000,
+            0xFF_FFFF,
+            0x100_0000,
+            u64::MAX,
+        ] {
             let mut buf = Vec::new();
             put_lenenc(&mut buf, n);
             assert_eq!(Reader::new(&buf).lenenc().unwrap(), n);

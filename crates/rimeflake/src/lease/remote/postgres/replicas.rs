@@ -13,7 +13,11 @@ impl Session {
     /// Whether commits wait for a synchronous standby now.
     pub(super) async fn synchronous(&mut self) -> Done<bool> {
         let rows = self.query(SYNCHRONOUS, &[]).await?;
-        Ok(rows.first().map(|r| col::<bool>(r, 0)).transpose()?.unwrap_or(false))
+        Ok(rows
+            .first()
+            .map(|r| col::<bool>(r, 0))
+            .transpose()?
+            .unwrap_or(false))
     }
 }
 

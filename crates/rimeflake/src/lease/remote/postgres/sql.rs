@@ -154,8 +154,7 @@ pub(super) const NAMESPACES: &str =
 pub(super) const SETTINGS: &str = "SELECT current_setting('fsync')";
 
 // Whether commits wait for a synchronous standby now.
-pub(super) const SYNCHRONOUS: &str =
-    "SELECT current_setting('synchronous_standby_names') <> ''";
+pub(super) const SYNCHRONOUS: &str = "SELECT current_setting('synchronous_standby_names') <> ''";
 
 // What the server says of itself: in recovery (a standby), its system identifier, its WAL file
 // (whose first 8 hex digits are the timeline), and whether commits wait for a synchronous

@@ -1,8 +1,8 @@
 use super::*;
 use crate::clock::monotonic_ns;
+use crate::lease::remote::servers::{Postgres, PG_PASSWORD};
 use crate::state::WorkerState;
 use crate::testing::remote_contract::{Expired, Server, NS};
-use crate::lease::remote::servers::{Postgres, PG_PASSWORD};
 use std::sync::{Arc, Barrier};
 
 const OP: Duration = Duration::from_millis(500);
@@ -160,7 +160,9 @@ fn workers_lists_an_undecodable_state_as_none() {
 fn a_database_that_commits_without_waiting_does_not_for_rimeflake() {
     let pg = Postgres::start();
     for setting in ["off", "local"] {
-        pg.psql(&format!("ALTER DATABASE rimeflake SET synchronous_commit = {setting}"));
+        pg.psql(&format!(
+            "ALTER DATABASE rimeflake SET synchronous_commit = {setting}"
+        ));
         let mut c = open(&pg);
         assert_eq!(c.check_settings().unwrap(), Vec::<String>::new());
         let on = c
@@ -305,9 +307,15 @@ fn writes_need_a_synchronous_standby_while_the_namespace_requires_one() {
         c.acquire(NS, 3, "tok", 10_000).unwrap_err(),
     ] {
         assert_eq!(e.kind(), ErrorKind::Lease);
-        assert!(e.message().contains("synchronous_standby_names is empty"), "{e}");
+        assert!(
+            e.message().contains("synchronous_standby_names is empty"),
+            "{e}"
+        );
     }
     assert_eq!(c.load(NS, 2).unwrap(), None);
     c.require(Arc::new(Replicas::new(0)));
-    assert_eq!(c.save(NS, 2, "tok", 0, &v(1, &state_text(0))).unwrap(), Saved::Yes);
+    assert_eq!(
+        c.save(NS, 2, "tok", 0, &v(1, &state_text(0))).unwrap(),
+        Saved::Yes
+    );
 }

@@ -48,7 +48,8 @@ fn connect_now(
 ) -> RedisResult<Connection> {
     let conn = match sentinels {
         Some(s) => {
-            let info = sentinel::primary(client.get_connection_info(), s, timeout, resolver, resolved)?;
+            let info =
+                sentinel::primary(client.get_connection_info(), s, timeout, resolver, resolved)?;
             let conn = connect_to(&info, timeout, resolver, resolved)?;
             sentinel::check_role(conn)?
         }

@@ -1,9 +1,9 @@
 use super::*;
 use crate::clock::monotonic_ns;
-use crate::state::WorkerState;
-use crate::testing::remote_contract::{once_back, Expired, Server, NS};
 use crate::lease::remote::encode_state;
 use crate::lease::remote::servers::Redis;
+use crate::state::WorkerState;
+use crate::testing::remote_contract::{once_back, Expired, Server, NS};
 
 const OP: Duration = Duration::from_millis(300);
 
@@ -470,7 +470,11 @@ fn a_write_too_few_replicas_acknowledge_fails_and_says_why() {
     c.require(Arc::new(Replicas::new(1)));
     let e = c.acquire(NS, 1, "tok", 10_000).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Lease);
-    assert!(e.message().contains("0 of the 1 replicas its namespace requires"), "{e}");
+    assert!(
+        e.message()
+            .contains("0 of the 1 replicas its namespace requires"),
+        "{e}"
+    );
     assert_eq!(redis.command(&["GET", &lease_key(NS, 1)]), "$3\r\ntok\r\n");
     let e = c.renew(NS, 1, "tok", 10_000).unwrap_err();
     assert!(e.message().contains("renew"), "{e}");
@@ -489,7 +493,8 @@ fn a_sentinel_url_with_no_sentinel_answering_fails_in_time() {
     assert_eq!(e.kind(), ErrorKind::Lease, "{e}");
     assert!(!e.message().contains("s3cret"), "{e}");
     assert!(
-        e.message().contains("redis+sentinel://:***@127.0.0.1:1/primary/0?sentinel_password=***"),
+        e.message()
+            .contains("redis+sentinel://:***@127.0.0.1:1/primary/0?sentinel_password=***"),
         "{e}"
     );
 }

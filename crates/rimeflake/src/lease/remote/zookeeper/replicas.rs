@@ -193,7 +193,13 @@ mod tests {
         assert_eq!(quorum_followers(three.as_bytes()), 1);
         let observer = "server.4=127.0.0.1:2891:3891:observer;2184";
         assert_eq!(quorum_followers(lines(&[&three, observer]).as_bytes()), 1);
-        let five = lines(&["server.1=a:1:2", "server.2=b:1:2", "server.3=c:1:2", "server.4=d:1:2", "server.5=e:1:2"]);
+        let five = lines(&[
+            "server.1=a:1:2",
+            "server.2=b:1:2",
+            "server.3=c:1:2",
+            "server.4=d:1:2",
+            "server.5=e:1:2",
+        ]);
         assert_eq!(quorum_followers(five.as_bytes()), 2);
     }
 }

@@ -1,7 +1,7 @@
 use super::*;
-use crate::testing::remote_contract::{timed, v, Expired, Server, NS};
 use crate::lease::remote::servers::ZooKeeper;
 use crate::lease::remote::Replicas;
+use crate::testing::remote_contract::{timed, v, Expired, Server, NS};
 use std::sync::Arc;
 
 const OP: Duration = Duration::from_millis(500);
@@ -24,10 +24,7 @@ fn delete_tree(zk: &ZooKeeper, path: &str) {
         for c in children {
             walk(s, ens, &format!("{path}/{c}"), d);
         }
-        let del = Op::Delete {
-            path,
-            version: -1,
-        };
+        let del = Op::Delete { path, version: -1 };
         s.call(ens, &[del], d).unwrap();
     }
     walk(&mut s, &mut ens, path, d);
@@ -55,7 +52,10 @@ impl Server for ZooKeeper {
     fn drop_lease(&self, namespace: &str, worker_id: u64) {
         delete_tree(
             self,
-            &format!("/rimeflake/workers/{}/{worker_id}/lease", encode_name(namespace)),
+            &format!(
+                "/rimeflake/workers/{}/{worker_id}/lease",
+                encode_name(namespace)
+            ),
         );
     }
     fn forget_worker(&self, namespace: &str, worker_id: u64) {
@@ -83,10 +83,17 @@ impl Server for ZooKeeper {
 
 crate::testing::remote_contract::contract_tests!(ZooKeeper::start());
 
-
 #[test]
 fn names_are_one_path_component_and_read_back() {
-    for name in ["default", "a{b}:c", "with space", ".hidden", "x.y", "é/", "%41"] {
+    for name in [
+        "default",
+        "a{b}:c",
+        "with space",
+        ".hidden",
+        "x.y",
+        "é/",
+        "%41",
+    ] {
         let enc = encode_name(name);
         assert!(!enc.contains('/') && enc != "." && enc != "..", "{enc}");
         assert!(!enc.starts_with('.'), "{enc}");
@@ -110,13 +117,23 @@ fn a_lease_lives_with_the_session_that_renews_it() {
         assert!(keeper.renew(NS, 1, "tok", ttl).unwrap());
     }
     // The store's session has lapsed (no call for 2.5 TTLs): it writes through a new one.
-    assert!(!other.acquire(NS, 1, "tok-b", TTL.as_millis() as u64).unwrap());
-    assert_eq!(store.save(NS, 1, "tok", 0, &v(1, "s1")).unwrap(), Saved::Yes);
+    assert!(!other
+        .acquire(NS, 1, "tok-b", TTL.as_millis() as u64)
+        .unwrap());
+    assert_eq!(
+        store.save(NS, 1, "tok", 0, &v(1, "s1")).unwrap(),
+        Saved::Yes
+    );
     // Nobody renews: the ensemble ends the session and the lease with it.
     std::thread::sleep(Duration::from_millis(ttl * 3));
-    assert!(other.acquire(NS, 1, "tok-b", TTL.as_millis() as u64).unwrap());
+    assert!(other
+        .acquire(NS, 1, "tok-b", TTL.as_millis() as u64)
+        .unwrap());
     assert!(!keeper.renew(NS, 1, "tok", ttl).unwrap());
-    assert_eq!(store.save(NS, 1, "tok", 1, &v(2, "s2")).unwrap(), Saved::NotHolder);
+    assert_eq!(
+        store.save(NS, 1, "tok", 1, &v(2, "s2")).unwrap(),
+        Saved::NotHolder
+    );
     assert_eq!(other.load(NS, 1).unwrap(), Some(v(1, "s1")));
 }
 

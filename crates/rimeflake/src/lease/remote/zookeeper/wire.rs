@@ -92,9 +92,15 @@ pub(crate) enum Op<'a> {
         ephemeral: bool,
     },
     /// Makes a persistent node and answers with its `Stat` (so with the time it was made).
-    Create2 { path: &'a str, data: &'a [u8] },
+    Create2 {
+        path: &'a str,
+        data: &'a [u8],
+    },
     /// Deletes `path` if its data's version is `version` (-1: any).
-    Delete { path: &'a str, version: i32 },
+    Delete {
+        path: &'a str,
+        version: i32,
+    },
     Exists(&'a str),
     GetData(&'a str),
     /// Writes `data` if the version is `version` (-1: any).
@@ -108,7 +114,10 @@ pub(crate) enum Op<'a> {
     /// after it see every write committed before it.
     Sync(&'a str),
     /// Holds if `path` exists with version `version` (-1: any): for transactions.
-    Check { path: &'a str, version: i32 },
+    Check {
+        path: &'a str,
+        version: i32,
+    },
     /// Every operation or none, atomically (create, delete, set, check only).
     Multi(Vec<Op<'a>>),
 }
@@ -118,7 +127,10 @@ pub(crate) enum Op<'a> {
 pub(crate) enum Reply {
     /// An error code (the request's, or a transaction's first failing operation's, with its
     /// index).
-    Failed { code: i32, op: usize },
+    Failed {
+        code: i32,
+        op: usize,
+    },
     Done,
     Stat(Stat),
     Data(Vec<u8>, Stat),
@@ -529,11 +541,15 @@ impl<'a> Reader<'a> {
     }
 
     fn i32(&mut self) -> Done<i32> {
-        Ok(i32::from_be_bytes(self.take(4)?.try_into().expect("4 bytes")))
+        Ok(i32::from_be_bytes(
+            self.take(4)?.try_into().expect("4 bytes"),
+        ))
     }
 
     fn i64(&mut self) -> Done<i64> {
-        Ok(i64::from_be_bytes(self.take(8)?.try_into().expect("8 bytes")))
+        Ok(i64::from_be_bytes(
+            self.take(8)?.try_into().expect("8 bytes"),
+        ))
     }
 
     /// A buffer; a null one (length -1) reads as empty.

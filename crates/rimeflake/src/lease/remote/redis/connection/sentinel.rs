@@ -95,7 +95,9 @@ fn ask(
 pub(super) fn check_role(mut conn: Connection) -> RedisResult<Connection> {
     let role: Value = redis::cmd("ROLE").query(&mut conn)?;
     let first = match &role {
-        Value::Array(items) => items.first().and_then(|v| redis::from_redis_value::<String>(v).ok()),
+        Value::Array(items) => items
+            .first()
+            .and_then(|v| redis::from_redis_value::<String>(v).ok()),
         _ => None,
     };
     if first.as_deref() == Some("master") {
