@@ -497,7 +497,7 @@ example-node: node-env example-node-deps ## run the Node examples (examples/node
 test-node: node-env faketime servers ## Node: the examples, then node --test bindings-node/test (tsc included; a real Redis for the backend test, a real PostgreSQL for the ORMs'; the packages as published: make test-dist-node)
 	RIMEFLAKE_STATE_DIR="$(CURDIR)/target/rimeflake-state" RIMEFLAKE_NO_CONTAINER_WARNING=1 \
 	  $(MAKE) --no-print-directory example-node
-	cd bindings-node && ../scripts/with-redis ../scripts/with-postgres $(NODE) --test test/
+	cd bindings-node && ../scripts/with-redis ../scripts/with-postgres $(NODE) --test --test-timeout=600000 test/
 
 lint-node: node-env ## Node: tsc --noEmit --strict over the TypeScript example and the every-export checks (the integrations' subpaths included); node --check on the JavaScript
 	cd bindings-node && ./node_modules/.bin/tsc -p test/types && ./node_modules/.bin/tsc -p test/types/drizzle

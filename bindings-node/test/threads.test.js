@@ -90,19 +90,28 @@ test('Generator.shared builds outside its registry lock: a slow backend for one 
     const { parentPort, workerData } = require('node:worker_threads')
     const rf = require(require('node:path').join(workerData.root, 'index.js'))
     parentPort.postMessage('started')
-    try { rf.Generator.shared(workerData.slow) } catch (e) { parentPort.postMessage(e.code) }
+    try { rf.Generator.shared(workerData.slow); parentPort.postMessage('built') } catch (e) { parentPort.postMessage(e.code) }
   `
+  // Every listener is attached before the worker can send or exit: a worker that exits while
+  // this thread is busy has its messages and its exit dispatched in one go, and a listener
+  // attached after an await would miss the exit.
   const w = new Worker(src, { eval: true, workerData: { root, slow } })
-  const waiting = new Promise((resolve) => w.once('message', resolve))
-  await waiting
+  let started
+  const inside = new Promise((resolve) => (started = resolve))
+  const done = new Promise((resolve, reject) => {
+    const messages = []
+    w.on('message', (m) => (m === 'started' ? started() : messages.push(m)))
+    w.on('error', reject)
+    w.on('exit', () => resolve(messages))
+  })
+  await inside
   await new Promise((resolve) => setTimeout(resolve, 200)) // the worker is inside shared() now
   const start = process.hrtime.bigint()
   const other = rf.Generator.shared({ backend: 'memory', workerId: 5, layout: 'twitter' })
   const tookMs = Number(process.hrtime.bigint() - start) / 1e6
   other.nextId()
   other.close()
-  const code = await new Promise((resolve) => w.once('message', resolve))
-  await new Promise((resolve) => w.once('exit', resolve))
+  const [code] = await done
   for (const s of sockets) s.destroy()
   server.close()
   assert.equal(code, 'ERR_RIMEFLAKE_LEASE')
