@@ -8,8 +8,6 @@
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
-mib() { awk -v b="$1" 'BEGIN { printf "%.2f MiB", b / 1048576 }'; }
-
 scratch work
 {
   echo "| features | \`librimeflake.so\` | \`librimeflake.a\` | glibc | a server URL |"

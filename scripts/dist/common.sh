@@ -13,6 +13,13 @@ target=${CARGO_TARGET_DIR:-$root/target}
 case "$target" in /*) ;; *) target=$root/$target ;; esac
 triple=x86_64-unknown-linux-gnu
 glibc=2.17
+# The size targets of what ships (sums.sh reports them, test-elf.sh enforces them): each ELF file
+# but a static archive at most elf_max bytes unpacked; the wheel and each npm platform package at
+# most download_max bytes as downloaded.
+elf_max=$((6 * 1048576))
+download_max=$((3 * 1048576))
+# mib BYTES: the size in MiB, two decimals.
+mib() { awk -v b="$1" 'BEGIN { printf "%.2f MiB", b / 1048576 }'; }
 
 # What ships is linked against glibc $glibc's symbols, whatever glibc builds it: zig (PyPI's
 # ziglang) compiles the C parts (ring) and links, knowing every glibc's symbol versions. maturin

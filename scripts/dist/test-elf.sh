@@ -4,7 +4,8 @@
 # $glibc (common.sh), the version its build links against, and loads no library beyond glibc's
 # and libgcc_s. The newest GLIBC_ symbol version of each is printed. A static archive (.a) has no
 # versioned symbols of its own: a program linked with it takes the glibc it is linked with
-# (test-c.sh links one).
+# (test-c.sh links one). Each is also held to the size targets (common.sh: elf_max), and the
+# wheel and the npm platform package as downloaded (download_max).
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
@@ -17,11 +18,13 @@ expected=(
   "rimeflake-cli-$version-$triple.tar.gz"
 )
 files=()
+archives=()
 for pattern in "${expected[@]}"; do
   # shellcheck disable=SC2206 # the pattern is a glob, meant to expand
   found=("$dist"/$pattern)
   [ -f "${found[0]}" ] || die "no $pattern in $dist: run make dist"
   a=${found[0]}
+  archives+=("$a")
   d=$unpacked/${a##*/}
   mkdir -p "$d"
   case "$a" in
@@ -60,5 +63,28 @@ glibc_baseline() {
   [ "$bad" = 0 ]
 }
 
+within_sizes() {
+  local f a size bad=0
+  for f in "${files[@]}"; do
+    size=$(stat -c %s "$f")
+    printf '%-64s %s\n' "${f#"$unpacked"/}" "$(mib "$size")"
+    if [ "$size" -gt "$elf_max" ]; then
+      echo "  above $(mib "$elf_max")" >&2
+      bad=1
+    fi
+  done
+  for a in "${archives[@]}"; do
+    case "$a" in *.whl | */rimeflake-linux-*.tgz) ;; *) continue ;; esac
+    size=$(stat -c %s "$a")
+    printf '%-64s %s (as downloaded)\n' "${a##*/}" "$(mib "$size")"
+    if [ "$size" -gt "$download_max" ]; then
+      echo "  above $(mib "$download_max")" >&2
+      bad=1
+    fi
+  done
+  [ "$bad" = 0 ]
+}
+
 check "every shipped ELF file needs glibc $glibc or older, and only glibc and libgcc_s" glibc_baseline
+check "every shipped ELF file within $(mib "$elf_max"), the wheel and the npm platform package within $(mib "$download_max") as downloaded" within_sizes
 summary
