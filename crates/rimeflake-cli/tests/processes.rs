@@ -11,6 +11,7 @@ use support::{Rng, TempDir};
 
 use rimeflake::Layout;
 use std::collections::{BTreeMap, HashSet};
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -46,11 +47,30 @@ fn sixteen_processes_at_once_get_distinct_worker_ids_and_never_share_an_id() {
                 .expect("rimeflake gen starts")
         })
         .collect();
-    // Nobody reads the pipes until all 16 have started: each must write far more than a pipe
-    // holds, so none can finish (and free its worker ID) early, and all 16 hold leases at once.
-    let readers: Vec<_> = children
+    // Each child's first line is read before any pipe is drained: a child prints an ID only once
+    // it holds its lease, and none can finish (and free its worker ID for a later child) while
+    // the rest of its output, far more than a pipe holds, is unread. So all 16 hold leases at
+    // once, and a worker ID seen twice is a lease given twice, not one handed on.
+    let started: Vec<_> = children
         .into_iter()
-        .map(|child| std::thread::spawn(move || child.wait_with_output().expect("output")))
+        .map(|mut child| {
+            let mut out = BufReader::new(child.stdout.take().expect("stdout"));
+            let mut first = String::new();
+            out.read_line(&mut first).expect("a first line");
+            (child, out, first)
+        })
+        .collect();
+    let readers: Vec<_> = started
+        .into_iter()
+        .map(|(child, mut out, first)| {
+            std::thread::spawn(move || {
+                let mut stdout = first.into_bytes();
+                out.read_to_end(&mut stdout).expect("stdout");
+                let mut output = child.wait_with_output().expect("output");
+                output.stdout = stdout;
+                output
+            })
+        })
         .collect();
     let layout = Layout::default();
     let mut workers = HashSet::new();
