@@ -227,11 +227,15 @@ mod tests {
             Frontend::Cli.unknown_setting("--workr"),
             "unknown flag '--workr'; did you mean '--worker'?"
         );
+        // Nothing near: every option, in the table's order.
+        let all: Vec<&str> = SETTINGS.iter().map(|row| row.node).collect();
+        assert!(all.starts_with(&["workerId", "layout", "namespace"]));
         assert_eq!(
             Frontend::Node.unknown_setting("foo"),
-            "options: unknown option 'foo'; the options are workerId, layout, namespace, \
-             stateDir, backend, maxDriftMs, maxWaitMs, onRollback, strictMonotonic, leaseTtlMs, \
-             randomSequenceStart"
+            format!(
+                "options: unknown option 'foo'; the options are {}",
+                all.join(", ")
+            )
         );
     }
 }
