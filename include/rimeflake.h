@@ -172,6 +172,12 @@ typedef struct rimeflake_config {
   // evenly over N shards at any rate (layouts with the sequence below the worker). Default
   // false.
   bool random_sequence_start;
+  // With a server backend: begin every start past what a lost holder of the worker ID may have
+  // issued, even when the server has its state (the first ID about a second later): for servers
+  // restored from backups where nobody runs rimeflake state restored. false (the default):
+  // `RIMEFLAKE_WAIT_AT_TAKEOVER`, else off: only where the server shows the state may have been
+  // lost or copied.
+  bool wait_at_takeover;
 } rimeflake_config;
 
 // Counters of a generator (rimeflake_stats). Fields a newer header adds come after these.

@@ -70,6 +70,7 @@ class Config {
   Config &strict_monotonic(bool v) { config_.strict_monotonic = v; return *this; }
   Config &lease_ttl_ms(std::uint64_t v) { config_.lease_ttl_ms = v; return *this; }
   Config &random_sequence_start(bool v) { config_.random_sequence_start = v; return *this; }
+  Config &wait_at_takeover(bool v) { config_.wait_at_takeover = v; return *this; }
   // </contract:config-setters>
   Config &on_warning(rimeflake_warning_fn f, void *user_data) {
     config_.on_warning = f;

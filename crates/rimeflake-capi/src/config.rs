@@ -81,6 +81,12 @@ pub struct rimeflake_config {
     /// evenly over N shards at any rate (layouts with the sequence below the worker). Default
     /// false.
     pub random_sequence_start: bool,
+    /// With a server backend: begin every start past what a lost holder of the worker ID may have
+    /// issued, even when the server has its state (the first ID about a second later): for servers
+    /// restored from backups where nobody runs rimeflake state restored. false (the default):
+    /// `RIMEFLAKE_WAIT_AT_TAKEOVER`, else off: only where the server shows the state may have been
+    /// lost or copied.
+    pub wait_at_takeover: bool,
 }
 
 impl rimeflake_config {
@@ -101,6 +107,7 @@ impl rimeflake_config {
             warning_user_data: std::ptr::null_mut(),
             lease_ttl_ms: 0,
             random_sequence_start: false,
+            wait_at_takeover: false,
         }
     }
 
@@ -123,6 +130,7 @@ impl rimeflake_config {
             b = flag(b, Setting::StrictMonotonic, self.strict_monotonic)?;
             b = millis(b, Setting::LeaseTtl, self.lease_ttl_ms)?;
             b = flag(b, Setting::RandomSequenceStart, self.random_sequence_start)?;
+            b = flag(b, Setting::WaitAtTakeover, self.wait_at_takeover)?;
         }
         Ok(b)
     }

@@ -68,6 +68,8 @@ pub enum Setting {
     LeaseTtl,
     /// Start each time unit's sequence at a random offset rather than 0.
     RandomSequenceStart,
+    /// On a server backend, begin every start past what a lost holder may have issued.
+    WaitAtTakeover,
 }
 
 impl Setting {

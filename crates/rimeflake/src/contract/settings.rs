@@ -299,6 +299,20 @@ pub const SETTINGS: &[SettingInfo] = &[
         "Start each time unit's sequence at a random offset rather than 0, so that id % N \
          spreads evenly over N shards at any rate (layouts with the sequence below the worker)",
     ),
+    row(
+        Setting::WaitAtTakeover,
+        "wait_at_takeover",
+        "--wait-at-takeover",
+        "wait_at_takeover",
+        "waitAtTakeover",
+        SettingKind::Flag,
+        SettingDefault::Resolved,
+        "off: only where the server shows the state may have been lost or copied",
+        Some(env::WAIT_AT_TAKEOVER_ENV),
+        "With a server backend: begin every start past what a lost holder of the worker ID may \
+         have issued, even when the server has its state (the first ID about a second later): \
+         for servers restored from backups where nobody runs rimeflake state restored",
+    ),
 ];
 
 /// A field of C's `rimeflake_config` after its `struct_size`.
@@ -330,6 +344,7 @@ pub const C_CONFIG: &[CField] = &[
     CField::OnWarning,
     CField::Setting(Setting::LeaseTtl),
     CField::Setting(Setting::RandomSequenceStart),
+    CField::Setting(Setting::WaitAtTakeover),
 ];
 
 /// The largest `max_drift`: five minutes. A successor of a worker ID whose state was lost or may
