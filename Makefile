@@ -155,9 +155,10 @@ CHECK_CLI_TESTS := --bins --test cli --test messages --test resolver --test sett
 
 .PHONY: check contract
 # The front ends' contract: the core's tables of settings, counters and presets write the typed
-# stubs' blocks (Python, TypeScript), C's stats struct and the docs' tables; then the C header.
+# stubs' blocks (Python, TypeScript), C's stats and config structs, C++'s Config setters and the
+# docs' tables; then the C header.
 # The core's test `contract` (in `make check`) fails while one is stale.
-contract: rust ## rewrite what the core's tables of settings, counters and presets generate (stubs, C struct, docs tables, include/rimeflake.h)
+contract: rust ## rewrite what the core's tables of settings, counters and presets generate (stubs, C structs, C++ setters, docs tables, include/rimeflake.h)
 	RIMEFLAKE_CONTRACT_UPDATE=1 $(CARGO) test --quiet -p rimeflake --test contract generated_blocks
 	$(MAKE) --no-print-directory header
 	$(CARGO) test --quiet -p rimeflake --test contract

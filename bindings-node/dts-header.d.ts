@@ -108,6 +108,14 @@ export interface GeneratorOptions {
    * over N shards at any rate (layouts with the sequence below the worker). Default: off.
    */
   randomSequenceStart?: boolean
+  /**
+   * With a server backend: begin every start past what a lost holder of the worker ID may have
+   * issued, even when the server has its state (the first ID about a second later): for servers
+   * restored from backups where nobody runs rimeflake state restored. Default:
+   * `RIMEFLAKE_WAIT_AT_TAKEOVER`, else off: only where the server shows the state may have been
+   * lost or copied.
+   */
+  waitAtTakeover?: boolean
 }
 // </contract:generator-options>
 

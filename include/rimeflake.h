@@ -108,60 +108,76 @@ typedef void (*rimeflake_warning_fn)(void *user_data, const char *kind, const ch
 // How to make a generator. Fill it with rimeflake_config_init(), then set what you need; every
 // text field may stay NULL, which leaves that setting to the environment (RIMEFLAKE_LAYOUT,
 // RIMEFLAKE_WORKER_ID, RIMEFLAKE_BACKEND, RIMEFLAKE_STATE_DIR) and then the defaults, as in every
-// other front end. Text fields are read during rimeflake_generator_new only.
+// other front end. Text fields are read during rimeflake_generator_new only. The server
+// backends are build options of the library (all four in the release tarball): a library built
+// without one (`--no-default-features`) fails rimeflake_generator_new for its URL with
+// RIMEFLAKE_CONFIG and a message naming the cargo feature it needs. TLS: `rediss://`, and
+// libpq's `sslmode`, `sslrootcert`, `sslcert` and `sslkey` for PostgreSQL.
 typedef struct rimeflake_config {
   // sizeof(rimeflake_config) of the header the program was built with (set by
   // rimeflake_config_init). Fields a newer header adds come after the old ones.
   size_t struct_size;
-  // A preset name (`"twitter"`) or a layout spec
-  // (`"clock_id=0,time=41,worker=10,sequence=12,epoch_ms=1420070400000"`). NULL: default.
+  // The bit layout: a preset or a layout spec such as
+  // clock_id=0,time=41,worker=10,sequence=12,epoch_ms=1420070400000. NULL (the default):
+  // `RIMEFLAKE_LAYOUT`, else default.
   const char *layout;
-  // A fixed worker ID (locked and kept durable like a leased one), or -1 (the default):
-  // `$RIMEFLAKE_WORKER_ID`, else lease a free one (the lowest of the state directory, or one
-  // from a random start on a server backend). `RIMEFLAKE_WORKER_ID=ordinal`: a Kubernetes
-  // StatefulSet pod's ordinal (`$RIMEFLAKE_POD_INDEX`, else the `-<n>` ending `$HOSTNAME`).
+  // A fixed worker ID, locked and kept durable like a leased one (RIMEFLAKE_WORKER_ID=ordinal
+  // takes a Kubernetes StatefulSet pod's ordinal). -1 (the default): `RIMEFLAKE_WORKER_ID`, else
+  // lease a free one: the lowest of the state directory, or one from a random start on a server
+  // backend.
   int64_t worker_id;
-  // Worker IDs and state are separate per namespace. NULL: one per layout.
+  // The namespace: worker IDs and state are separate per namespace, and a namespace keeps one
+  // layout. NULL (the default): the layout's own: default, twitter, ..., custom-<fingerprint>.
   const char *namespace_name;
-  // The state directory. NULL: $RIMEFLAKE_STATE_DIR, else $XDG_STATE_HOME/rimeflake or
-  // ~/.local/state/rimeflake.
+  // The state directory: worker leases and durable state, for the local backend. NULL (the
+  // default): `RIMEFLAKE_STATE_DIR`, else $XDG_STATE_HOME/rimeflake or ~/.local/state/rimeflake.
   const char *state_dir;
-  // `"local"` (the embedded default), `"memory"` (no state at all: NOT restart-safe), or a
-  // server that many hosts share: `"redis://[:password@]host[:port][/db]"` (`rediss://` for
-  // TLS) or `"postgresql://user[:password]@host[:port]/db"` (TLS by libpq's `sslmode`,
-  // `sslrootcert`, `sslcert`, `sslkey`); then leave `state_dir` NULL. The server backends are
-  // build options of the library (both in the release tarball): a library built without one
-  // (`--no-default-features`) fails rimeflake_generator_new for its URL with
-  // RIMEFLAKE_CONFIG and a message naming the cargo feature it needs.
+  // Where leases and state live: local (the state directory), memory (no state: not
+  // restart-safe, needs a worker ID), or a server many hosts share:
+  // redis[s]://[:PASSWORD@]HOST[:PORT][/DB], redis[s]+sentinel://HOST[:PORT][,...]/MASTER[/DB],
+  // postgresql://USER[:PASSWORD]@HOST[:PORT]/DB, mysql://USER[:PASSWORD]@HOST[:PORT]/DB or
+  // zookeeper://HOST:PORT[,HOST:PORT...]/CHROOT. NULL (the default): `RIMEFLAKE_BACKEND`, else
+  // local.
   const char *backend;
-  // Clock steps back up to this are absorbed by counting on (default 2000).
+  // How far the clock may step back and still be absorbed by counting on, in ms, at most 300000
+  // (five minutes); on a server backend the namespace keeps the first generator's, and refuses
+  // another. Default 2000.
   uint64_t max_drift_ms;
-  // The longest any call waits before it fails (default 5000).
+  // The longest any call waits (for the clock, a reservation or a lease) before it fails, in ms.
+  // Default 5000.
   uint64_t max_wait_ms;
-  // After a larger step back: `"bump"` (next clock-id), `"wait"` or `"error"`. NULL: `bump`
-  // when the layout has clock-id bits, else `wait`.
+  // After a larger step back: bump (to the next clock-id), wait (for the clock, at most the
+  // longest wait) or error. NULL (the default): bump when the layout has clock-id bits, else
+  // wait.
   const char *on_rollback;
-  // Never reuse an older clock-id, so IDs always increase (default false).
+  // Never reuse an older clock-id, so IDs always increase (at the cost of waiting when no higher
+  // one is free). Default false.
   bool strict_monotonic;
   // Called with each warning (such as a container on the default state directory). NULL (the
   // default): each warning is printed on stderr, one line `rimeflake: warning: <message>`;
   // rimeflake_warning_ignore drops them. May be called from any thread, during
   // rimeflake_generator_new and at any later time until rimeflake_generator_free returns:
-  // rimeflake_next_id and rimeflake_fill call it too when the generator takes a worker ID
-  // again (in a forked child, or after a server backend moved its lease).
+  // rimeflake_next_id and rimeflake_fill call it too when the generator takes a worker ID again
+  // (in a forked child, or after a server backend moved its lease).
   rimeflake_warning_fn on_warning;
   // Passed to on_warning as it is. What it points to must stay valid until
   // rimeflake_generator_free returns (not only during rimeflake_generator_new): the generator
   // keeps the pointer.
   void *warning_user_data;
-  // With a server backend: how long a lease lasts without renewal, 200 to 86400000 ms. 0
-  // (the default): $RIMEFLAKE_LEASE_TTL_MS, else 10000. A killed process's worker ID is free
-  // again after it.
+  // With a server backend: how long a lease lasts without renewal, 200 ms to a day, in ms; a
+  // killed process's worker ID is free again after it. 0 (the default):
+  // `RIMEFLAKE_LEASE_TTL_MS`, else 10000.
   uint64_t lease_ttl_ms;
   // Start each time unit's sequence at a random offset rather than 0, so that id % N spreads
-  // evenly over N shards at any rate (default false; refused, RIMEFLAKE_CONFIG, by a layout
-  // with the sequence above the worker, as sonyflake's).
+  // evenly over N shards at any rate (layouts with the sequence below the worker). Default
+  // false.
   bool random_sequence_start;
+  // With a server backend: begin every start past what a lost holder of the worker ID may have
+  // issued, even when the server has its state (the first ID about a second later): for servers
+  // restored from backups where nobody runs rimeflake state restored. false (the default):
+  // `RIMEFLAKE_WAIT_AT_TAKEOVER`, else off: only where the server shows the state may have been
+  // lost or copied.
+  bool wait_at_takeover;
 } rimeflake_config;
 
 // Counters of a generator (rimeflake_stats). Fields a newer header adds come after these.

@@ -58,17 +58,20 @@ using Stats = rimeflake_generator_stats;
 class Config {
  public:
   Config() { detail::check(rimeflake_config_init(&config_)); }
+  // <contract:config-setters> generated from the core's tables by `make contract`: do not edit
   Config &layout(std::string v) { return text(layout_, std::move(v)); }
   Config &worker_id(std::uint64_t v) { config_.worker_id = static_cast<std::int64_t>(v); return *this; }
-  Config &namespace_name(std::string v) { return text(namespace_, std::move(v)); }
+  Config &namespace_name(std::string v) { return text(namespace_name_, std::move(v)); }
   Config &state_dir(std::string v) { return text(state_dir_, std::move(v)); }
   Config &backend(std::string v) { return text(backend_, std::move(v)); }
-  Config &on_rollback(std::string v) { return text(on_rollback_, std::move(v)); }
   Config &max_drift_ms(std::uint64_t v) { config_.max_drift_ms = v; return *this; }
   Config &max_wait_ms(std::uint64_t v) { config_.max_wait_ms = v; return *this; }
+  Config &on_rollback(std::string v) { return text(on_rollback_, std::move(v)); }
   Config &strict_monotonic(bool v) { config_.strict_monotonic = v; return *this; }
   Config &lease_ttl_ms(std::uint64_t v) { config_.lease_ttl_ms = v; return *this; }
   Config &random_sequence_start(bool v) { config_.random_sequence_start = v; return *this; }
+  Config &wait_at_takeover(bool v) { config_.wait_at_takeover = v; return *this; }
+  // </contract:config-setters>
   Config &on_warning(rimeflake_warning_fn f, void *user_data) {
     config_.on_warning = f;
     config_.warning_user_data = user_data;
@@ -77,11 +80,13 @@ class Config {
 
   // The C config, its text pointing into this object.
   const rimeflake_config *get() {
+    // <contract:config-text> generated from the core's tables by `make contract`: do not edit
     config_.layout = c_str(layout_);
-    config_.namespace_name = c_str(namespace_);
+    config_.namespace_name = c_str(namespace_name_);
     config_.state_dir = c_str(state_dir_);
     config_.backend = c_str(backend_);
     config_.on_rollback = c_str(on_rollback_);
+    // </contract:config-text>
     return &config_;
   }
 
@@ -93,7 +98,9 @@ class Config {
   static const char *c_str(const std::optional<std::string> &s) { return s ? s->c_str() : nullptr; }
 
   rimeflake_config config_{};
-  std::optional<std::string> layout_, namespace_, state_dir_, backend_, on_rollback_;
+  // <contract:config-text-kept> generated from the core's tables by `make contract`: do not edit
+  std::optional<std::string> layout_, namespace_name_, state_dir_, backend_, on_rollback_;
+  // </contract:config-text-kept>
 };
 
 // A bit layout: a preset name or a layout spec.

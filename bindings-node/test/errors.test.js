@@ -124,8 +124,8 @@ test('options: anything but a plain object, and unknown keys, are a TypeError th
   assert.throws(make({ layuot: 'twitter' }), typeError(/unknown option 'layuot'; did you mean 'layout'\?/))
   assert.throws(make({ statedir: '/tmp' }), typeError(/unknown option 'statedir'; did you mean 'stateDir'\?/))
   assert.throws(() => rf.Generator.shared({ maxWait: 5 }), typeError(/unknown option 'maxWait'; did you mean 'maxWaitMs'\?/))
-  // Nothing near: the list of options.
-  assert.throws(make({ foo: 1 }), typeError(/^options: unknown option 'foo'; the options are workerId, layout, namespace, stateDir, backend, maxDriftMs, maxWaitMs, onRollback, strictMonotonic, leaseTtlMs, randomSequenceStart$/))
+  // Nothing near: the list of options, the core table's (types.test.js holds it to index.d.ts).
+  assert.throws(make({ foo: 1 }), typeError(/^options: unknown option 'foo'; the options are workerId, layout, namespace, (\w+, )*\w+$/))
   // Known keys with a wrong key beside them: still refused, before anything is built.
   assert.throws(make({ backend: 'memory', workerId: 1, onRollbak: 'wait' }), typeError(/'onRollbak'; did you mean 'onRollback'/))
   // Not an object: a string is read as the layout it probably was.

@@ -49,6 +49,28 @@ def test_stats_show_the_lease_held_and_its_renewals() -> None:
         assert s["reservation_writes"] >= 1, s
 
 
+def test_wait_at_takeover_begins_every_start_past_a_lost_holders_reach() -> None:
+    # The keyword reaches the core: with it, a start on a worker ID whose state the server has
+    # still begins a reach (max_drift + reserve_ahead: 0 + 1 s here) past the clock; without it,
+    # such a start begins at the clock.
+    url, layout = redis_url(), rimeflake.Layout.twitter()
+    options = dict(backend=url, namespace=f"py-takeover-{os.getpid()}", layout=layout,
+                   max_drift_ms=0)
+
+    def first_id(**more: bool) -> tuple[int, int, int]:
+        before_ms = time.time_ns() // 1_000_000
+        with rimeflake.Generator(5, **options, **more) as g:
+            id_ms = layout.decode(g.next_id()).timestamp_ms
+        return before_ms, id_ms, time.time_ns() // 1_000_000
+
+    first_id()  # a new namespace's first start pays the reach; let the namespace age past it
+    time.sleep(1.5)
+    _, id_ms, after_ms = first_id()
+    assert id_ms <= after_ms, (id_ms, after_ms)
+    before_ms, id_ms, _ = first_id(wait_at_takeover=True)
+    assert id_ms - before_ms >= 900, (before_ms, id_ms)
+
+
 def test_a_held_worker_id_and_a_bad_url_are_typed_errors() -> None:
     url = redis_url()
     with rimeflake.Generator(3, backend=url, namespace="py-held"):

@@ -82,6 +82,13 @@ class GeneratorOptions(TypedDict, total=False):
     random_sequence_start: bool | None
     """Start each time unit's sequence at a random offset rather than 0, so that id % N spreads
     evenly over N shards at any rate (layouts with the sequence below the worker). Default: off."""
+
+    wait_at_takeover: bool | None
+    """With a server backend: begin every start past what a lost holder of the worker ID may have
+    issued, even when the server has its state (the first ID about a second later): for servers
+    restored from backups where nobody runs rimeflake state restored. Default:
+    ``RIMEFLAKE_WAIT_AT_TAKEOVER``, else off: only where the server shows the state may have been
+    lost or copied."""
 # </contract:generator-options>
 
 

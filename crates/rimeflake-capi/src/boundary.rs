@@ -151,7 +151,7 @@ pub(crate) fn bad_pointer(name: &str, null: bool) -> Failure {
 ///
 /// # Safety
 /// A non-NULL `ptr` must point to a NUL-terminated string live for `'a`.
-pub(crate) unsafe fn text<'a>(ptr: *const c_char, name: &'static str) -> Result<&'a str, Failure> {
+pub(crate) unsafe fn text<'a>(ptr: *const c_char, name: &str) -> Result<&'a str, Failure> {
     if ptr.is_null() {
         return Err(bad_pointer(name, true));
     }
@@ -168,7 +168,7 @@ pub(crate) unsafe fn text<'a>(ptr: *const c_char, name: &'static str) -> Result<
 /// As [`text`].
 pub(crate) unsafe fn optional_text<'a>(
     ptr: *const c_char,
-    name: &'static str,
+    name: &str,
 ) -> Result<Option<&'a str>, Failure> {
     if ptr.is_null() {
         return Ok(None);

@@ -6,8 +6,9 @@
 //! ([`Frontend::unknown_setting`], [`nearest`]).
 //!
 //! The front ends read this table instead of keeping lists of their own: the CLI makes its
-//! flags from it, Python its keyword arguments, Node its option keys; the C header's fields and
-//! the typed stubs (Python's, TypeScript's) are checked against it by tests. The messages are
+//! flags from it, Python its keyword arguments, Node its option keys; the C config struct (in the
+//! order of [`C_CONFIG`], an ABI), C++'s setters and the typed stubs (Python's, TypeScript's) are
+//! generated from it by `make contract`, and a test holds them to it. The messages are
 //! written once, here and in the core's checks; a binding only says which front end it is, with
 //! [`Builder::frontend`](crate::Builder::frontend).
 //!
@@ -18,7 +19,7 @@
 mod settings;
 mod suggest;
 
-pub use settings::{SettingDefault, SettingInfo, SettingKind, SETTINGS};
+pub use settings::{CField, SettingDefault, SettingInfo, SettingKind, C_CONFIG, SETTINGS};
 pub use suggest::{edit_distance, nearest};
 
 /// The front end whose spelling configuration errors use. `#[non_exhaustive]`: match with a
@@ -67,6 +68,8 @@ pub enum Setting {
     LeaseTtl,
     /// Start each time unit's sequence at a random offset rather than 0.
     RandomSequenceStart,
+    /// On a server backend, begin every start past what a lost holder may have issued.
+    WaitAtTakeover,
 }
 
 impl Setting {
@@ -226,11 +229,15 @@ mod tests {
             Frontend::Cli.unknown_setting("--workr"),
             "unknown flag '--workr'; did you mean '--worker'?"
         );
+        // Nothing near: every option, in the table's order.
+        let all: Vec<&str> = SETTINGS.iter().map(|row| row.node).collect();
+        assert!(all.starts_with(&["workerId", "layout", "namespace"]));
         assert_eq!(
             Frontend::Node.unknown_setting("foo"),
-            "options: unknown option 'foo'; the options are workerId, layout, namespace, \
-             stateDir, backend, maxDriftMs, maxWaitMs, onRollback, strictMonotonic, leaseTtlMs, \
-             randomSequenceStart"
+            format!(
+                "options: unknown option 'foo'; the options are {}",
+                all.join(", ")
+            )
         );
     }
 }

@@ -19,8 +19,8 @@ use crate::error::Result;
 use crate::generator::Generator;
 
 pub use crate::contract::{
-    camel_case, edit_distance, nearest, Frontend, Setting, SettingDefault, SettingInfo,
-    SettingKind, SETTINGS,
+    camel_case, edit_distance, nearest, CField, Frontend, Setting, SettingDefault, SettingInfo,
+    SettingKind, C_CONFIG, SETTINGS,
 };
 pub use crate::encoding::DecimalDigits;
 pub use crate::fork::after_fork_in_child;

@@ -6,11 +6,12 @@
 //! a marked block of its file, and so are the docs' tables of them: the test fails when a block
 //! differs from what the tables give, and `make contract` (this test with
 //! `RIMEFLAKE_CONTRACT_UPDATE=1`) rewrites the blocks. What a front end reads at run time (its
-//! options, its stats, its flags) it reads from the tables themselves; the C config, whose
-//! fields are an ABI with "unset" values of their own, is checked against the table instead.
+//! options, its stats, its flags) it reads from the tables themselves. The C config's fields are
+//! an ABI: they are written in the order of `C_CONFIG`, which may only grow at its end.
 
 use rimeflake::frontend::{
-    camel_case as camel, SettingInfo, SettingKind, StatField, StatUnit, StatValue, SETTINGS,
+    camel_case as camel, CField, SettingDefault, SettingInfo, SettingKind, StatField, StatUnit,
+    StatValue, C_CONFIG, SETTINGS,
 };
 use rimeflake::{Layout, Stats};
 use std::path::{Path, PathBuf};
@@ -257,6 +258,171 @@ fn c_stats() -> String {
     out + "}\n\n" + &fill + "        }\n    }\n}\n"
 }
 
+/// How C holds a setting: its field's type, its value when unset (what rimeflake_config_init
+/// writes), the words for that value, and the function of `rimeflake-capi/src/config.rs` that
+/// hands the field to the builder.
+struct CType {
+    rust: &'static str,
+    cpp: &'static str,
+    unset: String,
+    unset_doc: String,
+    apply: &'static str,
+}
+
+fn c_type(row: &SettingInfo) -> CType {
+    let text = |apply| CType {
+        rust: "*const c_char",
+        cpp: "std::string",
+        unset: "std::ptr::null()".into(),
+        unset_doc: format!("NULL (the default): {}.", default_of(row)),
+        apply,
+    };
+    match (row.kind, row.default) {
+        (SettingKind::WorkerId, _) => CType {
+            rust: "i64",
+            cpp: "std::uint64_t",
+            unset: "-1".into(),
+            unset_doc: format!("-1 (the default): {}.", default_of(row)),
+            apply: "worker_id",
+        },
+        // A number or a flag the environment may give: 0 or false leaves it to the
+        // environment, then the default (config.rs's `millis` and `flag`).
+        (SettingKind::Millis, _) if row.env.is_some() => CType {
+            rust: "u64",
+            cpp: "std::uint64_t",
+            unset: "0".into(),
+            unset_doc: format!("0 (the default): {}.", default_of(row)),
+            apply: "millis",
+        },
+        (SettingKind::Flag, _) if row.env.is_some() => CType {
+            rust: "bool",
+            cpp: "bool",
+            unset: "false".into(),
+            unset_doc: format!("false (the default): {}.", default_of(row)),
+            apply: "flag",
+        },
+        (SettingKind::Millis, default) => CType {
+            rust: "u64",
+            cpp: "std::uint64_t",
+            unset: default.millis().to_string(),
+            unset_doc: format!("Default {}.", default.millis()),
+            apply: "millis",
+        },
+        (SettingKind::Flag, default) => {
+            let on = default == SettingDefault::Flag(true);
+            CType {
+                rust: "bool",
+                cpp: "bool",
+                unset: on.to_string(),
+                unset_doc: format!("Default {on}."),
+                apply: "flag",
+            }
+        }
+        _ => text("text"),
+    }
+}
+
+/// C's `rimeflake_config` in the order of `C_CONFIG`, its defaults and its hand-over to the
+/// core's builder, setting by setting (rimeflake-capi's `config.rs`).
+fn c_config() -> String {
+    let mut fields = String::from(
+        "#[repr(C)]\n#[allow(non_camel_case_types)]\npub struct rimeflake_config {\n    \
+         /// sizeof(rimeflake_config) of the header the program was built with (set by\n    \
+         /// rimeflake_config_init). Fields a newer header adds come after the old ones.\n    \
+         pub struct_size: usize,\n",
+    );
+    let mut defaults = String::from(
+        "impl rimeflake_config {\n    /// What rimeflake_config_init writes: every setting unset.\n    \
+         fn defaults(struct_size: usize) -> Self {\n        rimeflake_config {\n            \
+         struct_size,\n",
+    );
+    let mut apply = String::from(
+        "    /// `b` with each setting this config sets.\n    ///\n    /// # Safety\n    \
+         /// The text fields must be NULL or NUL-terminated strings.\n    \
+         unsafe fn settings(&self, mut b: Builder) -> Result<Builder, Failure> {\n        \
+         // SAFETY: the text fields are NULL or NUL-terminated strings (this function's\n        \
+         // contract).\n        unsafe {\n",
+    );
+    for field in C_CONFIG {
+        match field {
+            CField::Setting(setting) => {
+                let row = setting.info();
+                let c = c_type(row);
+                fields += &wrap(
+                    &format!("{} {}", sentence(row.doc), c.unset_doc),
+                    "    /// ",
+                    100,
+                );
+                fields += &format!("    pub {}: {},\n", row.c, c.rust);
+                defaults += &format!("            {}: {},\n", row.c, c.unset);
+                apply += &format!(
+                    "            b = {}(b, Setting::{setting:?}, self.{})?;\n",
+                    c.apply, row.c
+                );
+            }
+            CField::OnWarning => {
+                fields += &wrap(
+                    "Called with each warning (such as a container on the default state \
+                     directory). NULL (the default): each warning is printed on stderr, one line \
+                     `rimeflake: warning: <message>`; rimeflake_warning_ignore drops them. May be \
+                     called from any thread, during rimeflake_generator_new and at any later time \
+                     until rimeflake_generator_free returns: rimeflake_next_id and rimeflake_fill \
+                     call it too when the generator takes a worker ID again (in a forked child, or \
+                     after a server backend moved its lease).",
+                    "    /// ",
+                    100,
+                );
+                fields += "    pub on_warning: rimeflake_warning_fn,\n";
+                fields += &wrap(
+                    "Passed to on_warning as it is. What it points to must stay valid until \
+                     rimeflake_generator_free returns (not only during rimeflake_generator_new): \
+                     the generator keeps the pointer.",
+                    "    /// ",
+                    100,
+                );
+                fields += "    pub warning_user_data: *mut c_void,\n";
+                defaults += "            on_warning: None,\n";
+                defaults += "            warning_user_data: std::ptr::null_mut(),\n";
+            }
+            other => panic!("no C field for {other:?}"),
+        }
+    }
+    fields
+        + "}\n\n"
+        + &defaults
+        + "        }\n    }\n\n"
+        + &apply
+        + "        }\n        Ok(b)\n    }\n}\n"
+}
+
+/// C++'s `rimeflake::Config` (include/rimeflake.hpp): a setter for each setting, and for the
+/// text ones the string it keeps and the C field that points into it.
+fn cpp_config() -> (String, String, String) {
+    let (mut setters, mut pointers, mut slots) = (String::new(), String::new(), Vec::new());
+    for field in C_CONFIG {
+        let CField::Setting(setting) = field else {
+            continue; // on_warning has its setter by hand: it takes two fields
+        };
+        let row = setting.info();
+        let c = c_type(row);
+        let body = match c.rust {
+            "*const c_char" => {
+                slots.push(format!("{}_", row.c));
+                pointers += &format!("    config_.{0} = c_str({0}_);\n", row.c);
+                format!("return text({}_, std::move(v));", row.c)
+            }
+            "i64" => format!(
+                "config_.{} = static_cast<std::int64_t>(v); return *this;",
+                row.c
+            ),
+            _ => format!("config_.{} = v; return *this;", row.c),
+        };
+        setters += &format!("  Config &{}({} v) {{ {body} }}\n", row.c, c.cpp);
+    }
+    let slots = format!("  std::optional<std::string> {};\n", slots.join(", "));
+    (setters, pointers, slots)
+}
+
 /// docs/configuration.md's table of the settings in each front end.
 fn docs_settings() -> String {
     let mut out = String::from(
@@ -353,10 +519,21 @@ fn blocks() -> Vec<Block> {
             Slashes,
             c_stats(),
         ),
+        (
+            "crates/rimeflake-capi/src/config.rs",
+            "config",
+            Slashes,
+            c_config(),
+        ),
         ("docs/configuration.md", "settings", Html, docs_settings()),
         ("docs/layouts.md", "presets", Html, docs_presets()),
         ("docs/serve.md", "metrics", Html, docs_metrics()),
     ];
+    let (setters, pointers, slots) = cpp_config();
+    let hpp = "include/rimeflake.hpp";
+    blocks.push((hpp, "config-setters", Slashes, setters));
+    blocks.push((hpp, "config-text", Slashes, pointers));
+    blocks.push((hpp, "config-text-kept", Slashes, slots));
     // The header napi-rs puts at the top of index.d.ts, and index.d.ts as committed.
     for file in ["bindings-node/dts-header.d.ts", "bindings-node/index.d.ts"] {
         blocks.push((file, "layout-name", Slashes, ts_layout_name()));
@@ -397,32 +574,35 @@ fn generated_blocks_are_what_the_tables_give() {
     );
 }
 
-/// The C config is an ABI (its fields' order, its "unset" values): written by hand, and
-/// checked here against the table, in the committed header a C program compiles.
+/// The C config's order is an ABI: the fields of the first header (up to `lease_ttl_ms`, which
+/// `FIRST_SIZE` in `rimeflake-capi/src/config.rs` names) keep their places, and every field
+/// since is appended after them.
 #[test]
-fn the_c_config_has_a_field_for_every_setting() {
-    let header = std::fs::read_to_string(root().join("include/rimeflake.h")).unwrap();
-    let start = header
-        .find("typedef struct rimeflake_config {")
-        .expect("rimeflake_config in the header");
-    let body = &header[start..start + header[start..].find("} rimeflake_config;").unwrap()];
-    let fields: Vec<&str> = body
-        .lines()
-        .map(str::trim)
-        .filter(|l| l.ends_with(';') && !l.starts_with('*') && !l.starts_with('/'))
-        .filter_map(|l| {
-            l.trim_end_matches(';')
-                .rsplit([' ', '*'])
-                .next()
-                .map(|f| f.trim_end_matches(')'))
+fn the_c_config_only_grows_at_its_end() {
+    let first: Vec<String> = [
+        "layout",
+        "worker_id",
+        "namespace_name",
+        "state_dir",
+        "backend",
+        "max_drift_ms",
+        "max_wait_ms",
+        "on_rollback",
+        "strict_monotonic",
+        "on_warning",
+    ]
+    .map(String::from)
+    .to_vec();
+    let now: Vec<String> = C_CONFIG
+        .iter()
+        .map(|f| match f {
+            CField::Setting(s) => s.info().c.to_string(),
+            _ => "on_warning".to_string(),
         })
         .collect();
-    for row in SETTINGS {
-        assert!(
-            fields.contains(&row.c),
-            "rimeflake_config has no field {} for {:?} (its fields: {fields:?})",
-            row.c,
-            row.setting
-        );
-    }
+    assert_eq!(
+        now[..first.len()],
+        first[..],
+        "C_CONFIG reordered: append new fields"
+    );
 }

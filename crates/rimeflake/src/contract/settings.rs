@@ -1,7 +1,8 @@
-//! [`SETTINGS`]: the settings every front end offers, one row each. A new setting is a row here
-//! (with its [`Setting`] variant) and its arm in the builder's `Builder::set`; the CLI's flags,
-//! Python's keyword arguments and Node's option keys follow from the row, and the tests of the
-//! typed stubs and the C header say what else must name it.
+//! [`SETTINGS`]: the settings every front end offers, one row each, and [`C_CONFIG`], the order
+//! of C's struct. A new setting is a row here (with its [`Setting`] variant), its line at the
+//! end of [`C_CONFIG`] and its arm in the builder's `Builder::set`; the CLI's flags, Python's
+//! keyword arguments and Node's option keys follow from the row, and `make contract` writes
+//! the typed stubs, the C struct and C++'s setters from it.
 
 use super::{Frontend, Setting};
 use crate::env;
@@ -298,6 +299,52 @@ pub const SETTINGS: &[SettingInfo] = &[
         "Start each time unit's sequence at a random offset rather than 0, so that id % N \
          spreads evenly over N shards at any rate (layouts with the sequence below the worker)",
     ),
+    row(
+        Setting::WaitAtTakeover,
+        "wait_at_takeover",
+        "--wait-at-takeover",
+        "wait_at_takeover",
+        "waitAtTakeover",
+        SettingKind::Flag,
+        SettingDefault::Resolved,
+        "off: only where the server shows the state may have been lost or copied",
+        Some(env::WAIT_AT_TAKEOVER_ENV),
+        "With a server backend: begin every start past what a lost holder of the worker ID may \
+         have issued, even when the server has its state (the first ID about a second later): \
+         for servers restored from backups where nobody runs rimeflake state restored",
+    ),
+];
+
+/// A field of C's `rimeflake_config` after its `struct_size`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum CField {
+    /// The field of a setting: [`SettingInfo::c`], its C type and its "unset" value from the
+    /// row's [`SettingKind`] and [`SettingDefault`].
+    Setting(Setting),
+    /// `on_warning` and `warning_user_data`: the callback that receives each warning, which
+    /// the other front ends hand to their language's own warnings instead.
+    OnWarning,
+}
+
+/// The fields of C's `rimeflake_config` in the struct's order, from which the struct is
+/// generated. The order is an ABI: a field is only ever appended, so that a program built
+/// against an older header passes a shorter struct and gets the defaults of the fields added
+/// since. A new setting appends its field here.
+pub const C_CONFIG: &[CField] = &[
+    CField::Setting(Setting::Layout),
+    CField::Setting(Setting::WorkerId),
+    CField::Setting(Setting::Namespace),
+    CField::Setting(Setting::StateDir),
+    CField::Setting(Setting::Backend),
+    CField::Setting(Setting::MaxDrift),
+    CField::Setting(Setting::MaxWait),
+    CField::Setting(Setting::OnRollback),
+    CField::Setting(Setting::StrictMonotonic),
+    CField::OnWarning,
+    CField::Setting(Setting::LeaseTtl),
+    CField::Setting(Setting::RandomSequenceStart),
+    CField::Setting(Setting::WaitAtTakeover),
 ];
 
 /// The largest `max_drift`: five minutes. A successor of a worker ID whose state was lost or may
@@ -342,6 +389,17 @@ mod tests {
                 assert_eq!(row.c, row.python);
             }
             assert!(!row.doc.ends_with('.'), "a doc line is a phrase: {row:?}");
+        }
+    }
+
+    #[test]
+    fn c_has_one_field_for_each_setting() {
+        for row in SETTINGS {
+            let n = C_CONFIG
+                .iter()
+                .filter(|f| **f == CField::Setting(row.setting))
+                .count();
+            assert_eq!(n, 1, "C_CONFIG must name {:?} once: append it", row.setting);
         }
     }
 }

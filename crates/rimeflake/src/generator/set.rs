@@ -71,6 +71,7 @@ impl<C: Clock> Builder<C> {
             (Setting::StrictMonotonic, V::Flag(on)) => self.strict_monotonic(on),
             (Setting::LeaseTtl, V::Number(v)) => self.lease_ttl(ms(v)),
             (Setting::RandomSequenceStart, V::Flag(on)) => self.random_sequence_start(on),
+            (Setting::WaitAtTakeover, V::Flag(on)) => self.wait_at_takeover(on),
             (setting, value) => {
                 return Err(Error::config(format!(
                     "{}: {value:?} is not {}",
