@@ -36,23 +36,12 @@
 //!   the namespace's settings first, a keeper looks at the server after each success, and a start
 //!   that finds a copy from another server starts a reach above it.
 //!
-//! Checked at every step:
-//!
-//! - (a) an ID is issued only while the server's lease is the issuer's and has not expired by
-//!   the server's clock (unless the lease was taken by force, or the server forgot it, and the
-//!   issuer has not noticed);
-//! - (b) no time unit is issued by two processes, even after the server forgot or failed over;
-//!   a process starts above every reservation any other stored, lost or not; a save is
-//!   answered only while no other process took the worker ID since the saver last took it;
-//! - (c) a process that re-takes its worker ID with another writer in between never stores nor
-//!   issues again; one with nobody in between goes on;
-//! - (d) a save refused as "moved" is never one whose newer version is the process's own
-//!   write (a lost answer is recognised as ours);
-//! - (e) nothing is issued while the keeper says the lease is lost: a reservation thread's
-//!   save that returns late (after a loss, even with the lease back by then) opens nothing.
-//! - (f) nothing is issued at or past the keeper's deadline (three quarters of a TTL after the
-//!   last successful call was sent), even when the keeper thread wakes late and has not said
-//!   the lease is lost yet.
+//! Checked at every step (`remote_sim/checks.rs`, a check for each property): (a) an ID is
+//! issued only under the issuer's live lease on the server; (b) no time unit is issued twice,
+//! even across a forgetting server, a promotion or a split brain; (c) a process that re-takes
+//! its worker ID after another writer never stores nor issues again; (d) a save refused as
+//! "moved" is never refused over the process's own write; (e) nothing is issued while the
+//! keeper says the lease is lost; (f) nothing is issued at or past the keeper's deadline.
 //!
 //! The model's simplifications: a store call lands at one instant, though its answer may reach
 //! the generator much later (the keeper's calls take time: they land, and are answered or time
@@ -105,11 +94,13 @@ impl Rng {
     }
 }
 
+mod checks;
 mod replica;
 mod server;
 mod world;
 
 // The keeper's tests drive a simulated server of their own.
+use checks::*;
 use replica::*;
 use server::*;
 pub(crate) use server::{Flavor, SimServer};

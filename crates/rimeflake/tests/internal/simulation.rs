@@ -13,29 +13,32 @@
 //! - `RIMEFLAKE_SIM_SEED=N` replays one seed and prints its step log;
 //! - `RIMEFLAKE_SIM_SECONDS=S` runs fresh seeds for S seconds (`make soak`).
 //!
-//! Checks, after every step: no ID twice (one set across every restart of the run); the worker
-//! bits are the configured worker's; within one generator's life the IDs of one clock-id
-//! increase, and across lives they do too (a restart starts above the durable reservation);
-//! no ID's time is past the durable reservation of its clock-id (what a crash would leave);
-//! errors are only of the kinds State, ClockRollback, Overloaded, TimeRange, and never State
-//! on a healthy disk (the generator recovers by itself); a corrupt state file is refused at
-//! restart with a State error naming the file, never reset silently; nothing panics or hangs.
+//! Checked after every step (`simulation/checks.rs`, a check for each property): no ID twice
+//! (one set across every restart of the run); the worker bits are the configured worker's;
+//! within one generator's life the IDs of one clock-id increase, and across lives they do too
+//! (a restart starts above the durable reservation); no ID's time is past the durable
+//! reservation of its clock-id (what a crash would leave); errors are only of the kinds State,
+//! ClockRollback, Overloaded, TimeRange, and never State on a healthy disk (the generator
+//! recovers by itself); a corrupt state file is refused at restart with a State error naming
+//! the file, never reset silently; a reset given evidence succeeds on a healthy disk; nothing
+//! panics or hangs.
 //!
 //! A crash is: cut the disk's power (every later operation fails), drop the generator (its
 //! `close` can then write nothing, as after a real crash; unlike `mem::forget` it leaks no
 //! memory over thousands of crashes), then [`SimDisk::crash`] (unsynced writes are lost, or
 //! land in part, the last one possibly torn).
 
+mod checks;
+
+use checks::{Check, Checks};
 use rimeflake_testkit::{seeds, support::Rng};
 
 use rimeflake::admin::{reset_store, ResetOptions};
 use rimeflake::state::file::{decode_file, SLOT_SIZE};
 use rimeflake::state::{FileStore, LeaseGuard};
 use rimeflake::testing::{Fault, SimDisk};
-use rimeflake::{
-    Clock, Error, ErrorKind, Generator, Layout, ManualClock, RollbackPolicy, WorkerState,
-};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use rimeflake::{Clock, Error, ErrorKind, Generator, Layout, ManualClock, RollbackPolicy};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
@@ -232,8 +235,6 @@ impl Tally {
     }
 }
 
-type Check = Result<(), String>;
-
 struct Sim {
     rng: Rng,
     cfg: Config,
@@ -243,11 +244,8 @@ struct Sim {
     gen: Option<Generator<ManualClock>>,
     /// The lock of the running generator's lease.
     lock: Arc<SimLock>,
-    seen: HashSet<u64>,
-    /// The last ID of each clock-id in this generator's life, and in any life.
-    life_last: HashMap<u64, u64>,
-    ever_last: HashMap<u64, u64>,
-    max_id_ms: u64,
+    /// The checks of the IDs, and what they remember of the run.
+    checks: Checks,
     /// A hash of every ID in order, to show that a seed replays exactly.
     digest: u64,
     log: Arc<Mutex<Vec<String>>>,
@@ -269,6 +267,7 @@ impl Sim {
         let clock = ManualClock::new(START_MS + rng.below(DAY_MS));
         let disk = SimDisk::new(rng.next());
         let path = PathBuf::from(format!("/sim/default/worker-{:05}.state", cfg.worker));
+        let checks = Checks::new(cfg.layout.clone(), cfg.worker);
         Sim {
             rng,
             cfg,
@@ -277,10 +276,7 @@ impl Sim {
             path,
             gen: None,
             lock: Arc::default(),
-            seen: HashSet::new(),
-            life_last: HashMap::new(),
-            ever_last: HashMap::new(),
-            max_id_ms: 0,
+            checks,
             digest: 0,
             log,
             step: 0,
@@ -496,27 +492,23 @@ impl Sim {
             None => built,
         }
         .build();
+        if let Some(why) = &corrupt {
+            checks::corrupt_state_is_refused(
+                built.as_ref().map(|_| ()),
+                why,
+                &self.path.display().to_string(),
+            )?;
+        }
         match (built, corrupt) {
-            (Ok(_), Some(why)) => Err(format!(
-                "start: the state file is corrupt ({why}) but the generator started: a silent reset"
-            )),
-            (Ok(g), None) => {
+            (Ok(g), _) => {
                 self.lock = lock;
                 self.t.lives += 1;
-                self.life_last.clear();
+                self.checks.new_life();
                 self.note(format!("started on clock-id {}", g.stats().clock_id));
                 self.gen = Some(g);
                 Ok(())
             }
-            (Err(e), Some(why)) => {
-                let path = self.path.display().to_string();
-                if e.kind() != ErrorKind::State || !e.message().contains(&path) {
-                    return Err(format!(
-                        "start on a corrupt state ({why}): want a State error naming {path}, got \
-                         {}: {e}",
-                        e.kind().name()
-                    ));
-                }
+            (Err(e), Some(_)) => {
                 self.t.refused_corrupt += 1;
                 self.note(format!("refused a corrupt state: {e}"));
                 if self.rng.chance(70) {
@@ -552,7 +544,7 @@ impl Sim {
         let mut result = self.reset_now(&options);
         if let Err(e) = &result {
             if cut.is_none() && e.message().contains("Give evidence") {
-                options.above_id = self.seen.iter().copied().max();
+                options.above_id = self.checks.highest();
                 self.t.evidence_resets += 1;
                 self.note(format!(
                     "reset refused without evidence; again with above_id {:?}",
@@ -574,10 +566,11 @@ impl Sim {
             self.note("crash during (or right after) the reset");
             return Ok(());
         }
-        if let Err(e) = result {
-            if healthy && options.above_id.is_some() {
-                return Err(format!("reset with evidence failed on a healthy disk: {e}"));
-            }
+        checks::reset_with_evidence_succeeds(
+            result.as_ref().err(),
+            healthy && options.above_id.is_some(),
+        )?;
+        if result.is_err() {
             self.note("the run stops there (the reset failed)");
             self.stopped = true;
         }
@@ -643,25 +636,13 @@ impl Sim {
                 err.as_ref()
                     .map_or(String::new(), |e| format!(", then {e}"))
             ));
-            for &id in &ids {
-                if !self.seen.insert(id) {
-                    return Err(format!("DUPLICATE ID {id} from the old holder"));
-                }
-            }
+            self.checks.issued_by_the_old_holder(&ids)?;
             if let Some(e) = err {
-                let ok = [
-                    ErrorKind::Lease,
-                    ErrorKind::State,
-                    ErrorKind::ClockRollback,
-                    ErrorKind::Overloaded,
-                    ErrorKind::TimeRange,
-                ];
-                if !ok.contains(&e.kind()) {
-                    return Err(format!(
-                        "the old holder: an error of kind {}: {e}",
-                        e.kind().name()
-                    ));
-                }
+                checks::only_expected_errors(
+                    "the old holder",
+                    &e,
+                    &checks::EXPECTED_OF_THE_OLD_HOLDER,
+                )?;
             }
             let n = self.burst_size();
             self.issue(n)?;
@@ -866,83 +847,25 @@ impl Sim {
     }
 
     fn error(&mut self, what: &str, e: &Error, healthy: bool) -> Check {
-        let kind = e.kind();
-        *self.t.errors.entry(kind.name()).or_default() += 1;
-        match kind {
-            ErrorKind::State if healthy && !self.rotted => Err(format!(
-                "{what}: a State error on a healthy disk (the generator must recover by itself \
-                 once the store works again): {e}"
-            )),
-            ErrorKind::State
-            | ErrorKind::ClockRollback
-            | ErrorKind::Overloaded
-            | ErrorKind::TimeRange => Ok(()),
-            _ => Err(format!("{what}: an error of kind {}: {e}", kind.name())),
-        }
+        *self.t.errors.entry(e.kind().name()).or_default() += 1;
+        checks::no_state_error_on_a_healthy_disk(what, e, healthy && !self.rotted)?;
+        checks::only_expected_errors(what, e, &checks::EXPECTED)
     }
 
-    /// The state a restart after a crash now would load (before any unsynced write lands).
-    fn durable_state(&self) -> Option<WorkerState> {
-        let bytes = self.disk.durable_contents(&self.path)?;
-        decode_file(&bytes).ok().map(|(_, rec)| rec.state)
-    }
-
+    /// The IDs one call issued, in order: checked, then counted.
     fn record(&mut self, ids: &[u64]) -> Check {
-        let layout = &self.cfg.layout;
-        let mut highest: BTreeMap<u64, u64> = BTreeMap::new();
+        let ordered = !self.rotted && !unique_only();
+        // The state a restart after a crash now would load (before any unsynced write lands).
+        let (disk, path) = (&self.disk, &self.path);
+        let durable = || {
+            let bytes = disk.durable_contents(path)?;
+            decode_file(&bytes).ok().map(|(_, rec)| rec.state)
+        };
+        self.checks.issued(ids, ordered, durable)?;
         for &id in ids {
-            let p = layout.decode(id).map_err(|e| format!("decode {id}: {e}"))?;
-            if layout.worker_field(&p) != self.cfg.worker {
-                return Err(format!(
-                    "ID {id} has worker {}, not {}",
-                    layout.worker_field(&p),
-                    self.cfg.worker
-                ));
-            }
-            if !self.seen.insert(id) {
-                return Err(format!("DUPLICATE ID {id} ({p:?})"));
-            }
-            let cid = p.clock_id;
-            if let Some(&last) = self.life_last.get(&cid) {
-                if id <= last {
-                    return Err(format!(
-                        "ID {id} ({p:?}) is not above {last}, an earlier ID of clock-id {cid} in \
-                         the same generator's life"
-                    ));
-                }
-            }
-            if let Some(&last) = self.ever_last.get(&cid) {
-                if id <= last && !self.rotted && !unique_only() {
-                    return Err(format!(
-                        "ID {id} ({p:?}) is not above {last} ({:?}), an ID of clock-id {cid} from \
-                         an earlier life: the restart did not start above the durable reservation",
-                        layout.decode(last)
-                    ));
-                }
-            }
-            self.life_last.insert(cid, id);
-            let e = self.ever_last.entry(cid).or_insert(id);
-            *e = (*e).max(id);
-            let time = (p.timestamp_ms - layout.epoch_ms()) / layout.unit_ms();
-            let h = highest.entry(cid).or_insert(time);
-            *h = (*h).max(time);
-            self.max_id_ms = self.max_id_ms.max(p.timestamp_ms);
             self.digest = (self.digest ^ id).wrapping_mul(0x0000_0100_0000_01b3);
         }
         self.t.ids += ids.len() as u64;
-        if highest.is_empty() || self.rotted || unique_only() {
-            return Ok(());
-        }
-        let durable = self.durable_state();
-        for (&cid, &time) in &highest {
-            let reserved = durable.as_ref().and_then(|s| s.reserved_of(cid));
-            if reserved.is_none_or(|r| r < time) {
-                return Err(format!(
-                    "an ID of clock-id {cid} has time {time}, past the durable reservation \
-                     {reserved:?} (durable state: {durable:?}): a crash now could repeat it"
-                ));
-            }
-        }
         Ok(())
     }
 }

@@ -1,5 +1,6 @@
 //! The world of a run: its configuration, the processes (each a keeper, a store and a model of
-//! the generator), the events between them, and the invariants checked at every step.
+//! the generator) and the events between them. Each event calls the checks (`checks.rs`) of
+//! the properties it concerns; an event that breaks one ends the run with its message.
 
 use super::*;
 
@@ -281,10 +282,8 @@ pub(super) struct World {
     pub(super) rng: Rng,
     pub(super) t: u64,
     pub(super) procs: Vec<Proc>,
-    /// Who issued each time unit.
-    pub(super) units: HashMap<u64, String>,
-    /// The reservation each token last stored (answered).
-    pub(super) durable: BTreeMap<String, u64>,
+    /// The checks, and what they remember of the run.
+    pub(super) checks: Checks,
     /// Times of forced takeovers.
     pub(super) steals: Vec<u64>,
     /// Times the server forgets: everything (`true`, as `FLUSHALL`) or the worker's lease and
@@ -331,8 +330,7 @@ impl World {
             rng: Rng::new(seed),
             t: T0,
             procs,
-            units: HashMap::new(),
-            durable: BTreeMap::new(),
+            checks: Checks::default(),
             steals: Vec::new(),
             forgets: Vec::new(),
             lookups_hang: Vec::new(),
@@ -639,16 +637,8 @@ impl World {
         if let Err(e) = store.save(&state) {
             return fail(self, store, e);
         }
-        // (b) A process starts above every reservation any other stored.
-        if let Some((other, r)) = self
-            .durable
-            .iter()
-            .find(|(t, r)| **t != token && **r >= first)
-        {
-            return Err(format!(
-                "(b) {token} starts at {first}, not above {other}'s stored reservation {r}"
-            ));
-        }
+        self.checks
+            .start_above_every_stored_reservation(&token, first)?;
         let reserved = state.reserved_of(0).expect("reserved above");
         self.saved(&token, reserved)?;
         let (takeover, writes) = {
@@ -763,15 +753,9 @@ impl World {
 
     /// A reservation `reserved` was stored for `token`, and answered.
     pub(super) fn saved(&mut self, token: &str, reserved: u64) -> Step {
-        // (b) ...while no other process took the worker ID since this one last took it.
-        let last = self.server.lock().last_owner(WORKER);
-        if last.as_deref() != Some(token) {
-            return Err(format!(
-                "(b) a save by {token} was answered after {last:?} took the worker ID"
-            ));
-        }
-        self.durable.insert(token.to_string(), reserved);
-        Ok(())
+        let s = self.server.lock();
+        self.checks
+            .save_answered_to_the_last_taker(&s, token, reserved)
     }
 
     /// A forced takeover by an idle process, if one is idle.
@@ -813,12 +797,12 @@ impl World {
         let mut last = run.stored.clone();
         last.closed_at = Some(last.reserved_of(0).unwrap_or(0));
         if run.store.save(&last).is_ok() {
-            let another = (self.server.lock()).written_by_another(WORKER, run.start_writes, &token);
-            if another {
-                return Err(format!(
-                    "(c) {token} stored its last state after another process stored its state"
-                ));
-            }
+            self.checks.no_store_after_another_writer(
+                &self.server.lock(),
+                &token,
+                run.start_writes,
+                "its last state",
+            )?;
             self.saved(&token, last.reserved_of(0).unwrap_or(0))?;
         }
         let mut conn = run.store.conn.lock().unwrap_or_else(|p| p.into_inner());
@@ -1078,12 +1062,7 @@ impl World {
         if !run.open {
             return Ok(());
         }
-        // (e) Nothing is issued while the keeper says the lease is lost.
-        if run.lost {
-            return Err(format!(
-                "(e) {token} issues at unit {u} while its lease is lost"
-            ));
-        }
+        self.checks.nothing_issued_while_lost(&token, u, run.lost)?;
         if u > run.reserved {
             run.next_reserve = run.next_reserve.min(t); // the caller waits for the reserver
             return Ok(());
@@ -1096,47 +1075,14 @@ impl World {
             }
             run.open_unit = run.open_unit.max(unit);
         }
-        // (f) Nothing is issued past the keeper's deadline, told or not.
-        let valid_until = run.keeper.valid_until();
-        if t >= valid_until {
-            return Err(format!(
-                "(f) {token} issues at unit {u}, {:.3} ms past its lease deadline",
-                (t - valid_until) as f64 / 1e6
-            ));
-        }
-        let stolen = run.stolen;
-        let (lease, another) = {
+        let checks = &mut self.checks;
+        checks.nothing_issued_past_the_deadline(&token, u, t, run.keeper.valid_until())?;
+        {
             let mut s = self.server.lock();
-            let another = s.written_by_another(WORKER, run.start_writes, &token);
-            (s.on_side(&token, |s| s.lease(WORKER)), another)
-        };
-        if !stolen {
-            // (a) The lease is the issuer's and live by the server's clock.
-            match &lease {
-                Some((owner, true)) if *owner == token => {}
-                _ => {
-                    return Err(format!(
-                        "(a) {token} issues at unit {u} while the server's lease is {lease:?}"
-                    ))
-                }
-            }
-            // (c) Nothing is issued after another writer stored its state.
-            if another {
-                return Err(format!(
-                    "(c) {token} issues at unit {u} after another process stored its state"
-                ));
-            }
+            checks.lease_is_the_issuers(&mut s, &token, u, run.stolen)?;
+            checks.no_issue_after_another_writer(&s, &token, run.start_writes, u, run.stolen)?;
         }
-        // (b) No time unit is issued by two processes.
-        match self.units.get(&u) {
-            Some(other) if *other != token => {
-                return Err(format!("(b) unit {u} issued by {other} and by {token}"))
-            }
-            Some(_) => {}
-            None => {
-                self.units.insert(u, token.clone());
-            }
-        }
+        checks.unit_issued_once(&token, u)?;
         run.last_unit = u;
         self.tally.ids += 1;
         let mine = self.issued.entry(token).or_default();
@@ -1168,16 +1114,12 @@ impl World {
         match run.store.save(&next) {
             Ok(()) => {
                 let reserved = next.reserved_of(0).expect("raised");
-                let another =
-                    self.server
-                        .lock()
-                        .written_by_another(WORKER, run.start_writes, &token);
-                // (c) A process with another writer in between never stores again.
-                if another {
-                    return Err(format!(
-                        "(c) {token} stored a reservation after another process stored its state"
-                    ));
-                }
+                self.checks.no_store_after_another_writer(
+                    &self.server.lock(),
+                    &token,
+                    run.start_writes,
+                    "a reservation",
+                )?;
                 run.stored = next;
                 run.failed = false;
                 if run.retaken.take() == Some(false) {
@@ -1208,14 +1150,13 @@ impl World {
                     if let Some(true) = run.retaken.take() {
                         self.tally.stayed_failed += 1;
                     }
-                    // (d) A newer version of our own is recognised, never called "moved".
-                    let s = self.server.lock();
-                    let another = s.written_by_another(WORKER, run.start_writes, &token);
-                    if !run.forgotten && (s.writer(WORKER).as_deref() == Some(&token) || !another) {
-                        return Err(format!(
-                            "(d) {token}'s save was refused as moved over its own write: {text}"
-                        ));
-                    }
+                    self.checks.moved_only_over_another_write(
+                        &self.server.lock(),
+                        &token,
+                        run.start_writes,
+                        run.forgotten,
+                        &text,
+                    )?;
                 } else if text.contains("the lease was lost") {
                     self.tally.refused_saves += 1;
                 }
