@@ -270,55 +270,41 @@ struct CType {
 }
 
 fn c_type(row: &SettingInfo) -> CType {
-    let text = |apply| CType {
-        rust: "*const c_char",
-        cpp: "std::string",
-        unset: "std::ptr::null()".into(),
-        unset_doc: format!("NULL (the default): {}.", default_of(row)),
-        apply,
+    let (rust, cpp, apply) = match row.kind {
+        SettingKind::WorkerId => ("i64", "std::uint64_t", "worker_id"),
+        SettingKind::Millis => ("u64", "std::uint64_t", "millis"),
+        SettingKind::Flag => ("bool", "bool", "flag"),
+        _ => ("*const c_char", "std::string", "text"),
     };
-    match (row.kind, row.default) {
-        (SettingKind::WorkerId, _) => CType {
-            rust: "i64",
-            cpp: "std::uint64_t",
-            unset: "-1".into(),
-            unset_doc: format!("-1 (the default): {}.", default_of(row)),
-            apply: "worker_id",
-        },
-        // A number or a flag the environment may give: 0 or false leaves it to the
-        // environment, then the default (config.rs's `millis` and `flag`).
-        (SettingKind::Millis, _) if row.env.is_some() => CType {
-            rust: "u64",
-            cpp: "std::uint64_t",
-            unset: "0".into(),
-            unset_doc: format!("0 (the default): {}.", default_of(row)),
-            apply: "millis",
-        },
-        (SettingKind::Flag, _) if row.env.is_some() => CType {
-            rust: "bool",
-            cpp: "bool",
-            unset: "false".into(),
-            unset_doc: format!("false (the default): {}.", default_of(row)),
-            apply: "flag",
-        },
-        (SettingKind::Millis, default) => CType {
-            rust: "u64",
-            cpp: "std::uint64_t",
-            unset: default.millis().to_string(),
-            unset_doc: format!("Default {}.", default.millis()),
-            apply: "millis",
-        },
-        (SettingKind::Flag, default) => {
-            let on = default == SettingDefault::Flag(true);
-            CType {
-                rust: "bool",
-                cpp: "bool",
-                unset: on.to_string(),
-                unset_doc: format!("Default {on}."),
-                apply: "flag",
-            }
+    // A default of its own, unless the environment or a rule decides: then a value that
+    // leaves it to them (config.rs's helpers: NULL text, a worker ID of -1, and 0 or false
+    // for a setting the environment may give).
+    let default = match (row.kind, row.default) {
+        (SettingKind::Millis, SettingDefault::Millis(ms)) if row.env.is_none() => {
+            Some(ms.to_string())
         }
-        _ => text("text"),
+        (SettingKind::Flag, SettingDefault::Flag(on)) if row.env.is_none() => Some(on.to_string()),
+        _ => None,
+    };
+    let (unset, unset_doc) = match default {
+        Some(value) => (value.clone(), format!("Default {value}.")),
+        None => {
+            let (value, shown) = match row.kind {
+                SettingKind::WorkerId => ("-1", "-1"),
+                SettingKind::Millis => ("0", "0"),
+                SettingKind::Flag => ("false", "false"),
+                _ => ("std::ptr::null()", "NULL"),
+            };
+            let doc = format!("{shown} (the default): {}.", default_of(row));
+            (value.to_string(), doc)
+        }
+    };
+    CType {
+        rust,
+        cpp,
+        unset,
+        unset_doc,
+        apply,
     }
 }
 
