@@ -22,7 +22,7 @@ use super::{connect, Conn, Proposal, RemoteLease, Replicas, Timing};
 use crate::backend::Backend;
 use crate::clock::boottime_ns;
 use crate::error::{Error, ErrorKind, Result};
-use std::sync::atomic::{AtomicBool, Ordering::*};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
@@ -63,6 +63,14 @@ pub(crate) struct Shared {
     /// The generator's `max_drift` (ms), for the namespace's settings when they are settled
     /// again.
     max_drift_ms: u64,
+    /// How many times the keeper told the generator the lease is lost.
+    losses: AtomicU64,
+    /// `losses` when the last state write that was stored had been sent: below `losses`, the
+    /// lease lapsed since, and no write has shown yet that nobody else wrote meanwhile.
+    stored_after: AtomicU64,
+    /// The server changed while the lease had lapsed (see [`Shared::saw_server`]): the state
+    /// found here cannot show whether another process held the worker ID meanwhile.
+    changed_while_lapsed: AtomicBool,
 }
 
 /// The server as a lease last saw it, and the namespace's restore epoch.
@@ -94,6 +102,52 @@ impl Shared {
     /// What the server was last seen as.
     pub(crate) fn seen(&self) -> Seen {
         self.seen.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// The keeper tells the generator the lease is lost (called before it does).
+    pub(crate) fn told_lost(&self) {
+        self.losses.fetch_add(1, SeqCst);
+    }
+
+    /// The ticket of a state write sent now, for [`Shared::stored`].
+    pub(crate) fn write_ticket(&self) -> u64 {
+        self.losses.load(SeqCst)
+    }
+
+    /// A state write sent with `ticket` was stored: on its server, nobody wrote the state since
+    /// this holder's last write there.
+    pub(crate) fn stored(&self, ticket: u64) {
+        self.stored_after.fetch_max(ticket, SeqCst);
+    }
+
+    /// The lease was lost since the last state write that was stored.
+    fn lapsed(&self) -> bool {
+        self.stored_after.load(SeqCst) < self.losses.load(SeqCst)
+    }
+
+    /// The server is seen as `identity` now; returns whether that is another than the one
+    /// last seen. Another server while the lease has lapsed (lost, and no write stored since)
+    /// is one the lease may come back on without the writes of whoever held the worker ID in
+    /// between: they went to the server that was lost (a primary lost to a replica promoted
+    /// before it had them, a server restarted without its last writes), and this holder's own
+    /// older write found here says nothing of them. The state is then moved for good, as if
+    /// another process had stored it ([`Shared::changed_while_lapsed`]).
+    pub(crate) fn saw_server(&self, identity: &str) -> bool {
+        let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+        if seen.identity == identity {
+            return false;
+        }
+        if self.lapsed() {
+            self.changed_while_lapsed.store(true, SeqCst);
+        }
+        seen.identity = identity.to_string();
+        true
+    }
+
+    /// The server changed while the lease had lapsed: no write of this lease's store may be
+    /// stored again.
+    pub(crate) fn changed_while_lapsed(&self) -> bool {
+        self.changed_while_lapsed.load(SeqCst)
     }
 
     /// Another process wrote the worker ID's state (the store found it when a write was
@@ -371,6 +425,9 @@ impl Keeper {
             };
             // Back: a later refusal is news again.
             told_taken &= !matches!(news, News::Back);
+            if matches!(news, News::Lost(_)) {
+                keeper.shared.told_lost();
+            }
             let told = keeper.tell(|h| match news {
                 News::Lost(why) => h.lease_lost(keeper.error(why)),
                 News::Back => h.lease_back(),
@@ -459,12 +516,7 @@ impl Keeper {
             let mut s = self.shared.seen.lock().unwrap_or_else(|p| p.into_inner());
             s.lineage = view.lineage.clone();
         }
-        if view.identity != seen.identity {
-            self.shared
-                .seen
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .identity = view.identity;
+        if self.shared.saw_server(&view.identity) {
             let _ = self.tell(|h| h.server_changed());
         }
     }
@@ -553,5 +605,30 @@ mod tests {
         assert_eq!(k.poll(ms(1000)), Next::Call { acquire: true });
         assert_eq!(k.answered(&Ok(true), ms(1010)), Some(News::Back));
         assert!(!k.taken());
+    }
+
+    /// Another server seen while the lease is held, or after a write stored since its last
+    /// loss, changes nothing for the store; seen while it has lapsed (lost, and no write stored
+    /// since, the one in flight at the loss included), no write may be stored again.
+    #[test]
+    fn another_server_seen_while_the_lease_had_lapsed_moves_the_state_for_good() {
+        let shared = Shared::default();
+        assert!(shared.saw_server("a"));
+        assert!(!shared.saw_server("a"));
+        assert!(shared.saw_server("b"));
+        assert!(!shared.changed_while_lapsed());
+        let in_flight = shared.write_ticket();
+        shared.told_lost();
+        shared.stored(in_flight); // sent before the loss: proves nothing after it
+        assert!(!shared.saw_server("b"));
+        assert!(!shared.changed_while_lapsed());
+        assert!(shared.saw_server("c"));
+        assert!(shared.changed_while_lapsed());
+
+        let shared = Shared::default();
+        shared.told_lost();
+        shared.stored(shared.write_ticket()); // back, and a write stored on "" since
+        assert!(shared.saw_server("b"));
+        assert!(!shared.changed_while_lapsed());
     }
 }

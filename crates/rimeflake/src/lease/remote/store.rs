@@ -59,6 +59,13 @@ pub(crate) fn next_version(version: u64, token: &str) -> u64 {
 const MOVED: &str = "another process stored its state meanwhile (it held the worker ID while this \
                      one had lost the lease)";
 
+/// Why a store whose lease came back on another server than the one it was lost on writes no
+/// more.
+const ELSEWHERE: &str = "the lease came back on another server than the one it was lost on (a \
+                         replica promoted, a server restarted): another process may have held \
+                         the worker ID meanwhile and stored its state on the server that was \
+                         lost";
+
 impl RemoteStore {
     /// The store of `worker_id`'s state in `namespace` on the server `backend` names, over
     /// `conn`, for the lease `token` holds, sharing `keeper` with the lease; nothing read yet.
@@ -164,6 +171,13 @@ impl StateStore for RemoteStore {
             self.keeper.state_moved(self.lost(MOVED));
             return Err(self.lost(MOVED));
         }
+        if self.keeper.changed_while_lapsed() {
+            // Whatever this server holds: a write of another holder on the server that was lost
+            // may lie above it, and its IDs above this holder's reservation.
+            self.keeper.state_moved(self.lost(ELSEWHERE));
+            return Err(self.lost(ELSEWHERE));
+        }
+        let ticket = self.keeper.write_ticket();
         let mut version = self.version.lock().unwrap_or_else(|p| p.into_inner());
         let mut conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
         // The writer's token goes with the state, last: a write whose answer was lost (the call
@@ -198,13 +212,17 @@ impl StateStore for RemoteStore {
                 Saved::Yes => {
                     *version = next.version;
                     self.stale.store(false, SeqCst);
+                    self.keeper.stored(ticket);
                     return Ok(());
                 }
                 Saved::Moved => match conn.load(&self.namespace, self.worker_id)? {
                     // Our own write is there, of another version: a later one whose answer was
                     // lost, or an earlier one on a server that lost the writes after it (a
-                    // replica promoted before it had them). Either way nobody else wrote since
-                    // (the state would carry their token): go on from its version.
+                    // replica promoted before it had them). Either way nobody else's write
+                    // survived here (it would carry their token), and nobody wrote on the server
+                    // that was lost either: the lease had not lapsed when the server changed
+                    // (else `changed_while_lapsed` refused above), so nobody could take the
+                    // worker ID there but by force. Go on from its version.
                     Some(v)
                         if v.text
                             .rsplit_once(WRITER)

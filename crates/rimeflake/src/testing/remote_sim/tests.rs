@@ -51,6 +51,10 @@ fn seeded_runs_keep_every_lease_invariant() {
                 "processes that stayed failed after another writer",
                 total.stayed_failed,
             ),
+            (
+                "leases back on another server than the one they lapsed on",
+                total.refused_elsewhere,
+            ),
             ("own lost-answer writes found", total.own_writes_found),
             (
                 "calls landing after their client gave up",
@@ -519,4 +523,87 @@ fn a_split_brain_holder_stops_at_its_deadline_where_writes_wait_for_the_replica(
         let broken = w.run_until(w.at(8.0)).unwrap_err();
         assert!(broken.starts_with("(b)"), "{flavor:?}: {broken}");
     }
+}
+
+/// A holder takes its worker ID back on a replica promoted after the holder's lease lapsed:
+/// `p0.1`, cut off from 0.3 TTLs, loses its lease at 1.0; `p1.1` takes the worker ID at 1.3
+/// on the primary, stores its state there and issues above `p0.1`'s reservation, ahead of the
+/// clock (reservations 3 TTLs ahead). The primary is lost at 2.0 and an asynchronous standby
+/// 800 ms behind promoted: it has `p0.1`'s lease (expired) and state, and nothing of `p1.1`'s.
+/// `p0.1`, no longer cut off, takes the worker ID back there, where its own last write is
+/// the newest: that says nothing of `p1.1`'s writes, which were lost with the primary, so it
+/// stores and issues nothing more. Were it to go on, it would issue `p1.1`'s units again once
+/// its clock reached them.
+#[test]
+fn a_holder_back_on_a_replica_promoted_while_its_lease_had_lapsed_stays_failed() {
+    for flavor in [Flavor::Redis, Flavor::Postgres] {
+        let mut w = World::scripted(flavor, 1_000);
+        w.cfg.ahead_ms = 3_000;
+        {
+            let mut s = w.server.lock();
+            s.wait_ns = w.cfg.op_timeout() / 2;
+            s.replica = Some(Replica::new(false, 800 * MS, Vec::new()));
+        }
+        let (from, until) = (w.at(0.3), w.at(2.0));
+        w.server.lock().add_partition("p0.", from, until);
+        assert!(w.start(0, false).unwrap());
+        w.procs[1].retry_at = w.at(1.3);
+        let at = w.at(2.0);
+        w.promotions.push((at, false));
+        w.go(6.0);
+        let told = w.told_to("p0.1");
+        assert!(
+            matches!(&told[..], [(lost, News::Lost(_)), (back, News::Back)]
+                if (1.0..1.001).contains(lost) && (2.0..2.01).contains(back)),
+            "{flavor:?}: {told:?}"
+        );
+        assert!(w.issued_by("p1.1").0 > 0, "{flavor:?}: p1.1 issued nothing");
+        let (_, last) = w.issued_by("p0.1");
+        assert!(last < 1.0, "{flavor:?}: p0.1 issued at {last} TTLs");
+        assert!(w.tally.refused_elsewhere > 0, "{flavor:?}: {:?}", w.tally);
+        assert_eq!(
+            w.server.lock().lease(WORKER),
+            Some(("p0.1".to_string(), true)),
+            "{flavor:?}"
+        );
+    }
+}
+
+/// The holder keeps its lease through the promotion of a replica that lost its last writes
+/// (it never lapses: renewals land on the promoted replica in time): its own older write found
+/// there is written over, and it goes on.
+#[test]
+fn a_holder_whose_lease_never_lapsed_goes_on_on_a_replica_promoted_behind_its_writes() {
+    for flavor in [Flavor::Redis, Flavor::Postgres] {
+        let mut w = World::scripted(flavor, 1_000);
+        {
+            let mut s = w.server.lock();
+            s.wait_ns = w.cfg.op_timeout() / 2;
+            s.replica = Some(Replica::new(false, 200 * MS, Vec::new()));
+        }
+        assert!(w.start(0, false).unwrap());
+        let at = w.at(2.1);
+        w.promotions.push((at, false));
+        w.go(5.0);
+        assert_eq!(w.told_to("p0.1"), [], "{flavor:?}");
+        assert_eq!(w.tally.refused_elsewhere, 0, "{flavor:?}: {:?}", w.tally);
+        // Its first save there was refused as moved over its own older write.
+        assert!(w.server.lock().own_moved > 0, "{flavor:?}");
+        let (_, last) = w.issued_by("p0.1");
+        assert!(last > 4.9, "{flavor:?}: p0.1 stopped at {last} TTLs");
+    }
+}
+
+/// Seed 13884 of the lease simulation: `p0.34` takes the worker ID by force from `p1.4` and
+/// stores its state on the primary; the primary is lost and an asynchronous standby 10 s
+/// behind promoted, without `p0.34`'s writes; `p1.4`, whose lease lapsed, takes it back there.
+/// It stored a reservation over its own older write (check (c)) before its lease knew that
+/// the server had changed while it had lapsed.
+#[test]
+fn seed_13884_a_lease_back_on_a_promoted_replica_that_lost_a_takers_writes() {
+    let (tally, _) = run_seed(13_884).unwrap_or_else(|r| panic!("{r}"));
+    assert!(
+        tally.promotions == 1 && tally.refused_elsewhere > 0,
+        "{tally:?}"
+    );
 }

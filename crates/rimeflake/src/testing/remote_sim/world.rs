@@ -236,6 +236,8 @@ pub(super) struct Tally {
     pub(super) stale_starts: u64,
     /// Writes the replicas did not acknowledge in time.
     pub(super) unacknowledged: u64,
+    /// Saves refused because the lease came back on another server than the one it lapsed on.
+    pub(super) refused_elsewhere: u64,
 }
 
 impl Tally {
@@ -259,6 +261,7 @@ impl Tally {
         self.splits += o.splits;
         self.stale_starts += o.stale_starts;
         self.unacknowledged += o.unacknowledged;
+        self.refused_elsewhere += o.refused_elsewhere;
     }
 }
 
@@ -1002,13 +1005,8 @@ impl World {
                 .unwrap_or_else(|p| p.into_inner())
                 .lineage = view.lineage.clone();
         }
-        if view.identity != seen.identity {
-            let run = self.run(i);
-            run.shared
-                .seen
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .identity = view.identity;
+        let run = self.run(i);
+        if run.shared.saw_server(&view.identity) {
             run.resave = true;
             run.next_reserve = run.next_reserve.min(t);
         }
@@ -1022,6 +1020,7 @@ impl World {
         let run = p.run.as_mut().expect("running");
         match &news {
             News::Lost(why) => {
+                run.shared.told_lost();
                 run.lost = true;
                 run.losses += 1;
                 run.open = false;
@@ -1159,6 +1158,11 @@ impl World {
                     )?;
                 } else if text.contains("the lease was lost") {
                     self.tally.refused_saves += 1;
+                } else if text.contains("the lease came back on another server") {
+                    self.tally.refused_elsewhere += 1;
+                    if let Some(true) = run.retaken.take() {
+                        self.tally.stayed_failed += 1;
+                    }
                 }
                 self.log(format!("{name}: save failed: {text}"));
                 Ok(())
