@@ -358,7 +358,9 @@ fn generators_in_four_processes_share_one_namespace() {
 #[test]
 fn stats_show_the_lease_held_its_renewals_and_the_lease_lost_while_the_server_is_down() {
     use rimeflake::LeaseState;
-    let mut server = Server::Redis(Redis::start());
+    // PostgreSQL keeps its identity across a restart; a restarted Redis is another server to a
+    // holder whose lease lapsed, which then moves (the test below).
+    let mut server = Server::Postgres(Postgres::start());
     let g = generator(&server.url(), "stats").build().unwrap();
     let s = g.stats();
     assert_eq!(s.lease, LeaseState::Held, "{s:?}");
@@ -461,7 +463,13 @@ fn a_stopped_paused_or_write_refusing_server_gives_lease_errors_then_recovers_wi
         }
 
         let (ids, errors, g) = d.finish();
-        assert_eq!(g.worker_id(), worker);
+        // A restarted Redis has a new run ID: to a holder whose lease lapsed meanwhile it is
+        // another server, which may lack what another holder stored on the one before
+        // (docs/many-hosts.md), so a generator that leases its worker ID moves to another one.
+        // The other servers keep their identity across a restart.
+        if server.name() != "redis" {
+            assert_eq!(g.worker_id(), worker, "{}", server.name());
+        }
         assert!(
             ids.windows(2).all(|w| w[0] < w[1]),
             "IDs not strictly increasing ({})",
