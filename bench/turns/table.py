@@ -14,7 +14,7 @@ import statistics
 import sys
 from pathlib import Path
 
-LIMIT = 1.05  # issue 28: the hot paths within 3-5% of before
+LIMIT = 1.05  # a binding's hot path is to stay within 5% of before
 
 WHAT = {
     "node": (
