@@ -400,15 +400,19 @@ test-python: python-env servers ## Python: the example, then pytest bindings-pyt
 lint-python: python-env ## Python: mypy --strict on the package (stubs included) and the example
 	$(VENV_PY) -m mypy --strict bindings-python/python/rimeflake examples/python
 
-bench-python: rust ## Python: release wheel + peers in bench/python/.venv, then bench/python/bench.py
+bench-python: rust ## Python: release wheel + peers in bench/python/.venv, then bench/python/bench.py; BEFORE=<commit> [WRITE=1]: rimeflake's rows at that commit beside the working tree's, in turns (bench/turns)
 	@test -x $(BENCH_VENV)/bin/python || $(PYTHON) -m venv $(BENCH_VENV)
 	@$(BENCH_VENV)/bin/python -m pip install -q --disable-pip-version-check maturin $(BENCH_PEERS)
+ifdef BEFORE
+	CARGO_TARGET_DIR=$(CARGO_TARGET) bench/turns/run.sh python $(BEFORE) $(if $(WRITE),--write)
+else
 	rm -rf target/wheels-bench
 	$(BENCH_VENV)/bin/maturin build --release -m bindings-python/Cargo.toml -o target/wheels-bench \
 	  -i $(BENCH_VENV)/bin/python
 	$(BENCH_VENV)/bin/python -m pip install -q --disable-pip-version-check --force-reinstall --no-deps \
 	  target/wheels-bench/rimeflake-*.whl
 	$(BENCH_VENV)/bin/python bench/python/bench.py
+endif
 
 # ---- C and C++ --------------------------------------------------------------------------------
 
@@ -506,12 +510,17 @@ lint-node: node-env ## Node: tsc --noEmit --strict over the TypeScript example a
 	bindings-node/node_modules/.bin/tsc -p examples/node
 	for f in bindings-node/*.js bindings-node/test/*.js examples/node/*.js bench/node/bench.js; do $(NODE) --check "$$f"; done
 
-bench-node: rust node ## Node: release build + peers in bench/node/node_modules, then bench/node/bench.js (writes bench/RESULTS.md)
+# With BEFORE, bench/turns/run.sh builds the addon at that commit as here (release, internals).
+bench-node: rust node ## Node: release build + peers in bench/node/node_modules, then bench/node/bench.js (writes bench/RESULTS.md); BEFORE=<commit> [WRITE=1]: rimeflake's rows at that commit beside the working tree's, in turns (bench/turns)
 	@cd bindings-node && { [ node_modules/.package-lock.json -nt package-lock.json ] || $(NPM_CI); }
 	@cd bench/node && { [ node_modules/.package-lock.json -nt package-lock.json ] || $(NPM_CI); }
+ifdef BEFORE
+	CARGO_TARGET_DIR=$(CARGO_TARGET) bench/turns/run.sh node $(BEFORE) $(if $(WRITE),--write)
+else
 	cd bindings-node && $(NAPI_BUILD) --release -o $(NODE_RELEASE)
 	NAPI_RS_NATIVE_LIBRARY_PATH="$(NODE_RELEASE)/$$(cd $(NODE_RELEASE) && ls rimeflake.*.node | head -1)" \
 	  $(NODE) bench/node/bench.js
+endif
 
 # ---- release artifacts ------------------------------------------------------------------------
 

@@ -7,18 +7,24 @@
 // loop each per round, 9 rounds; figures are the median and the best loop per call (per ID for
 // batch rows). Every row is also run untimed for 200,000 IDs to count duplicates.
 //
-//   node bench/node/bench.js             # prints the table and updates bench/RESULTS.md
-//   node bench/node/bench.js --no-write  # prints only
+//   node bench/node/bench.js                  # prints the table and updates bench/RESULTS.md
+//   node bench/node/bench.js --no-write       # prints only
+//   node bench/node/bench.js --rimeflake-only # rimeflake's rows and the floors only, printed as
+//                                             # JSON (wall and CPU ns/ID), for bench/turns/run.sh
 //
 // `make bench-node` builds the addon in release mode with the internals feature (its `_floor`
 // is the reference row) and points the loader at it (NAPI_RS_NATIVE_LIBRARY_PATH).
+// RIMEFLAKE_BENCH_LIB names another copy of the package to load (`make bench-node BEFORE=<commit>`
+// loads the package at that commit with its own addon).
 
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const crypto = require('node:crypto')
 const { Worker } = require('node:worker_threads')
-const rf = require('../../bindings-node')
+const LIB = process.env.RIMEFLAKE_BENCH_LIB || path.join(__dirname, '..', '..', 'bindings-node')
+const ONLY_RIMEFLAKE = process.argv.includes('--rimeflake-only')
+const rf = require(LIB)
 if (typeof rf._floor !== 'function') {
   throw new Error('bench.js needs an addon built with the internals feature (make bench-node builds one)')
 }
@@ -103,18 +109,52 @@ function calibrate(row) {
   const guess = Math.max(Number(now() - t0) / 200, 1)
   row.n = Math.floor(Math.min(MAX_CALLS / row.per, Math.max(20, 5e7 / guess)))
   row.samples = []
+  row.cpu = []
 }
 
-function measure() {
+// The process's CPU time (user + system, every thread's) in µs.
+const cpuNow = () => {
+  const u = process.cpuUsage()
+  return u.user + u.system
+}
+
+function measure(rows) {
   for (const row of rows) calibrate(row)
   for (let round = 0; round < LOOPS; round++) {
     for (const row of rows) {
       sleep(PAUSE_MS)
+      const c0 = cpuNow()
       const t0 = now()
       row.run(row.n)
-      row.samples.push(Number(now() - t0) / (row.n * row.per))
+      const t1 = now()
+      const c1 = cpuNow()
+      row.samples.push(Number(t1 - t0) / (row.n * row.per))
+      row.cpu.push(((c1 - c0) * 1000) / (row.n * row.per))
     }
   }
+}
+
+// --rimeflake-only: rimeflake's rows and the floors (controls), one JSON object of medians per
+// row on stdout. A row the loaded addon cannot run (a method it lacks) is left out and named
+// on stderr; bench/turns/run.sh reports it as missing from that build.
+async function rimeflakeOnly() {
+  const mine = rows.filter((r) => r.ver === rf.VERSION || r.name.startsWith('floor:'))
+  const ok = mine.filter((r) => {
+    try {
+      calibrate(r)
+      return true
+    } catch (e) {
+      console.error(`bench.js: left out: ${r.name}: ${e.message}`)
+      return false
+    }
+  })
+  measure(ok)
+  const out = {}
+  for (const r of ok) out[r.name] = { wall: median(r.samples), cpu: median(r.cpu) }
+  const scaling = await sharedScaling()
+  out['rimeflake Generator.shared nextId(), 1 worker thread'] = { wall: scaling.one, cpu: null }
+  out['rimeflake Generator.shared nextId(), 2 worker threads'] = { wall: scaling.two, cpu: null }
+  process.stdout.write(JSON.stringify(out) + '\n')
 }
 
 function uniqueness(row) {
@@ -155,12 +195,11 @@ function threads(count, perThread) {
     parentPort.postMessage([String(t0), String(t1)])`
   return new Promise((resolve, reject) => {
     const go = new SharedArrayBuffer(4)
-    const lib = path.join(__dirname, '..', '..', 'bindings-node')
     const ws = []
     const times = []
     let ready = 0
     for (let i = 0; i < count; i++) {
-      const w = new Worker(workerSrc, { eval: true, workerData: { lib, go, n: perThread } })
+      const w = new Worker(workerSrc, { eval: true, workerData: { lib: LIB, go, n: perThread } })
       w.on('error', reject)
       w.on('message', (m) => {
         if (m === 'ready') {
@@ -204,9 +243,10 @@ function fmt(x) {
 }
 
 async function main() {
+  if (ONLY_RIMEFLAKE) return rimeflakeOnly()
   const write = !process.argv.includes('--no-write')
   const load0 = os.loadavg().map((x) => x.toFixed(2)).join(' ')
-  measure()
+  measure(rows)
   const scaling = await sharedScaling()
   const load1 = os.loadavg().map((x) => x.toFixed(2)).join(' ')
   const m = Object.fromEntries(rows.map((r) => [r.key, { med: median(r.samples), best: Math.min(...r.samples) }]))

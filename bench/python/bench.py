@@ -6,8 +6,10 @@ ms for the twitter layout) is measured below its cap. Rows take turns, one loop 
 so load on a shared machine falls on all of them alike. Figures are the median and the best
 loop, per call (per ID for the batch rows); ratios hold better than absolute figures.
 
-    python bench/python/bench.py            # prints the table and updates bench/RESULTS.md
-    python bench/python/bench.py --no-write # prints only
+    python bench/python/bench.py                  # prints the table and updates bench/RESULTS.md
+    python bench/python/bench.py --no-write       # prints only
+    python bench/python/bench.py --rimeflake-only # rimeflake's rows and the floors only, printed
+                                                  # as JSON (wall and CPU ns/ID), for bench/turns/run.sh
 
 Run it with a release build of the extension (`make bench-python` builds the wheel).
 """
@@ -18,6 +20,7 @@ import argparse
 import array
 import gc
 import itertools
+import json
 import os
 import platform
 import statistics
@@ -68,15 +71,20 @@ class Row:
             teardown()
         self.n = int(min(MAX_CALLS // per, max(20, BUDGET_S * 1e9 / guess)))
         self.samples: list[float] = []
+        self.cpu: list[float] = []  # the thread's CPU time, per ID, of the same loops
 
     def loop(self) -> None:
         f, rep = self.f, itertools.repeat(None, self.n)
         self.setup()
         try:
+            c0 = time.thread_time_ns()
             t0 = time.perf_counter_ns()
             for _ in rep:
                 f()
-            self.samples.append((time.perf_counter_ns() - t0) / (self.n * self.per))
+            t1 = time.perf_counter_ns()
+            c1 = time.thread_time_ns()
+            self.samples.append((t1 - t0) / (self.n * self.per))
+            self.cpu.append((c1 - c0) / (self.n * self.per))
         finally:
             self.teardown()
 
@@ -105,8 +113,9 @@ def version(dist: str) -> str:
         return "-"
 
 
-def rows() -> list[tuple[str, str, tuple[float, float], str]]:
-    """(what, version, ns per ID, note) for every generator that is installed."""
+def rows(only_rimeflake: bool = False) -> list[Row]:
+    """Every generator that is installed, measured; with only_rimeflake, rimeflake's rows and
+    the floors only."""
     out: list[Row] = []
     rv = rimeflake.__version__
 
@@ -173,8 +182,10 @@ def rows() -> list[tuple[str, str, tuple[float, float], str]]:
         _call(lambda: str(uuid.uuid1()).replace("-", "")),
         "what global_id() replaces",
     ))
+    if only_rimeflake:
+        out = [r for r in out if r.name.startswith("floor:") or rv in r.ver.split(" + ")]
     measure(out)
-    return [(r.name, r.ver, (statistics.median(r.samples), min(r.samples)), r.note) for r in out]
+    return out
 
 
 SW_FLOOR = "floor: C() for a class whose __init__ stores one attribute"
@@ -231,7 +242,10 @@ def otel_rows(rv: str) -> list[Row]:
         from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
     except ImportError:
         return []
-    from rimeflake.otel import IdGenerator
+    try:
+        from rimeflake.otel import IdGenerator
+    except ImportError:  # a build before rimeflake.otel (make bench-python BEFORE=<commit>)
+        return []
 
     ov = version("opentelemetry-sdk")
     ours = IdGenerator(rimeflake.Generator(2, layout="twitter", backend="memory"))
@@ -325,9 +339,18 @@ def write_section(text: str) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--no-write", action="store_true", help="print only; leave bench/RESULTS.md alone")
+    ap.add_argument(
+        "--rimeflake-only",
+        action="store_true",
+        help="rimeflake's rows and the floors only, printed as JSON (median wall and CPU ns per ID); writes nothing",
+    )
     args = ap.parse_args()
+    if args.rimeflake_only:
+        only = rows(only_rimeflake=True)
+        print(json.dumps({r.name: {"wall": statistics.median(r.samples), "cpu": statistics.median(r.cpu)} for r in only}))
+        return
     load = " ".join(f"{x:.1f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "-"
-    results = rows()
+    results = [(r.name, r.ver, (statistics.median(r.samples), min(r.samples)), r.note) for r in rows()]
     body = table(results)
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     text = (
