@@ -5,8 +5,9 @@ use crate::errors::Result;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyAny, PyType};
+use pyo3::types::{PyAny, PyCFunction, PyDict, PyTuple, PyType};
 use rimeflake::{FieldOrder, Layout as Core};
+use std::ffi::CString;
 
 /// How the 63 bits of an ID are shared between clock-id, time, worker and sequence.
 ///
@@ -111,43 +112,6 @@ impl Layout {
     /// The layout as a spec: ``Layout(layout.describe()) == layout``.
     fn describe(&self) -> String {
         self.0.describe()
-    }
-
-    /// 3 clock-id, 41 time, 10 worker, 9 sequence bits; 1 ms; epoch 2024-01-01.
-    #[staticmethod]
-    fn default() -> Self {
-        Layout(Core::default())
-    }
-
-    /// Twitter's layout: 41 time, 10 worker, 12 sequence bits; 1 ms; Twitter's epoch.
-    #[staticmethod]
-    fn twitter() -> Self {
-        Layout(Core::twitter())
-    }
-
-    /// Discord's layout: Twitter's widths from Discord's epoch (2015-01-01); Discord's
-    /// internal worker ID decodes as ``datacenter_id``, its process ID as ``worker_id``.
-    #[staticmethod]
-    fn discord() -> Self {
-        Layout(Core::discord())
-    }
-
-    /// Sonyflake's layout: 39 time bits of 10 ms, 8 sequence bits above 16 worker bits.
-    #[staticmethod]
-    fn sonyflake() -> Self {
-        Layout(Core::sonyflake())
-    }
-
-    /// Sonyflake v2's default: as ``sonyflake``, from 2025-01-01.
-    #[staticmethod]
-    fn sonyflake_v2() -> Self {
-        Layout(Core::sonyflake_v2())
-    }
-
-    /// 53 bits in all (41 time, 3 worker, 9 sequence), exact as a JavaScript Number.
-    #[staticmethod]
-    fn js_safe() -> Self {
-        Layout(Core::js_safe())
     }
 
     /// Baidu uid-generator's layout (28 time bits of 1 s, 22 worker, 13 sequence) from `epoch_ms`.
@@ -314,4 +278,44 @@ pub fn decode_with<'py>(py: Python<'py>, layout: &Core, id: u64) -> Result<Bound
         p.sequence,
         p.datacenter_id,
     ))?)
+}
+
+/// A constructor on `Layout` for each preset of the core's list (`Layout.twitter()`, with the
+/// preset's doc line), but for a preset whose constructor the class writes itself
+/// (`Layout.baidu(epoch_ms)`): a new preset in the core is a constructor here with nothing
+/// more. The stub's block of them is generated from the same list.
+pub fn add_preset_constructors(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    let class = m.getattr("Layout")?;
+    let staticmethod = py.import("builtins")?.getattr("staticmethod")?;
+    for preset in Core::PRESET_LIST {
+        if class.hasattr(preset.name)? {
+            continue;
+        }
+        let name = preset.name;
+        // A builtin's name and doc are C strings that live as long as it: made once per
+        // preset, when the module is first imported. The doc's first line is the signature
+        // `inspect` reads (CPython's `__text_signature__` form).
+        let leak = |s: String| -> &'static std::ffi::CStr {
+            Box::leak(
+                CString::new(s)
+                    .expect("no NUL in a preset's name or doc")
+                    .into_boxed_c_str(),
+            )
+        };
+        let doc = leak(format!("{name}()\n--\n\n{}.", preset.doc));
+        let make = move |args: &Bound<'_, PyTuple>, kwargs: Option<&Bound<'_, PyDict>>| {
+            if !args.is_empty() || kwargs.is_some_and(|k| !k.is_empty()) {
+                return Err(PyTypeError::new_err(format!(
+                    "Layout.{name}() takes no arguments"
+                )));
+            }
+            Core::preset(name)
+                .map(Layout)
+                .map_err(|e| PyErr::from(crate::errors::Failure::from(e)))
+        };
+        let f = PyCFunction::new_closure(py, Some(leak(name.to_string())), Some(doc), make)?;
+        class.setattr(name, staticmethod.call1((f,))?)?;
+    }
+    Ok(())
 }

@@ -97,6 +97,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<generator::Generator>()?;
     generator::set_signature(m)?;
     m.add_class::<layout::Layout>()?;
+    layout::add_preset_constructors(m)?;
     m.add_function(wrap_pyfunction!(decode, m)?)?;
     m.add_function(wrap_pyfunction!(format, m)?)?;
     m.add_function(wrap_pyfunction!(parse, m)?)?;

@@ -95,25 +95,26 @@ class Layout:
         """
     def describe(self) -> str:
         """The layout as a spec: ``Layout(layout.describe()) == layout``."""
+    # <contract:layout-presets> generated from the core's tables by `make contract`: do not edit
     @staticmethod
     def default() -> Layout:
-        """3 clock-id, 41 time, 10 worker, 9 sequence bits; 1 ms; epoch 2024-01-01."""
+        """rimeflake's own, and the only preset with clock-id bits: it rides out a large clock step back without waiting."""
     @staticmethod
     def twitter() -> Layout:
-        """Twitter's layout: 41 time, 10 worker, 12 sequence bits; 1 ms; Twitter's epoch."""
+        """Twitter's Snowflake: 5 datacenter and 5 worker bits, Twitter's epoch."""
     @staticmethod
     def discord() -> Layout:
-        """Discord's layout: Twitter's widths from Discord's epoch (2015-01-01); Discord's
-        internal worker ID decodes as ``datacenter_id``, its process ID as ``worker_id``."""
+        """Discord's snowflakes: Twitter's widths from Discord's epoch; decode shows Discord's internal worker ID as the datacenter part, its process ID as the worker."""
     @staticmethod
     def sonyflake() -> Layout:
-        """Sonyflake's layout: 39 time bits of 10 ms, 8 sequence bits above 16 worker bits."""
+        """sony/sonyflake v1's defaults: 10 ms units, 16 worker bits."""
     @staticmethod
     def sonyflake_v2() -> Layout:
-        """Sonyflake v2's default: as ``sonyflake``, from 2025-01-01."""
+        """sony/sonyflake v2's defaults: as sonyflake, from 2025."""
     @staticmethod
     def js_safe() -> Layout:
-        """53 bits in all (41 time, 3 worker, 9 sequence), exact as a JavaScript Number."""
+        """53 bits, so that an ID is exact as a JavaScript Number."""
+    # </contract:layout-presets>
     @staticmethod
     def baidu(epoch_ms: int) -> Layout:
         """Baidu uid-generator's layout (28 time bits of 1 s, 22 worker, 13 sequence) from `epoch_ms`."""

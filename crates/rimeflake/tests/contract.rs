@@ -186,6 +186,25 @@ fn python_stats() -> String {
     out
 }
 
+/// The presets whose Python constructor the binding writes itself (it takes arguments:
+/// `Layout.baidu(epoch_ms)`); every other preset's is made from the list.
+const PYTHON_OWN_CONSTRUCTORS: &[&str] = &["baidu"];
+
+/// Python's `Layout.<preset>()` in the stub: one per preset, as the binding makes them
+/// (`add_preset_constructors`).
+fn python_preset_constructors() -> String {
+    let mut out = String::new();
+    for p in Layout::PRESET_LIST {
+        if PYTHON_OWN_CONSTRUCTORS.contains(&p.name) {
+            continue;
+        }
+        out += &format!("    @staticmethod\n    def {}() -> Layout:\n", p.name);
+        // One line, as the binding's docstring is (the stub's test holds them equal).
+        out += &format!("        \"\"\"{}\"\"\"\n", sentence(p.doc));
+    }
+    out
+}
+
 fn ts_layout_name() -> String {
     let names: Vec<String> = Layout::PRESETS.iter().map(|p| format!("'{p}'")).collect();
     format!(
@@ -499,6 +518,12 @@ fn blocks() -> Vec<Block> {
         (py_types, "layout-name", Hash, python_layout_name()),
         (py_types, "generator-options", Hash, python_options()),
         (py_types, "stats", Hash, python_stats()),
+        (
+            "bindings-python/python/rimeflake/_native.pyi",
+            "layout-presets",
+            Hash,
+            python_preset_constructors(),
+        ),
         (
             "crates/rimeflake-capi/src/stats.rs",
             "stats",
