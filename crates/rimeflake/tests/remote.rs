@@ -465,8 +465,9 @@ fn a_stopped_paused_or_write_refusing_server_gives_lease_errors_then_recovers_wi
         let (ids, errors, g) = d.finish();
         // A restarted Redis has a new run ID: to a holder whose lease lapsed meanwhile it is
         // another server, which may lack what another holder stored on the one before
-        // (docs/many-hosts.md), so a generator that leases its worker ID moves to another one.
-        // The other servers keep their identity across a restart.
+        // (docs/many-hosts.md), so a generator that leases its worker ID moves to another one
+        // (one with a fixed worker ID starts again on it: the test below). The other servers
+        // keep their identity across a restart.
         if server.name() != "redis" {
             assert_eq!(g.worker_id(), worker, "{}", server.name());
         }
@@ -482,6 +483,53 @@ fn a_stopped_paused_or_write_refusing_server_gives_lease_errors_then_recovers_wi
         );
         g.close().unwrap();
     }
+}
+
+/// A generator with a fixed worker ID (a StatefulSet's ordinal) on Redis, stopped past the
+/// TTL: the restarted Redis has a new run ID, another server to a holder whose lease lapsed
+/// meanwhile, so nothing more is stored under that lease (another process may have held the
+/// worker ID on the server that was lost). It starts again on the same worker ID, as a process
+/// restart would, above anything issued meanwhile: lease errors until then, then IDs again,
+/// strictly increasing, none repeated.
+#[test]
+fn a_fixed_worker_id_starts_again_on_it_after_a_redis_restart_past_the_ttl() {
+    let mut server = Server::Redis(Redis::start());
+    let g = generator(&server.url(), "rejoin")
+        .worker_id(5)
+        .build()
+        .unwrap();
+    let d = Driver::start(g);
+    d.wait_for(10, "IDs", |i, _| i > 1_000);
+    let (_, errors) = d.counts();
+    server.stop();
+    d.wait_for(10, "lease errors while Redis is down", |_, e| {
+        e > errors + 10
+    });
+    sleep_ms(TTL_MS);
+    let (before, _) = d.counts();
+    sleep_ms(300);
+    assert_eq!(d.counts().0, before, "IDs issued without a lease");
+    server.restart();
+    // The new start begins a reach (max_drift and the reservation ahead) ahead of the clock,
+    // and waits for the clock to near it before its first ID.
+    d.wait_for(
+        20,
+        "IDs after the restart, on the same worker ID",
+        |i, _| i > before + 1_000,
+    );
+    let (ids, errors, g) = d.finish();
+    assert_eq!(g.worker_id(), 5);
+    let layout = Layout::default();
+    assert!(ids
+        .iter()
+        .all(|&id| layout.decode(id).unwrap().worker_id == 5));
+    assert!(
+        ids.windows(2).all(|w| w[0] < w[1]),
+        "IDs not strictly increasing"
+    );
+    assert_eq!(ids.iter().collect::<HashSet<_>>().len(), ids.len());
+    assert!(errors.iter().all(|k| *k == ErrorKind::Lease), "{errors:?}");
+    g.close().unwrap();
 }
 
 // ---- (d) a full namespace -----------------------------------------------------------------------

@@ -2,7 +2,8 @@
 //! when the lease is lost, held to a new deadline, taken by another process or back, and how
 //! the fence is shut while it is lost. The lease is taken in `start.rs`; the deadline is checked
 //! where IDs are issued (`hot.rs`, `slow.rs`), and a lost lease moves the generator to another
-//! worker ID in `restart.rs`.
+//! worker ID in `restart.rs` (or, with a fixed worker ID whose lease came back on another
+//! server, starts it again on the same one).
 
 use super::stats::Counters;
 use super::Inner;
@@ -37,6 +38,12 @@ impl<C: Clock> keeper::LeaseListener for Inner<C> {
     fn lease_taken(&self) {
         self.durable
             .lease_taken
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    fn lease_elsewhere(&self) {
+        self.durable
+            .lease_elsewhere
             .store(true, std::sync::atomic::Ordering::SeqCst);
     }
 

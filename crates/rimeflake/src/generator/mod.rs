@@ -372,7 +372,13 @@ impl<C: Clock> Generator<C> {
                 "the generator is closed",
             ));
         }
-        self.inner().ready()
+        let i = self.inner();
+        match i.ready() {
+            // Closed by a start again on its worker ID, not by the caller: a lease error until
+            // the new start is installed.
+            Err(e) if e.kind() == ErrorKind::Closed && self.rejoins(i) => Err(i.rejoin_error(None)),
+            r => r,
+        }
     }
 
     /// [`Generator::ready`], after first doing what the next call for an ID would do to become
@@ -397,12 +403,24 @@ impl<C: Clock> Generator<C> {
     }
 
     /// Whether error `e` of `i` is that of a worker ID gone to another process, which moves
-    /// the generator to another one; any other (a wait interrupted, the clock) is the caller's
-    /// to see.
+    /// the generator to another one, or of a fixed worker ID whose lease came back on another
+    /// server, which starts it again on the same one (`i` is then closed by that start, hence
+    /// `Closed`); any other (a wait interrupted, the clock) is the caller's to see.
     fn moves_after(&self, i: &Inner<C>, e: &crate::Error) -> bool {
+        if self.rejoins(i) {
+            return matches!(
+                e.kind(),
+                ErrorKind::Lease | ErrorKind::State | ErrorKind::Closed
+            );
+        }
         matches!(e.kind(), ErrorKind::Lease | ErrorKind::State)
             && i.durable.lease_taken.load(SeqCst)
             && self.recipe.takes_any_worker()
+    }
+
+    /// Whether `i`, of a fixed worker ID, starts again on it (see `restart::restart_elsewhere`).
+    fn rejoins(&self, i: &Inner<C>) -> bool {
+        !self.recipe.takes_any_worker() && i.durable.lease_elsewhere.load(SeqCst)
     }
 
     /// The generator's counters.

@@ -1,6 +1,8 @@
 //! Starting a generator again in place: in a forked child (the parent's lease is not the
-//! child's), and on a server backend after another process took the worker ID. Either way the
-//! old `Inner` is left in place, never freed: other threads may still be reading it.
+//! child's), and on a server backend after another process took the worker ID, or after the
+//! lease came back on another server than the one it lapsed on (a fixed worker ID then starts
+//! again on the same one, as a process restart would). Either way the old `Inner` is left in
+//! place, never freed: other threads may still be reading it.
 //!
 //! The new `Inner` is started on a thread of its own (a [`Move`]): taking a lease is a round of
 //! server calls, which the callers' threads must not wait on past `max_wait`. A call that finds
@@ -37,7 +39,9 @@ const SLICE: Duration = Duration::from_millis(50);
 
 impl<C: Clock> Generator<C> {
     /// The move of this process, started now if none is running or waiting to be installed.
-    fn current_move(&self) -> Result<&'static Move<C>> {
+    /// With `give_up`, a move started now first closes that `Inner` (its lease released on the
+    /// server, its keeper stopped first), so that the start can take the same worker ID.
+    fn current_move(&self, give_up: Option<&Inner<C>>) -> Result<&'static Move<C>> {
         let pid = crate::fork::pid();
         let seen = self.moving.load(SeqCst);
         // SAFETY: a published move is never freed.
@@ -62,9 +66,26 @@ impl<C: Clock> Generator<C> {
             return Ok(unsafe { &*other });
         }
         let recipe = self.recipe.clone();
+        let give_up = give_up.map(|stale| {
+            let ptr = stale as *const Inner<C>;
+            // SAFETY: every `Inner` a generator installs comes from Arc::into_raw and is alive
+            // while the generator is (a replaced one is never freed); the count taken here is
+            // the thread's own.
+            unsafe {
+                Arc::increment_strong_count(ptr);
+                Arc::from_raw(ptr)
+            }
+        });
         std::thread::Builder::new()
             .name("rimeflake-move".into())
             .spawn(move || {
+                if let Some(stale) = give_up {
+                    // Its final write is refused without a server call; then its I/O thread
+                    // drops the lease, which stops the keeper and releases it by its token. A
+                    // release that fails leaves the lease to expire: the start below fails
+                    // until then, and a later call tries again.
+                    let _ = stale.close();
+                }
                 let started = Inner::start(&recipe, &mut || false);
                 let mut st = m.state.lock().unwrap_or_else(|p| p.into_inner());
                 if matches!(*st, MoveState::Abandoned) {
@@ -90,14 +111,16 @@ impl<C: Clock> Generator<C> {
     /// Waits for the move of this process until `deadline_ns` (on the monotonic clock), asking
     /// `interrupted` between slices; then installs its `Inner` in place of `stale`. `Ok(true)`:
     /// installed (or another thread did); `Ok(false)`: still running at the deadline; `Err`: the
-    /// start failed (the next call starts another move).
+    /// start failed (the next call starts another move). `in_place`: the move takes `stale`'s
+    /// worker ID again, giving `stale` up first (see `current_move`).
     fn finish_move(
         &self,
         stale: &Inner<C>,
+        in_place: bool,
         deadline_ns: u64,
         interrupted: &mut dyn FnMut() -> bool,
     ) -> Result<bool> {
-        let m = self.current_move()?;
+        let m = self.current_move(in_place.then_some(stale))?;
         let mut st = m.state.lock().unwrap_or_else(|p| p.into_inner());
         loop {
             match &*st {
@@ -182,6 +205,14 @@ impl<C: Clock> Generator<C> {
     /// when that is done by `deadline_ns` (on the monotonic clock). Returns `failed` (the call's
     /// lease error) when it cannot (yet): the old generator's threads stop once the new one is
     /// installed.
+    ///
+    /// With a fixed worker ID, after the lease came back on another server than the one it
+    /// lapsed on (`Generator::rejoins`): the same, on the same worker ID. The move's thread
+    /// closes the old generator first, which releases its lease, then starts anew from the
+    /// recipe as a process restart would: the state it finds was stored on another server (or
+    /// is gone), so its start raises the floor a reach ahead of the clock (`Usage::floor_lead_ms`)
+    /// above whatever another holder may have issued meanwhile. A leased worker ID moves to
+    /// another one instead, as when it was taken.
     #[cold]
     pub(super) fn restart_elsewhere(
         &self,
@@ -197,11 +228,18 @@ impl<C: Clock> Generator<C> {
         if self.inner.load(SeqCst) != stale_ptr {
             return Ok(()); // another thread restarted it first: the caller goes on with that one
         }
-        match self.finish_move(stale, deadline_ns, interrupted) {
+        let in_place = self.rejoins(stale);
+        match self.finish_move(stale, in_place, deadline_ns, interrupted) {
             Ok(true) => Ok(()),
             Err(e) if e.kind() == ErrorKind::Interrupted => Err(e),
             // Still running, or failed (the server decides again at the next call).
             Ok(false) | Err(_) if self.inner.load(SeqCst) != stale_ptr => Ok(()),
+            // The old generator, closed by the move, says `Closed`, but the caller did not close
+            // (a move abandoned by `close` is `Closed` too, as `failed` then is).
+            Ok(false) if in_place => Err(stale.rejoin_error(None)),
+            Err(e) if in_place && e.kind() != ErrorKind::Closed => {
+                Err(stale.rejoin_error(Some(&e)))
+            }
             Ok(false) | Err(_) => failed.map(|_| ()),
         }
     }
@@ -233,7 +271,7 @@ impl<C: Clock> Generator<C> {
                 ),
             ));
         }
-        if self.finish_move(stale, deadline_ns, interrupted)? {
+        if self.finish_move(stale, false, deadline_ns, interrupted)? {
             return Ok(());
         }
         Err(Error::new(
@@ -245,5 +283,30 @@ impl<C: Clock> Generator<C> {
                 stale.max_wait_ns / 1_000_000
             ),
         ))
+    }
+}
+
+impl<C: Clock> Inner<C> {
+    /// The lease error of a generator with a fixed worker ID that is starting again on it
+    /// after its lease came back on another server (it may already be closed for that): still
+    /// running, or `failed` with that error (the next call starts it again).
+    pub(super) fn rejoin_error(&self, failed: Option<&Error>) -> Error {
+        let how = match failed {
+            None => format!(
+                "not done within max_wait ({} ms), a later call uses it once it is",
+                self.max_wait_ns / 1_000_000
+            ),
+            Some(e) => format!("that failed ({e}), the next call tries again"),
+        };
+        Error::new(
+            ErrorKind::Lease,
+            format!(
+                "{}: the lease came back on another server than the one it was lost on (a \
+                 replica promoted, a server restarted), where another process may have held the \
+                 worker ID meanwhile; starting again on it, above anything issued meanwhile, as \
+                 a process restart would: {how}",
+                self.durable.describe()
+            ),
+        )
     }
 }

@@ -51,6 +51,10 @@ pub(crate) struct Durable {
     /// Set by the keeper when, while lost, another process took the worker ID: a generator that
     /// leases any worker ID then starts again with another (`Generator::issue`).
     pub(crate) lease_taken: std::sync::atomic::AtomicBool,
+    /// Set (for good) when the lease came back on another server than the one it lapsed on:
+    /// nothing is stored under it again, and a generator with a fixed worker ID starts again on
+    /// the same one (`Generator::issue`).
+    pub(crate) lease_elsewhere: std::sync::atomic::AtomicBool,
     /// How far ahead of the counter the reservation is kept, in time units.
     pub(crate) ahead_units: u64,
     pub(crate) refresh: Duration,
@@ -408,6 +412,7 @@ impl<C: Clock> Inner<C> {
                 lease_error: std::sync::Mutex::new(None),
                 server_skew_ms,
                 lease_taken: std::sync::atomic::AtomicBool::new(false),
+                lease_elsewhere: std::sync::atomic::AtomicBool::new(false),
                 ahead_units,
                 refresh: r.refresh_every,
                 resave: std::sync::atomic::AtomicBool::new(false),

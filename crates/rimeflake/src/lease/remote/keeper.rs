@@ -10,7 +10,9 @@
 //! version too: if another process held the worker ID in between and wrote its state, they fail,
 //! and the store tells the generator ([`Shared::state_moved`]) as the keeper does when another
 //! process holds the worker ID: one that leases any worker ID starts again on another, one with
-//! a fixed worker ID stays shut.
+//! a fixed worker ID stays shut. A lease that came back on another server than the one it lapsed
+//! on stores nothing more either ([`Shared::state_elsewhere`]); a fixed worker ID then starts
+//! again on the same worker ID, as a process restart would.
 //!
 //! Its decisions are [`KeeperState`], a state machine of times and answers that tests drive on
 //! a simulated clock and server (`sim`); the thread only reads the clock, makes the calls and
@@ -34,6 +36,10 @@ pub(crate) trait LeaseListener: Send + Sync {
     fn lease_back(&self);
     /// While lost, the server said another process holds the worker ID: it will not come back.
     fn lease_taken(&self) {}
+    /// The lease came back on another server than the one it lapsed on (told before
+    /// [`LeaseListener::lease_taken`]): its state there proves nothing, but the worker ID may
+    /// be taken again here by a start that pays the floor, as a process restart would.
+    fn lease_elsewhere(&self) {}
     /// The lease counts as held until this time (`CLOCK_BOOTTIME`, ns): told at start and after
     /// each successful call, before [`LeaseListener::lease_back`]. It never moves back. The generator
     /// checks it where it issues IDs, so that none is issued past it even before the keeper
@@ -156,6 +162,17 @@ impl Shared {
     /// on another.
     pub(crate) fn state_moved(&self, why: Error) {
         if let Some(h) = self.holder.get().and_then(Weak::upgrade) {
+            h.lease_lost(why);
+            h.lease_taken();
+        }
+    }
+
+    /// The server changed while the lease had lapsed ([`Shared::changed_while_lapsed`]): as
+    /// [`Shared::state_moved`], but nobody is known to hold the worker ID here, so a generator
+    /// with a fixed worker ID starts again on it (a fresh start, which pays the floor).
+    pub(crate) fn state_elsewhere(&self, why: Error) {
+        if let Some(h) = self.holder.get().and_then(Weak::upgrade) {
+            h.lease_elsewhere();
             h.lease_lost(why);
             h.lease_taken();
         }

@@ -174,7 +174,7 @@ impl StateStore for RemoteStore {
         if self.keeper.changed_while_lapsed() {
             // Whatever this server holds: a write of another holder on the server that was lost
             // may lie above it, and its IDs above this holder's reservation.
-            self.keeper.state_moved(self.lost(ELSEWHERE));
+            self.keeper.state_elsewhere(self.lost(ELSEWHERE));
             return Err(self.lost(ELSEWHERE));
         }
         let ticket = self.keeper.write_ticket();

@@ -55,6 +55,10 @@ fn seeded_runs_keep_every_lease_invariant() {
                 "leases back on another server than the one they lapsed on",
                 total.refused_elsewhere,
             ),
+            (
+                "restarts in place after a lease back on another server",
+                total.rejoined,
+            ),
             ("own lost-answer writes found", total.own_writes_found),
             (
                 "calls landing after their client gave up",
@@ -533,23 +537,14 @@ fn a_split_brain_holder_stops_at_its_deadline_where_writes_wait_for_the_replica(
 /// `p0.1`, no longer cut off, takes the worker ID back there, where its own last write is
 /// the newest: that says nothing of `p1.1`'s writes, which were lost with the primary, so it
 /// stores and issues nothing more. Were it to go on, it would issue `p1.1`'s units again once
-/// its clock reached them.
+/// its clock reached them. It starts again on the worker ID instead, as a fixed worker ID does
+/// (`p0.2`, and later lives of it while the clock is still far below the floor): its start
+/// finds `p0.1`'s state, stored on another server, and begins a reach ahead of the clock, above
+/// anything `p1.1` issued (check (b) sees every unit issued once).
 #[test]
-fn a_holder_back_on_a_replica_promoted_while_its_lease_had_lapsed_stays_failed() {
+fn a_holder_back_on_a_replica_promoted_while_its_lease_had_lapsed_starts_again_above_the_floor() {
     for flavor in [Flavor::Redis, Flavor::Postgres] {
-        let mut w = World::scripted(flavor, 1_000);
-        w.cfg.ahead_ms = 3_000;
-        {
-            let mut s = w.server.lock();
-            s.wait_ns = w.cfg.op_timeout() / 2;
-            s.replica = Some(Replica::new(false, 800 * MS, Vec::new()));
-        }
-        let (from, until) = (w.at(0.3), w.at(2.0));
-        w.server.lock().add_partition("p0.", from, until);
-        assert!(w.start(0, false).unwrap());
-        w.procs[1].retry_at = w.at(1.3);
-        let at = w.at(2.0);
-        w.promotions.push((at, false));
+        let mut w = back_on_a_promoted_replica(flavor);
         w.go(6.0);
         let told = w.told_to("p0.1");
         assert!(
@@ -561,12 +556,47 @@ fn a_holder_back_on_a_replica_promoted_while_its_lease_had_lapsed_stays_failed()
         let (_, last) = w.issued_by("p0.1");
         assert!(last < 1.0, "{flavor:?}: p0.1 issued at {last} TTLs");
         assert!(w.tally.refused_elsewhere > 0, "{flavor:?}: {:?}", w.tally);
-        assert_eq!(
-            w.server.lock().lease(WORKER),
-            Some(("p0.1".to_string(), true)),
-            "{flavor:?}"
+        assert!(
+            w.tally.rejoined == 1 && w.tally.stale_starts >= 1,
+            "{flavor:?}: {:?}",
+            w.tally
         );
+        // `p1.1` lost its lease with the primary too, and starts again the same way: one of
+        // the two new starts holds the worker ID, and issues above the floor.
+        let holder = w.server.lock().lease(WORKER);
+        let Some((again, true)) = holder else {
+            panic!("{flavor:?}: {holder:?}")
+        };
+        assert!(!["p0.1", "p1.1"].contains(&&*again), "{flavor:?}: {again}");
+        assert!(
+            w.issued_by(&again).0 > 0,
+            "{flavor:?}: {again} issued nothing"
+        );
+        // Without the floor, the start again resumes above `p0.1`'s reservation, below what
+        // `p1.1` issued on the primary that was lost, and repeats it.
+        let mut w = back_on_a_promoted_replica(flavor);
+        w.cfg.floor = false;
+        let broken = w.run_until(w.at(6.0)).unwrap_err();
+        assert!(broken.starts_with("(b)"), "{flavor:?}: {broken}");
     }
+}
+
+/// The world of the test above, before it runs.
+fn back_on_a_promoted_replica(flavor: Flavor) -> World {
+    let mut w = World::scripted(flavor, 1_000);
+    w.cfg.ahead_ms = 3_000;
+    {
+        let mut s = w.server.lock();
+        s.wait_ns = w.cfg.op_timeout() / 2;
+        s.replica = Some(Replica::new(false, 800 * MS, Vec::new()));
+    }
+    let (from, until) = (w.at(0.3), w.at(2.0));
+    w.server.lock().add_partition("p0.", from, until);
+    assert!(w.start(0, false).unwrap());
+    w.procs[1].retry_at = w.at(1.3);
+    let at = w.at(2.0);
+    w.promotions.push((at, false));
+    w
 }
 
 /// The holder keeps its lease through the promotion of a replica that lost its last writes

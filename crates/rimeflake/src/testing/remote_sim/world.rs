@@ -207,6 +207,9 @@ pub(super) struct Proc {
     pub(super) run: Option<Box<Run>>,
     /// When an idle process tries to start.
     pub(super) retry_at: u64,
+    /// Starting again on its worker ID after a lease back on another server (`World::rejoin`),
+    /// until a start runs.
+    pub(super) rejoining: bool,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -238,6 +241,9 @@ pub(super) struct Tally {
     pub(super) unacknowledged: u64,
     /// Saves refused because the lease came back on another server than the one it lapsed on.
     pub(super) refused_elsewhere: u64,
+    /// Of those, the processes that started again on the worker ID (a fixed worker ID restarts
+    /// in place, as `generator/restart.rs` does) and ran.
+    pub(super) rejoined: u64,
 }
 
 impl Tally {
@@ -262,6 +268,7 @@ impl Tally {
         self.stale_starts += o.stale_starts;
         self.unacknowledged += o.unacknowledged;
         self.refused_elsewhere += o.refused_elsewhere;
+        self.rejoined += o.rejoined;
     }
 }
 
@@ -325,6 +332,7 @@ impl World {
                 token: String::new(),
                 run: None,
                 retry_at: u64::MAX,
+                rejoining: false,
             })
             .collect();
         World {
@@ -653,6 +661,7 @@ impl World {
             (before > 1, s.writes(WORKER))
         };
         self.tally.starts += 1;
+        self.tally.rejoined += u64::from(std::mem::take(&mut self.procs[i].rejoining));
         self.tally.takeovers += u64::from(takeover);
         self.log(format!(
             "{name}: {token} starts at unit {first}, reserved to {reserved}{}",
@@ -811,6 +820,28 @@ impl World {
         let mut conn = run.store.conn.lock().unwrap_or_else(|p| p.into_inner());
         let _ = conn.release(NS, WORKER, &token);
         Ok(())
+    }
+
+    /// Process `i`, whose lease came back on another server than the one it lapsed on (its
+    /// store refuses every save), starts again on its worker ID at once, as a generator with a
+    /// fixed worker ID does (`generator/restart.rs`): its lease released by its token (its
+    /// keeper stopped first), then a fresh start with a new token, which finds the state stored
+    /// on another server (or none) and pays the floor. A start that does not run yet (the lease
+    /// held, the clock still far below the floor) is tried again later, as a later call does.
+    pub(super) fn rejoin(&mut self, i: usize) -> Step {
+        let p = &mut self.procs[i];
+        let run = p.run.take().expect("running");
+        let (name, token) = (p.name.clone(), p.token.clone());
+        self.log(format!("{name}: {token} starts again on its worker ID"));
+        let _ = run
+            .store
+            .conn
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .release(NS, WORKER, &token);
+        drop(run);
+        self.procs[i].rejoining = true;
+        self.start(i, false).map(|_| ())
     }
 
     /// The keeper thread of process `i` acts: an answer arrives, or it wakes.
@@ -1144,6 +1175,7 @@ impl World {
             Err(e) => {
                 run.failed = true;
                 let text = e.to_string();
+                let mut rejoin = false;
                 if text.contains("another process stored its state") {
                     self.tally.refused_saves += 1;
                     if let Some(true) = run.retaken.take() {
@@ -1160,11 +1192,12 @@ impl World {
                     self.tally.refused_saves += 1;
                 } else if text.contains("the lease came back on another server") {
                     self.tally.refused_elsewhere += 1;
-                    if let Some(true) = run.retaken.take() {
-                        self.tally.stayed_failed += 1;
-                    }
+                    rejoin = true;
                 }
                 self.log(format!("{name}: save failed: {text}"));
+                if rejoin {
+                    return self.rejoin(i);
+                }
                 Ok(())
             }
         }
