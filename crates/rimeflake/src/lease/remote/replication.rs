@@ -131,6 +131,8 @@ pub(crate) fn settle(
 /// A namespace's settings as a server that settles them in Rust keeps them (MySQL, ZooKeeper):
 /// each part as far as it was set (`state restored` and `state replicas` may come before any
 /// generator settled the rest).
+// Used by MySQL and ZooKeeper only: unused in a build without one of them.
+#[cfg_attr(not(all(feature = "mysql", feature = "zookeeper")), allow(dead_code))]
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Stored {
     pub(crate) max_drift_ms: Option<u64>,
@@ -140,6 +142,8 @@ pub(crate) struct Stored {
     pub(crate) lineage: Option<String>,
 }
 
+// Used by MySQL and ZooKeeper only: unused in a build without one of them.
+#[cfg_attr(not(all(feature = "mysql", feature = "zookeeper")), allow(dead_code))]
 impl Stored {
     /// What [`Conn::settle_settings`] stores over `self` for `ours`: the `max_drift` kept
     /// (else ours), the epoch kept, the replicas required one less on a promoted replica's
@@ -208,6 +212,8 @@ impl Stored {
 /// The settings' calls of a server that changes a namespace's settings in Rust, as [`Stored`]:
 /// MySQL (in a transaction that locks the namespace's row), ZooKeeper (a write over the
 /// version read). Redis and PostgreSQL settle in their own languages.
+// Used by MySQL and ZooKeeper only: unused in a build without one of them.
+#[cfg_attr(not(all(feature = "mysql", feature = "zookeeper")), allow(dead_code))]
 pub(crate) trait StoredSettings {
     /// Changes the namespace's settings atomically: `change` gets them as stored (the default
     /// where none are) and returns what to store. `None` when the namespace has no record.
@@ -292,6 +298,8 @@ pub(crate) fn possibly_stale(text: &str, identity: &str, epoch: u64) -> bool {
 
 /// A text a server sent, kept only as far as it is plain (letters, digits, `-`, `_`, `.`,
 /// `:`), at most 100 characters: an identity never holds what separates a state's parts.
+// Used by MySQL and ZooKeeper only: unused in a build without one of them.
+#[cfg_attr(not(all(feature = "mysql", feature = "zookeeper")), allow(dead_code))]
 pub(crate) fn plain(text: &str) -> String {
     text.chars()
         .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':'))
