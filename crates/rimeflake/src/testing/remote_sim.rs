@@ -95,13 +95,19 @@ impl Rng {
 }
 
 mod checks;
+mod keeper_thread;
+mod process;
 mod replica;
+mod scenario;
 mod server;
 mod world;
 
 // The keeper's tests drive a simulated server of their own.
 use checks::*;
+use keeper_thread::*;
+use process::*;
 use replica::*;
+use scenario::*;
 use server::*;
 pub(crate) use server::{Flavor, SimServer};
 use world::*;

@@ -1,6 +1,6 @@
-//! What the lease simulation guarantees: each property a check that the world (`world.rs`) calls
-//! at the step it concerns, with what the step did and the server it ran on. A check that fails
-//! is the run's error, a message that starts with the property's letter:
+//! What the lease simulation guarantees: each property a check that the processes' events
+//! (`process.rs`) call at the step it concerns, with what the step did and the server it ran on.
+//! A check that fails is the run's error, a message that starts with the property's letter:
 //!
 //! - (a) an ID is issued only while the server's lease is the issuer's and has not expired by
 //!   the server's clock (unless the lease was taken by force, or the server forgot it, and the
