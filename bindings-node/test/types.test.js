@@ -11,8 +11,9 @@ const { rf, root, tempDir } = require('./support')
 
 const bin = (name) => path.join(root, 'node_modules', '.bin', name)
 
-test('index.d.ts is fresh (napi build regenerates it identically) and declares no internal name', () => {
+test('index.d.ts is fresh (napi build regenerates it identically) and declares no internal name', (t) => {
   const out = tempDir()
+  t.after(() => fs.rmSync(out, { recursive: true, force: true })) // the debug addon: 80 MB
   // A debug build of the same sources and features as make node-env: cargo has it already,
   // napi writes the declarations. (index.js is written by hand: --no-js.)
   execFileSync(bin('napi'), ['build', '--platform', '--no-js', '--features', 'internals', '-o', out], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] })
