@@ -135,6 +135,31 @@ fn signal_tree(pid: u32, sig: libc::c_int) {
     }
 }
 
+/// Waits (at most 5 s) until every thread of `pid` and of its children is stopped: SIGSTOP is
+/// delivered when a thread next runs, so a thread woken by a request just before it may still
+/// answer that one, and a test that pauses a server expects no answer at all once `pause`
+/// returns.
+fn stopped(pid: u32) {
+    let until = deadline(5);
+    let all_stopped = || {
+        std::iter::once(pid).chain(children(pid)).all(|p| {
+            let Ok(tasks) = fs::read_dir(format!("/proc/{p}/task")) else {
+                return true; // gone: nothing of it answers
+            };
+            tasks.flatten().all(|t| {
+                // The state follows the command's closing parenthesis: T (stopped), t (traced).
+                fs::read_to_string(t.path().join("stat")).map_or(true, |stat| {
+                    stat.rsplit_once(") ")
+                        .is_some_and(|(_, rest)| rest.starts_with(['T', 't', 'Z', 'X']))
+                })
+            })
+        })
+    };
+    while !all_stopped() && now_ns() < until {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
 /// Waits for the child to exit, at most `seconds`; true when it did.
 fn wait_exit(child: &mut Child, seconds: u64) -> bool {
     let until = deadline(seconds);
@@ -320,6 +345,7 @@ impl Process {
     fn pause(&self) {
         if let Some(child) = &self.child {
             signal_tree(child.id(), libc::SIGSTOP);
+            stopped(child.id());
         }
     }
 
